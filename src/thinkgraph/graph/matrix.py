@@ -1,0 +1,72 @@
+"""Sparse adjacency with a mapping between string node ids and matrix rows."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+import scipy.sparse as sp
+
+
+@dataclass(slots=True)
+class GraphMatrix:
+    ids: list[str]
+    adjacency: sp.csr_matrix  # adjacency[i, j] = weight of edge i -> j
+    index: dict[str, int] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if not self.index:
+            self.index = {node_id: i for i, node_id in enumerate(self.ids)}
+
+    @property
+    def n(self) -> int:
+        return len(self.ids)
+
+    def rows(self, node_ids: Iterable[str]) -> list[int]:
+        return [self.index[i] for i in node_ids if i in self.index]
+
+    def vector(self, weights: dict[str, float]) -> np.ndarray:
+        vec = np.zeros(self.n, dtype=np.float64)
+        for node_id, weight in weights.items():
+            row = self.index.get(node_id)
+            if row is not None:
+                vec[row] += weight
+        return vec
+
+
+def build_graph_matrix(
+    node_ids: Sequence[str],
+    edges: Iterable[tuple[str, str, float]],
+    *,
+    undirected: bool = True,
+) -> GraphMatrix:
+    """Adjacency over ``node_ids``; edges naming unknown nodes are ignored, parallel edges summed."""
+    ids = list(dict.fromkeys(node_ids))
+    index = {node_id: i for i, node_id in enumerate(ids)}
+    rows: list[int] = []
+    cols: list[int] = []
+    vals: list[float] = []
+    for src, dst, weight in edges:
+        i, j = index.get(src), index.get(dst)
+        if i is None or j is None:
+            continue
+        rows.append(i)
+        cols.append(j)
+        vals.append(weight)
+        if undirected and i != j:
+            rows.append(j)
+            cols.append(i)
+            vals.append(weight)
+    n = len(ids)
+    adjacency = sp.csr_matrix((np.asarray(vals, dtype=np.float64), (rows, cols)), shape=(n, n))
+    adjacency.sum_duplicates()
+    return GraphMatrix(ids=ids, adjacency=adjacency, index=index)
+
+
+def row_normalize(matrix: sp.spmatrix) -> sp.csr_matrix:
+    """Rows scaled to sum 1; all-zero rows stay zero (dangling)."""
+    csr = sp.csr_matrix(matrix, dtype=np.float64)
+    sums = np.asarray(csr.sum(axis=1)).ravel()
+    inv = np.divide(1.0, sums, out=np.zeros_like(sums), where=sums > 0)
+    return sp.diags(inv) @ csr

@@ -1,0 +1,45 @@
+"""Neighbourhoods and shortest paths on sparse adjacency."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import scipy.sparse as sp
+from scipy.sparse.csgraph import shortest_path as _csgraph_shortest_path
+
+
+def k_hop(adjacency: sp.spmatrix, seeds: Sequence[int], k: int) -> dict[int, int]:
+    """Nodes within ``k`` hops of any seed (following edge direction), mapped to their hop distance."""
+    csr = sp.csr_matrix(adjacency)
+    n = csr.shape[0]
+    distance = np.full(n, -1, dtype=np.int64)
+    frontier = np.zeros(n, dtype=bool)
+    frontier[list(seeds)] = True
+    distance[frontier] = 0
+    reach = sp.csr_matrix(csr.T, dtype=bool)
+    for hop in range(1, k + 1):
+        nxt = reach @ frontier
+        nxt = np.asarray(nxt).ravel().astype(bool) & (distance < 0)
+        if not nxt.any():
+            break
+        distance[nxt] = hop
+        frontier = nxt
+    found = np.flatnonzero(distance >= 0)
+    return {int(i): int(distance[i]) for i in found}
+
+
+def shortest_path(
+    adjacency: sp.spmatrix, source: int, target: int, *, weighted: bool = False
+) -> list[int] | None:
+    """One shortest path from ``source`` to ``target`` as row indices, or None when unreachable."""
+    dist, pred = _csgraph_shortest_path(
+        sp.csr_matrix(adjacency), directed=True, unweighted=not weighted, indices=[source],
+        return_predecessors=True,
+    )
+    if not np.isfinite(dist[0, target]):
+        return None
+    path = [target]
+    while path[-1] != source:
+        path.append(int(pred[0, path[-1]]))
+    return path[::-1]

@@ -1,0 +1,392 @@
+"""Embedded store: one SQLite file (WAL) holding the whole index, its vectors and the LLM cache."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import threading
+import time
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from thinkgraph.errors import IndexFileError
+from thinkgraph.ids import document_node_id, edge_id
+from thinkgraph.models import DocStatus, DocumentRecord, Edge, Node, Provenance
+from thinkgraph.store.base import RemovalReport
+
+SCHEMA_VERSION = 1
+APP_MARKER = "thinkgraph-index"
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS documents(
+    id TEXT PRIMARY KEY, source TEXT NOT NULL, title TEXT NOT NULL, content_hash TEXT NOT NULL,
+    status TEXT NOT NULL, error TEXT, n_chars INTEGER NOT NULL DEFAULT 0, updated REAL NOT NULL);
+CREATE INDEX IF NOT EXISTS documents_hash ON documents(content_hash);
+CREATE TABLE IF NOT EXISTS nodes(
+    id TEXT PRIMARY KEY, type TEXT NOT NULL, text TEXT NOT NULL, props TEXT NOT NULL);
+CREATE INDEX IF NOT EXISTS nodes_type ON nodes(type);
+CREATE TABLE IF NOT EXISTS edges(
+    id TEXT PRIMARY KEY, src TEXT NOT NULL, dst TEXT NOT NULL, type TEXT NOT NULL,
+    weight REAL NOT NULL, props TEXT NOT NULL);
+CREATE INDEX IF NOT EXISTS edges_src ON edges(src, type);
+CREATE INDEX IF NOT EXISTS edges_dst ON edges(dst, type);
+CREATE INDEX IF NOT EXISTS edges_type ON edges(type);
+CREATE TABLE IF NOT EXISTS provenance(
+    item_id TEXT NOT NULL, doc_id TEXT NOT NULL, chunk_id TEXT NOT NULL,
+    start INTEGER NOT NULL, end INTEGER NOT NULL, UNIQUE(item_id, doc_id, chunk_id, start, end));
+CREATE INDEX IF NOT EXISTS provenance_doc ON provenance(doc_id);
+CREATE TABLE IF NOT EXISTS vectors(node_id TEXT PRIMARY KEY, vec BLOB NOT NULL);
+CREATE TABLE IF NOT EXISTS stages(stage TEXT NOT NULL, key TEXT NOT NULL, PRIMARY KEY(stage, key));
+CREATE TABLE IF NOT EXISTS failures(
+    stage TEXT NOT NULL, key TEXT NOT NULL, message TEXT NOT NULL, count INTEGER NOT NULL,
+    PRIMARY KEY(stage, key));
+CREATE TABLE IF NOT EXISTS llm_cache(key TEXT PRIMARY KEY, value TEXT NOT NULL, created REAL NOT NULL);
+CREATE TABLE IF NOT EXISTS usage(
+    step TEXT PRIMARY KEY, calls INTEGER NOT NULL, prompt_tokens INTEGER NOT NULL,
+    completion_tokens INTEGER NOT NULL, seconds REAL NOT NULL);
+"""
+
+
+def edge_key(edge: Edge) -> str:
+    return edge_id(edge.src, edge.type, edge.dst, str(edge.props.get("predicate", "")))
+
+
+def _none_to_minus(value: int | None) -> int:
+    return -1 if value is None else value
+
+
+def _minus_to_none(value: int) -> int | None:
+    return None if value < 0 else value
+
+
+class SQLiteStore:
+    """GraphStore over one SQLite file. Safe to share between threads (one lock)."""
+
+    def __init__(self, path: str | Path, *, create: bool = True) -> None:
+        self.path = Path(path)
+        if not create and not self.path.exists():
+            raise IndexFileError(f"no index at {self.path}; build one with `thinkgraph index`")
+        if self.path.exists() and self.path.is_dir():
+            raise IndexFileError(f"{self.path} is a directory, not an index file")
+        self._lock = threading.RLock()
+        self._depth = 0
+        try:
+            self._db = sqlite3.connect(str(self.path), check_same_thread=False, isolation_level=None)
+            self._db.execute("PRAGMA journal_mode=WAL")
+            self._db.execute("PRAGMA synchronous=NORMAL")
+            self._db.execute("PRAGMA foreign_keys=OFF")
+            self._check_or_init()
+        except sqlite3.DatabaseError as exc:
+            raise IndexFileError(f"{self.path} is not a thinkgraph index (corrupt or foreign file: {exc})") from exc
+
+    # manifest ---------------------------------------------------------------
+    def _check_or_init(self) -> None:
+        tables = {r[0] for r in self._db.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+        if not tables:
+            with self.transaction():
+                self._create_schema()
+                self.set_meta("app", APP_MARKER)
+                self.set_meta("schema_version", str(SCHEMA_VERSION))
+            return
+        if "meta" not in tables:
+            raise IndexFileError(f"{self.path} is an SQLite file but not a thinkgraph index")
+        if self.get_meta("app") != APP_MARKER:
+            raise IndexFileError(f"{self.path} is an SQLite file but not a thinkgraph index")
+        version = self.get_meta("schema_version")
+        if version != str(SCHEMA_VERSION):
+            raise IndexFileError(
+                f"{self.path} has index schema version {version}; this thinkgraph reads version "
+                f"{SCHEMA_VERSION} (rebuild the index)"
+            )
+
+    def _create_schema(self) -> None:
+        for statement in _SCHEMA.strip().split(";"):
+            if statement.strip():
+                self._db.execute(statement)
+
+    def get_meta(self, key: str) -> str | None:
+        row = self._db.execute("SELECT value FROM meta WHERE key=?", (key,)).fetchone()
+        return None if row is None else row[0]
+
+    def set_meta(self, key: str, value: str) -> None:
+        with self.transaction():
+            self._db.execute("INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)", (key, value))
+
+    @contextmanager
+    def transaction(self) -> Iterator[None]:
+        """Nested use joins the outer transaction; the outermost commits or rolls back."""
+        with self._lock:
+            outer = self._depth == 0
+            if outer:
+                self._db.execute("BEGIN IMMEDIATE")
+            self._depth += 1
+            try:
+                yield
+            except BaseException:
+                self._depth -= 1
+                if outer:
+                    self._db.execute("ROLLBACK")
+                raise
+            self._depth -= 1
+            if outer:
+                self._db.execute("COMMIT")
+
+    def close(self) -> None:
+        with self._lock:
+            self._db.close()
+
+    # documents --------------------------------------------------------------
+    def upsert_document(self, doc: DocumentRecord) -> None:
+        with self.transaction():
+            self._db.execute(
+                "INSERT OR REPLACE INTO documents(id, source, title, content_hash, status, error, n_chars, updated)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                (doc.id, doc.source, doc.title, doc.content_hash, str(doc.status), doc.error, doc.n_chars,
+                 time.time()),
+            )
+
+    @staticmethod
+    def _doc(row: sqlite3.Row | tuple[Any, ...]) -> DocumentRecord:
+        return DocumentRecord(id=row[0], source=row[1], title=row[2], content_hash=row[3],
+                              status=DocStatus(row[4]), error=row[5], n_chars=row[6])
+
+    _DOC_COLS = "id, source, title, content_hash, status, error, n_chars"
+
+    def get_document(self, doc_id: str) -> DocumentRecord | None:
+        row = self._db.execute(f"SELECT {self._DOC_COLS} FROM documents WHERE id=?", (doc_id,)).fetchone()
+        return None if row is None else self._doc(row)
+
+    def find_document_by_hash(self, content_hash: str) -> DocumentRecord | None:
+        row = self._db.execute(
+            f"SELECT {self._DOC_COLS} FROM documents WHERE content_hash=? LIMIT 1", (content_hash,)
+        ).fetchone()
+        return None if row is None else self._doc(row)
+
+    def list_documents(self, status: DocStatus | None = None) -> list[DocumentRecord]:
+        if status is None:
+            rows = self._db.execute(f"SELECT {self._DOC_COLS} FROM documents ORDER BY id")
+        else:
+            rows = self._db.execute(
+                f"SELECT {self._DOC_COLS} FROM documents WHERE status=? ORDER BY id", (str(status),)
+            )
+        return [self._doc(r) for r in rows]
+
+    def set_document_status(self, doc_id: str, status: DocStatus, error: str | None = None) -> None:
+        with self.transaction():
+            self._db.execute("UPDATE documents SET status=?, error=?, updated=? WHERE id=?",
+                             (str(status), error, time.time(), doc_id))
+
+    def remove_document(self, doc_id: str) -> RemovalReport:
+        """Remove a document and every node and edge that only it supported."""
+        with self.transaction():
+            db = self._db
+            db.execute("CREATE TEMP TABLE IF NOT EXISTS _cand(item_id TEXT PRIMARY KEY)")
+            db.execute("DELETE FROM _cand")
+            db.execute("INSERT OR IGNORE INTO _cand SELECT item_id FROM provenance WHERE doc_id=?", (doc_id,))
+            db.execute("DELETE FROM provenance WHERE doc_id=?", (doc_id,))
+            db.execute("DELETE FROM _cand WHERE item_id IN (SELECT item_id FROM provenance)")
+            doc_node = document_node_id(doc_id)
+            db.execute("INSERT OR IGNORE INTO _cand VALUES (?)", (doc_node,))
+            orphan_nodes = "SELECT item_id FROM _cand WHERE item_id IN (SELECT id FROM nodes)"
+            edges_removed = db.execute(
+                f"DELETE FROM edges WHERE id IN (SELECT item_id FROM _cand) OR src IN ({orphan_nodes})"
+                f" OR dst IN ({orphan_nodes})"
+            ).rowcount
+            db.execute(f"DELETE FROM vectors WHERE node_id IN ({orphan_nodes})")
+            nodes_removed = db.execute(f"DELETE FROM nodes WHERE id IN ({orphan_nodes})").rowcount
+            db.execute("DELETE FROM documents WHERE id=?", (doc_id,))
+            db.execute("DELETE FROM stages WHERE key=? OR key LIKE ?", (doc_id, f"{doc_id}::%"))
+            db.execute("DELETE FROM _cand")
+            self.set_meta("derived_stale", "1")
+        return RemovalReport(doc_id=doc_id, nodes_removed=nodes_removed, edges_removed=edges_removed)
+
+    # graph ------------------------------------------------------------------
+    def add_nodes(self, nodes: Iterable[Node]) -> None:
+        rows = [(n.id, str(n.type), n.text, json.dumps(n.props, ensure_ascii=False)) for n in nodes]
+        with self.transaction():
+            self._db.executemany("INSERT OR IGNORE INTO nodes(id, type, text, props) VALUES (?, ?, ?, ?)", rows)
+
+    def update_node(self, node: Node) -> None:
+        with self.transaction():
+            self._db.execute("UPDATE nodes SET text=?, props=? WHERE id=?",
+                             (node.text, json.dumps(node.props, ensure_ascii=False), node.id))
+
+    def add_edges(self, edges: Iterable[Edge]) -> None:
+        rows = [(edge_key(e), e.src, e.dst, str(e.type), float(e.weight), json.dumps(e.props, ensure_ascii=False))
+                for e in edges]
+        with self.transaction():
+            self._db.executemany(
+                "INSERT OR IGNORE INTO edges(id, src, dst, type, weight, props) VALUES (?, ?, ?, ?, ?, ?)", rows
+            )
+
+    def add_provenance(self, records: Iterable[Provenance]) -> None:
+        rows = [(p.item_id, p.doc_id, p.chunk_id or "", _none_to_minus(p.start), _none_to_minus(p.end))
+                for p in records]
+        with self.transaction():
+            self._db.executemany("INSERT OR IGNORE INTO provenance VALUES (?, ?, ?, ?, ?)", rows)
+
+    @staticmethod
+    def _node(row: tuple[Any, ...]) -> Node:
+        return Node(id=row[0], type=row[1], text=row[2], props=json.loads(row[3]))
+
+    @staticmethod
+    def _edge(row: tuple[Any, ...]) -> Edge:
+        return Edge(src=row[0], dst=row[1], type=row[2], weight=row[3], props=json.loads(row[4]))
+
+    def get_node(self, node_id: str) -> Node | None:
+        row = self._db.execute("SELECT id, type, text, props FROM nodes WHERE id=?", (node_id,)).fetchone()
+        return None if row is None else self._node(row)
+
+    def get_nodes(self, node_ids: Sequence[str]) -> list[Node]:
+        found: dict[str, Node] = {}
+        ids = list(dict.fromkeys(node_ids))
+        for start in range(0, len(ids), 500):
+            part = ids[start:start + 500]
+            marks = ",".join("?" * len(part))
+            for row in self._db.execute(f"SELECT id, type, text, props FROM nodes WHERE id IN ({marks})", part):
+                found[row[0]] = self._node(row)
+        return [found[i] for i in ids if i in found]
+
+    def iter_nodes(self, node_type: str | None = None) -> Iterator[Node]:
+        if node_type is None:
+            rows = self._db.execute("SELECT id, type, text, props FROM nodes ORDER BY rowid").fetchall()
+        else:
+            rows = self._db.execute("SELECT id, type, text, props FROM nodes WHERE type=? ORDER BY rowid",
+                                    (node_type,)).fetchall()
+        return (self._node(r) for r in rows)
+
+    def iter_edges(self, edge_types: Iterable[str] | None = None) -> Iterator[Edge]:
+        sql = "SELECT src, dst, type, weight, props FROM edges"
+        if edge_types is None:
+            rows = self._db.execute(sql + " ORDER BY rowid").fetchall()
+        else:
+            types = [str(t) for t in edge_types]
+            marks = ",".join("?" * len(types))
+            rows = self._db.execute(f"{sql} WHERE type IN ({marks}) ORDER BY rowid", types).fetchall()
+        return (self._edge(r) for r in rows)
+
+    def edges_of(self, node_id: str, edge_type: str | None = None) -> list[Edge]:
+        sql = "SELECT src, dst, type, weight, props FROM edges WHERE (src=? OR dst=?)"
+        args: list[str] = [node_id, node_id]
+        if edge_type is not None:
+            sql += " AND type=?"
+            args.append(str(edge_type))
+        return [self._edge(r) for r in self._db.execute(sql, args)]
+
+    def provenance(self, item_id: str) -> list[Provenance]:
+        rows = self._db.execute(
+            "SELECT item_id, doc_id, chunk_id, start, end FROM provenance WHERE item_id=? ORDER BY doc_id, start",
+            (item_id,))
+        return [Provenance(r[0], r[1], r[2] or None, _minus_to_none(r[3]), _minus_to_none(r[4])) for r in rows]
+
+    def delete_edges_of_type(self, edge_type: str) -> int:
+        with self.transaction():
+            return self._db.execute("DELETE FROM edges WHERE type=?", (str(edge_type),)).rowcount
+
+    def delete_nodes_of_type(self, node_type: str) -> int:
+        with self.transaction():
+            ids = "SELECT id FROM nodes WHERE type=?"
+            t = str(node_type)
+            self._db.execute(f"DELETE FROM edges WHERE src IN ({ids}) OR dst IN ({ids})", (t, t))
+            self._db.execute(f"DELETE FROM vectors WHERE node_id IN ({ids})", (t,))
+            return self._db.execute("DELETE FROM nodes WHERE type=?", (t,)).rowcount
+
+    def count_nodes(self) -> dict[str, int]:
+        return dict(self._db.execute("SELECT type, COUNT(*) FROM nodes GROUP BY type ORDER BY type").fetchall())
+
+    def count_edges(self) -> dict[str, int]:
+        return dict(self._db.execute("SELECT type, COUNT(*) FROM edges GROUP BY type ORDER BY type").fetchall())
+
+    # vectors ----------------------------------------------------------------
+    def put_vectors(self, node_ids: Sequence[str], vectors: np.ndarray) -> None:
+        vecs = np.ascontiguousarray(vectors, dtype=np.float32)
+        if len(node_ids) != len(vecs):
+            raise ValueError("node_ids and vectors differ in length")
+        with self.transaction():
+            self._db.executemany("INSERT OR REPLACE INTO vectors(node_id, vec) VALUES (?, ?)",
+                                 [(i, v.tobytes()) for i, v in zip(node_ids, vecs, strict=True)])
+
+    def get_vectors(self, node_types: Iterable[str] | None = None) -> tuple[list[str], np.ndarray]:
+        if node_types is None:
+            rows = self._db.execute("SELECT node_id, vec FROM vectors ORDER BY rowid").fetchall()
+        else:
+            types = [str(t) for t in node_types]
+            marks = ",".join("?" * len(types))
+            rows = self._db.execute(
+                f"SELECT v.node_id, v.vec FROM vectors v JOIN nodes n ON n.id = v.node_id"
+                f" WHERE n.type IN ({marks}) ORDER BY v.rowid", types).fetchall()
+        if not rows:
+            return [], np.zeros((0, 0), dtype=np.float32)
+        matrix = np.frombuffer(b"".join(r[1] for r in rows), dtype=np.float32).reshape(len(rows), -1)
+        return [r[0] for r in rows], matrix
+
+    def nodes_missing_vectors(self, node_types: Iterable[str]) -> list[Node]:
+        types = [str(t) for t in node_types]
+        marks = ",".join("?" * len(types))
+        rows = self._db.execute(
+            f"SELECT id, type, text, props FROM nodes WHERE type IN ({marks})"
+            " AND id NOT IN (SELECT node_id FROM vectors) ORDER BY rowid", types).fetchall()
+        return [self._node(r) for r in rows]
+
+    # stages, failures, cache, usage -------------------------------------------
+    def mark_done(self, stage: str, key: str) -> None:
+        with self.transaction():
+            self._db.execute("INSERT OR IGNORE INTO stages(stage, key) VALUES (?, ?)", (stage, key))
+
+    def is_done(self, stage: str, key: str) -> bool:
+        return self._db.execute("SELECT 1 FROM stages WHERE stage=? AND key=?", (stage, key)).fetchone() is not None
+
+    def record_failure(self, stage: str, key: str, message: str) -> None:
+        with self.transaction():
+            self._db.execute(
+                "INSERT INTO failures(stage, key, message, count) VALUES (?, ?, ?, 1)"
+                " ON CONFLICT(stage, key) DO UPDATE SET message=excluded.message, count=count+1",
+                (stage, key, message[:500]))
+
+    def clear_failure(self, stage: str, key: str) -> None:
+        with self.transaction():
+            self._db.execute("DELETE FROM failures WHERE stage=? AND key=?", (stage, key))
+
+    def failure_counts(self) -> dict[str, int]:
+        return dict(self._db.execute("SELECT stage, COUNT(*) FROM failures GROUP BY stage ORDER BY stage"))
+
+    def failures(self, stage: str | None = None) -> list[tuple[str, str, str, int]]:
+        sql = "SELECT stage, key, message, count FROM failures"
+        rows = self._db.execute(sql + " WHERE stage=?", (stage,)) if stage else self._db.execute(sql)
+        return [tuple(r) for r in rows]
+
+    def cache_get(self, key: str) -> Any | None:
+        row = self._db.execute("SELECT value FROM llm_cache WHERE key=?", (key,)).fetchone()
+        return None if row is None else json.loads(row[0])
+
+    def cache_put(self, key: str, value: Any) -> None:
+        with self.transaction():
+            self._db.execute("INSERT OR REPLACE INTO llm_cache(key, value, created) VALUES (?, ?, ?)",
+                             (key, json.dumps(value, ensure_ascii=False), time.time()))
+
+    def record_usage(self, step: str, calls: int, prompt_tokens: int, completion_tokens: int,
+                     seconds: float) -> None:
+        with self.transaction():
+            self._db.execute(
+                "INSERT INTO usage VALUES (?, ?, ?, ?, ?) ON CONFLICT(step) DO UPDATE SET"
+                " calls=calls+excluded.calls, prompt_tokens=prompt_tokens+excluded.prompt_tokens,"
+                " completion_tokens=completion_tokens+excluded.completion_tokens, seconds=seconds+excluded.seconds",
+                (step, calls, prompt_tokens, completion_tokens, seconds))
+
+    def usage_totals(self) -> dict[str, dict[str, float]]:
+        rows = self._db.execute("SELECT step, calls, prompt_tokens, completion_tokens, seconds FROM usage"
+                                " ORDER BY step")
+        return {r[0]: {"calls": r[1], "prompt_tokens": r[2], "completion_tokens": r[3], "seconds": r[4]}
+                for r in rows}
+
+    def file_size(self) -> int:
+        return sum(p.stat().st_size for p in (self.path, Path(f"{self.path}-wal")) if p.exists())
+
+
+def open_store(path: str | Path, *, create: bool = True) -> SQLiteStore:
+    return SQLiteStore(path, create=create)
