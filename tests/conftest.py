@@ -4,3 +4,35 @@ import os
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+
+from collections.abc import Iterator  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+import pytest  # noqa: E402
+
+from support import FakeOpenAIServer, HashEmbedder  # noqa: E402
+from thinkgraph.config import Settings  # noqa: E402
+
+
+@pytest.fixture
+def fake_server() -> Iterator[FakeOpenAIServer]:
+    with FakeOpenAIServer() as server:
+        yield server
+
+
+@pytest.fixture
+def hash_embedder() -> HashEmbedder:
+    return HashEmbedder()
+
+
+@pytest.fixture
+def settings() -> Settings:
+    s = Settings()
+    s.llm.backoff_s = 0.01
+    s.llm.timeout_s = 5.0
+    return s
+
+
+@pytest.fixture
+def index_path(tmp_path: Path) -> Path:
+    return tmp_path / "index.db"

@@ -145,7 +145,8 @@ class TraceStep:
 class EvidenceSubgraph:
     nodes: list[Node] = field(default_factory=list)
     edges: list[Edge] = field(default_factory=list)
-    paths: list[list[str]] = field(default_factory=list)
+    paths: list[list[str]] = field(default_factory=list)  # node ids along each path
+    path_texts: list[str] = field(default_factory=list)  # the same paths, readable
 
 
 @dataclass(slots=True)

@@ -29,17 +29,28 @@ def k_hop(adjacency: sp.spmatrix, seeds: Sequence[int], k: int) -> dict[int, int
     return {int(i): int(distance[i]) for i in found}
 
 
-def shortest_path(
-    adjacency: sp.spmatrix, source: int, target: int, *, weighted: bool = False
-) -> list[int] | None:
-    """One shortest path from ``source`` to ``target`` as row indices, or None when unreachable."""
+def shortest_path_tree(adjacency: sp.spmatrix, source: int, *, weighted: bool = False
+                       ) -> tuple[np.ndarray, np.ndarray]:
+    """Distances from ``source`` to every node (inf when unreachable) and the predecessor array."""
     dist, pred = _csgraph_shortest_path(
         sp.csr_matrix(adjacency), directed=True, unweighted=not weighted, indices=[source],
         return_predecessors=True,
     )
-    if not np.isfinite(dist[0, target]):
+    return dist[0], pred[0]
+
+
+def path_in_tree(pred: np.ndarray, dist: np.ndarray, source: int, target: int) -> list[int] | None:
+    if not np.isfinite(dist[target]):
         return None
     path = [target]
     while path[-1] != source:
-        path.append(int(pred[0, path[-1]]))
+        path.append(int(pred[path[-1]]))
     return path[::-1]
+
+
+def shortest_path(
+    adjacency: sp.spmatrix, source: int, target: int, *, weighted: bool = False
+) -> list[int] | None:
+    """One shortest path from ``source`` to ``target`` as row indices, or None when unreachable."""
+    dist, pred = shortest_path_tree(adjacency, source, weighted=weighted)
+    return path_in_tree(pred, dist, source, target)

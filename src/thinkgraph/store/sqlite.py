@@ -284,6 +284,12 @@ class SQLiteStore:
             (item_id,))
         return [Provenance(r[0], r[1], r[2] or None, _minus_to_none(r[3]), _minus_to_none(r[4])) for r in rows]
 
+    def delete_node(self, node_id: str) -> None:
+        with self.transaction():
+            self._db.execute("DELETE FROM edges WHERE src=? OR dst=?", (node_id, node_id))
+            self._db.execute("DELETE FROM vectors WHERE node_id=?", (node_id,))
+            self._db.execute("DELETE FROM nodes WHERE id=?", (node_id,))
+
     def delete_edges_of_type(self, edge_type: str) -> int:
         with self.transaction():
             return self._db.execute("DELETE FROM edges WHERE type=?", (str(edge_type),)).rowcount

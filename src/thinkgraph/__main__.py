@@ -1,0 +1,3 @@
+from thinkgraph.cli import main
+
+main()

@@ -1,0 +1,193 @@
+"""Python API: open or create an index, add or remove documents, ask with any method."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from functools import cached_property
+from pathlib import Path
+from typing import Any
+
+from thinkgraph.asyncutil import run_sync
+from thinkgraph.config import Settings, load_settings
+from thinkgraph.embed.base import Embedder, make_embedder
+from thinkgraph.errors import ConfigError
+from thinkgraph.index.extract_import import ImportedFacts, ImportExtractor, load_openie, load_triple_file
+from thinkgraph.index.extract_llm import LLMTripletExtractor
+from thinkgraph.index.extract_nolm import NoLMExtractor
+from thinkgraph.index.extractor import Extractor
+from thinkgraph.index.loaders import Skipped, load_paths
+from thinkgraph.index.pipeline import Indexer, IndexReport, Progress, update_derived
+from thinkgraph.llm.accounting import UsageMeter
+from thinkgraph.llm.backend import ChatBackend
+from thinkgraph.llm.service import LLM
+from thinkgraph.methods.base import MethodContext
+from thinkgraph.methods.registry import DEFAULT_METHOD, make_method
+from thinkgraph.models import Answer, Cost, SourceDocument
+from thinkgraph.retrieval.views import IndexView
+from thinkgraph.store.base import RemovalReport
+from thinkgraph.store.sqlite import SQLiteStore
+from thinkgraph.tokens import TokenCounter
+
+DEFAULT_INDEX = "thinkgraph.db"
+
+
+class ThinkGraph:
+    """One index file plus the models that serve it.
+
+    ``backend`` replaces the HTTP LLM backend (tests plug the scripted double in here);
+    ``embedder`` replaces the configured embedder.
+    """
+
+    def __init__(self, path: str | Path = DEFAULT_INDEX, *, settings: Settings | None = None,
+                 create: bool = True, backend: ChatBackend | None = None,
+                 embedder: Embedder | None = None) -> None:
+        self.settings = settings or load_settings()
+        self.store = SQLiteStore(path, create=create)
+        self._backend = backend
+        self._embedder = embedder
+        self.counter = TokenCounter()
+
+    @classmethod
+    def open(cls, path: str | Path = DEFAULT_INDEX, **kwargs: Any) -> ThinkGraph:
+        return cls(path, create=False, **kwargs)
+
+    def close(self) -> None:
+        self.store.close()
+
+    def __enter__(self) -> ThinkGraph:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # models ---------------------------------------------------------------------
+    @property
+    def embedder(self) -> Embedder:
+        if self._embedder is None:
+            self._embedder = make_embedder(self.settings.embedding)
+        return self._embedder
+
+    @cached_property
+    def llm(self) -> LLM | None:
+        meter = UsageMeter(self.settings.llm.budget_calls, self.settings.llm.budget_tokens,
+                           sink=self._persist_usage)
+        if self._backend is not None:
+            return LLM(self._backend, settings=self.settings.llm, cache=self.store, meter=meter,
+                       counter=self.counter)
+        if not self.settings.llm.configured:
+            return None
+        return LLM.from_settings(self.settings.llm, cache=self.store, meter=meter, counter=self.counter)
+
+    def _persist_usage(self, step: str, cost: Cost) -> None:
+        self.store.record_usage(step, cost.calls, cost.prompt_tokens, cost.completion_tokens, cost.seconds)
+
+    @cached_property
+    def view(self) -> IndexView:
+        return IndexView(self.store, self.embedder, ann_threshold=self.settings.embedding.ann_threshold)
+
+    # indexing ---------------------------------------------------------------------
+    def make_extractor(self, name: str | None = None, *, openie: str | Path | None = None,
+                       triples: Sequence[str | Path] = ()) -> Extractor:
+        name = name or ("import" if openie or triples else self.settings.index.extractor)
+        if name == "nolm":
+            return NoLMExtractor()
+        if name == "llm":
+            if self.llm is None:
+                raise ConfigError("extractor 'llm' needs an LLM endpoint (set THINKGRAPH_LLM_BASE_URL)")
+            return LLMTripletExtractor(self.llm, max_triplets=self.settings.index.max_triplets_per_chunk)
+        if name == "import":
+            facts = load_openie(openie) if openie else ImportedFacts()
+            for file in triples:
+                extra = load_triple_file(file)
+                for doc_id, ext in extra.by_doc.items():
+                    facts.by_doc.setdefault(doc_id, type(ext)()).triples.extend(ext.triples)
+                facts.skipped.extend(extra.skipped)
+            if not openie and not triples:
+                raise ConfigError("extractor 'import' needs --openie FILE or --triples FILE")
+            return ImportExtractor(facts)
+        raise ConfigError(f"unknown extractor {name!r}; valid extractors: llm, import, nolm")
+
+    async def aindex(self, paths: Sequence[str | Path] = (), *, extractor: str | None = None,
+                     openie: str | Path | None = None, triples: Sequence[str | Path] = (),
+                     documents: Iterable[SourceDocument] = (), progress: Progress | None = None) -> IndexReport:
+        ex = self.make_extractor(extractor, openie=openie, triples=triples)
+        s = self.settings.index
+        items: list[Iterable[SourceDocument | Skipped]] = [documents]
+        if paths:
+            items.append(load_paths(paths, include=s.include, exclude=s.exclude, max_bytes=s.max_file_bytes))
+        items.extend(_triple_documents(ex, triples))
+        indexer = Indexer(self.store, self.embedder, ex, s, llm=self.llm, counter=self.counter, progress=progress)
+        report = await indexer.run(item for group in items for item in group)
+        if isinstance(ex, ImportExtractor):
+            report.skipped.extend(ex.facts.skipped)
+        self.__dict__.pop("view", None)  # the graph changed
+        return report
+
+    def index(self, paths: Sequence[str | Path] = (), **kwargs: Any) -> IndexReport:
+        return run_sync(self.aindex(paths, **kwargs))
+
+    def add_documents(self, documents: Iterable[SourceDocument], **kwargs: Any) -> IndexReport:
+        return self.index((), documents=list(documents), **kwargs)
+
+    def remove_document(self, doc_id: str, *, rebuild: bool = True) -> RemovalReport:
+        from thinkgraph.errors import InputError
+
+        if self.store.get_document(doc_id) is None:
+            raise InputError(f"no document {doc_id!r} in the index")
+        report = self.store.remove_document(doc_id)
+        if rebuild:
+            run_sync(update_derived(self.store, self.embedder, self.settings.index, IndexReport(), llm=self.llm))
+        self.__dict__.pop("view", None)
+        return report
+
+    # asking -------------------------------------------------------------------------
+    async def aask(self, question: str, method: str = DEFAULT_METHOD, **options: Any) -> Answer:
+        if not question.strip():
+            from thinkgraph.errors import InputError
+
+            raise InputError("the question is empty")
+        ctx = MethodContext(store=self.store, view=self.view, settings=self.settings, llm=self.llm)
+        return await make_method(method, ctx, **options).answer(question)
+
+    def ask(self, question: str, method: str = DEFAULT_METHOD, **options: Any) -> Answer:
+        return run_sync(self.aask(question, method, **options))
+
+    # inspection -----------------------------------------------------------------------
+    def stats(self) -> dict[str, Any]:
+        docs = self.store.list_documents()
+        by_status: dict[str, int] = {}
+        for d in docs:
+            by_status[str(d.status)] = by_status.get(str(d.status), 0) + 1
+        return {
+            "index": str(self.store.path),
+            "size_bytes": self.store.file_size(),
+            "embedding_model": self.store.get_meta("embed_model"),
+            "embedding_dim": self.store.get_meta("embed_dim"),
+            "extractor": self.store.get_meta("extractor"),
+            "documents": by_status,
+            "nodes": self.store.count_nodes(),
+            "edges": self.store.count_edges(),
+            "communities_by_level": self._community_levels(),
+            "extraction_failures": self.store.failure_counts(),
+            "llm_usage": self.store.usage_totals(),
+        }
+
+    def _community_levels(self) -> dict[str, int]:
+        levels: dict[str, int] = {}
+        for node in self.store.iter_nodes("community"):
+            key = str(node.props.get("level", 0))
+            levels[key] = levels.get(key, 0) + 1
+        return dict(sorted(levels.items()))
+
+
+def _triple_documents(ex: Extractor, triples: Sequence[str | Path]) -> list[list[SourceDocument]]:
+    """Triple files become documents of their own so their facts have provenance."""
+    if not isinstance(ex, ImportExtractor) or not triples:
+        return []
+    docs: list[SourceDocument] = []
+    for doc_id, ext in ex.facts.by_doc.items():
+        if doc_id.startswith("triples:"):
+            text = "\n".join(f"{t.subject} {t.predicate} {t.object}." for t in ext.triples)
+            docs.append(SourceDocument(id=doc_id, title=doc_id.removeprefix("triples:"), text=text,
+                                       source=doc_id.removeprefix("triples:")))
+    return [docs]

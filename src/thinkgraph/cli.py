@@ -1,0 +1,240 @@
+"""The `thinkgraph` command line: index, ask, inspect, export, remove."""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import json
+import logging
+import os
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, TypeVar
+
+import typer
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, SpinnerColumn, TextColumn
+from rich.table import Table
+
+from thinkgraph.api import DEFAULT_INDEX, ThinkGraph
+from thinkgraph.config import load_settings
+from thinkgraph.errors import ThinkgraphError
+from thinkgraph.export import FORMATS, export_graph
+from thinkgraph.methods.registry import DEFAULT_METHOD, METHOD_NAMES
+from thinkgraph.models import Answer
+
+app = typer.Typer(help="Build a knowledge-graph index from documents and answer questions over it.",
+                  no_args_is_help=True, add_completion=False, pretty_exceptions_enable=False)
+out = Console()
+err = Console(stderr=True)
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def one_line_errors(fn: F) -> F:
+    @functools.wraps(fn)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return fn(*args, **kwargs)
+        except ThinkgraphError as exc:
+            err.print(f"[red]error:[/red] {exc}", highlight=False, soft_wrap=True)
+            raise typer.Exit(1) from None
+        except KeyboardInterrupt:
+            err.print("interrupted; finished work is saved, run the same command again to resume")
+            raise typer.Exit(130) from None
+    return wrapper  # type: ignore[return-value]
+
+
+@app.callback()
+def main_options(
+    ctx: typer.Context,
+    index: Path = typer.Option(Path(DEFAULT_INDEX), "--index", "-i", help="Index file (SQLite)."),
+    config: Path | None = typer.Option(None, "--config", "-c", help="TOML config (default ./thinkgraph.toml)."),
+    verbose: bool = typer.Option(False, "--verbose", "-v", help="Log warnings and progress details."),
+) -> None:
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    logging.basicConfig(level=logging.INFO if verbose else logging.ERROR, format="%(levelname)s %(message)s")
+    ctx.obj = {"index": index, "config": config}
+
+
+def _open(ctx: typer.Context, *, create: bool) -> ThinkGraph:
+    settings = load_settings(ctx.obj["config"])
+    return ThinkGraph(ctx.obj["index"], settings=settings, create=create)
+
+
+@app.command()
+@one_line_errors
+def index(
+    ctx: typer.Context,
+    paths: list[Path] = typer.Argument(None, help="Files or directories (.txt, .md, .jsonl)."),
+    extractor: str | None = typer.Option(None, "--extractor", "-e", help="llm | import | nolm"),
+    openie: Path | None = typer.Option(None, "--openie", help="Precomputed OpenIE JSONL to import."),
+    triples: list[Path] = typer.Option([], "--triples", help="Triple file(s) (TSV/CSV) to import."),
+    include: list[str] = typer.Option([], "--include", help="Glob of files to take from directories."),
+    exclude: list[str] = typer.Option([], "--exclude", help="Glob of files to leave out."),
+    as_json: bool = typer.Option(False, "--json", help="Print the report as JSON."),
+) -> None:
+    """Index documents (resumable and incremental: finished work is never redone)."""
+    if not paths and not triples:
+        raise ThinkgraphError("give at least one PATH or --triples FILE")
+    with _open(ctx, create=True) as tg:
+        if include:
+            tg.settings.index.include = include
+        if exclude:
+            tg.settings.index.exclude = exclude
+        with _progress(disable=as_json) as progress:
+            report = tg.index(paths or [], extractor=extractor, openie=openie, triples=triples,
+                              progress=progress)
+        if as_json:
+            print(json.dumps(dataclasses.asdict(report), indent=2))
+            return
+        out.print(f"indexed {report.indexed} documents ({report.chunks} chunks), {report.unchanged} unchanged, "
+                  f"{report.updated} updated, {report.failed} failed, {len(report.skipped)} skipped")
+        out.print(f"extraction failures: {report.extraction_failures}; synonyms: {report.synonyms}; "
+                  f"communities: {report.communities} in {report.community_levels} levels")
+        for line in report.skipped[:20]:
+            out.print(f"  skipped {line}", highlight=False)
+        if len(report.skipped) > 20:
+            out.print(f"  ... and {len(report.skipped) - 20} more skipped")
+        if report.stopped:
+            err.print(f"[yellow]stopped early:[/yellow] {report.stopped}; run again to resume")
+            raise typer.Exit(3)
+
+
+class _RichProgress:
+    def __init__(self, progress: Progress) -> None:
+        self.progress = progress
+        self.tasks: dict[str, Any] = {}
+
+    def __call__(self, stage: str, done: int, total: int | None) -> None:
+        if stage not in self.tasks:
+            self.tasks[stage] = self.progress.add_task(stage, total=total)
+        self.progress.update(self.tasks[stage], completed=done, total=total)
+
+
+class _progress:  # noqa: N801 - used as a context manager
+    def __init__(self, disable: bool) -> None:
+        self.rich = Progress(SpinnerColumn(), TextColumn("{task.description}"), BarColumn(),
+                             MofNCompleteColumn(), console=err, disable=disable or not err.is_terminal,
+                             transient=True)
+
+    def __enter__(self) -> _RichProgress:
+        self.rich.__enter__()
+        return _RichProgress(self.rich)
+
+    def __exit__(self, *exc: object) -> None:
+        self.rich.__exit__(*exc)  # type: ignore[arg-type]
+
+
+@app.command()
+@one_line_errors
+def ask(
+    ctx: typer.Context,
+    question: str = typer.Argument(..., help="The question."),
+    method: str = typer.Option(DEFAULT_METHOD, "--method", "-m", help=f"One of: {', '.join(METHOD_NAMES)}"),
+    top_k: int | None = typer.Option(None, "--top-k", "-k", help="Passages to retrieve."),
+    as_json: bool = typer.Option(False, "--json", help="Print the whole Answer as JSON."),
+    trace: bool = typer.Option(False, "--trace", help="Print every step of the method."),
+) -> None:
+    """Answer a question (or, with no LLM configured, show the retrieved evidence)."""
+    with _open(ctx, create=False) as tg:
+        options = {"top_k": top_k} if top_k and method != "none" else {}
+        answer = tg.ask(question, method=method, **options)
+    if as_json:
+        print(json.dumps(answer.to_dict(), indent=2, ensure_ascii=False, default=str))
+        return
+    _print_answer(answer, trace)
+
+
+def _print_answer(answer: Answer, trace: bool) -> None:
+    if answer.text is not None:
+        out.print(f"[bold]Answer[/bold] ({answer.method}, {answer.status}): {answer.text}", highlight=False)
+    if answer.message:
+        out.print(f"[yellow]{answer.message}[/yellow]")
+    if answer.citations:
+        out.print("[bold]Evidence[/bold]")
+    for i, c in enumerate(answer.citations, 1):
+        span = f"{c.start}-{c.end}" if c.start is not None else "?"
+        score = f" score {c.score:.3f}" if c.score is not None else ""
+        quote = " ".join(c.quote.split())[:220]
+        out.print(f"[{i}] {c.doc_id} chars {span} ({c.chunk_id}){score}\n    {quote}", highlight=False)
+    if answer.evidence.path_texts:
+        out.print("[bold]Entity paths[/bold]")
+    for path in answer.evidence.path_texts:
+        out.print(f"  {path}", highlight=False)
+    for step in answer.trace:
+        if trace:
+            out.print(f"- {step.agent}/{step.action} {step.seconds:.2f}s calls={step.cost.calls} "
+                      f"tokens={step.cost.prompt_tokens}+{step.cost.completion_tokens}", highlight=False)
+            out.print(f"    in: {json.dumps(step.inputs, default=str)[:300]}", highlight=False)
+            out.print(f"    out: {json.dumps(step.outputs, default=str)[:300]}", highlight=False)
+    c = answer.cost
+    out.print(f"cost: {c.calls} LLM calls ({c.cached_calls} cached), {c.prompt_tokens}+{c.completion_tokens} "
+              f"tokens, {c.seconds:.2f}s")
+
+
+@app.command()
+@one_line_errors
+def inspect(
+    ctx: typer.Context,
+    as_json: bool = typer.Option(False, "--json", help="Print as JSON."),
+) -> None:
+    """Counts per node and edge type, documents by status, failures, communities, LLM cost so far."""
+    with _open(ctx, create=False) as tg:
+        stats = tg.stats()
+    if as_json:
+        print(json.dumps(stats, indent=2))
+        return
+    out.print(f"index {stats['index']} ({stats['size_bytes'] / 1e6:.1f} MB), embedding "
+              f"{stats['embedding_model']} ({stats['embedding_dim']}), extractor {stats['extractor']}")
+    for title, key in (("documents", "documents"), ("nodes", "nodes"), ("edges", "edges"),
+                       ("communities by level", "communities_by_level"),
+                       ("extraction failures", "extraction_failures")):
+        table = Table(title=title, show_header=False)
+        for name, count in stats[key].items():
+            table.add_row(str(name), str(count))
+        if not stats[key]:
+            table.add_row("(none)", "0")
+        out.print(table)
+    usage = Table(title="LLM usage so far")
+    for col in ("step", "calls", "prompt tokens", "completion tokens", "seconds"):
+        usage.add_column(col)
+    for step, u in stats["llm_usage"].items():
+        usage.add_row(step, str(u["calls"]), str(u["prompt_tokens"]), str(u["completion_tokens"]),
+                      f"{u['seconds']:.1f}")
+    out.print(usage)
+
+
+@app.command()
+@one_line_errors
+def export(
+    ctx: typer.Context,
+    fmt: str = typer.Argument(..., help=f"One of: {', '.join(FORMATS)}"),
+    target: Path = typer.Argument(..., help="Output file (graphml, jsonl) or folder (neo4j)."),
+) -> None:
+    """Export the graph for other tools (GraphML, JSON Lines, Neo4j import CSV)."""
+    with _open(ctx, create=False) as tg:
+        written = export_graph(tg.store, fmt, target)
+    for path in written:
+        out.print(f"wrote {path}")
+
+
+@app.command()
+@one_line_errors
+def remove(
+    ctx: typer.Context,
+    doc_ids: list[str] = typer.Argument(..., help="Document ids to remove."),
+) -> None:
+    """Remove documents and everything only they supported."""
+    with _open(ctx, create=False) as tg:
+        for doc_id in doc_ids:
+            report = tg.remove_document(doc_id)
+            out.print(f"removed {doc_id}: {report.nodes_removed} nodes, {report.edges_removed} edges")
+
+
+def main() -> None:
+    app(prog_name="thinkgraph")
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,57 @@
+"""Nearest-neighbour search over unit vectors: exact in numpy, HNSW (hnswlib) above a size."""
+
+from __future__ import annotations
+
+import logging
+
+import numpy as np
+
+log = logging.getLogger(__name__)
+
+
+class VectorIndex:
+    def __init__(self, ids: list[str], vectors: np.ndarray, *, ann_threshold: int = 100_000,
+                 ef: int = 128, seed: int = 42) -> None:
+        self.ids = ids
+        self.vectors = np.ascontiguousarray(vectors, dtype=np.float32)
+        self.position = {node_id: i for i, node_id in enumerate(ids)}
+        self._ann = None
+        if len(ids) >= ann_threshold and len(ids) > 0:
+            self._ann = self._build_ann(ef, seed)
+
+    def _build_ann(self, ef: int, seed: int):  # noqa: ANN202 - hnswlib has no types
+        try:
+            import hnswlib
+        except ImportError:
+            log.warning("hnswlib not installed (pip install 'thinkgraph[ann]'); using exact search")
+            return None
+        index = hnswlib.Index(space="ip", dim=self.vectors.shape[1])
+        index.init_index(max_elements=len(self.ids), ef_construction=200, M=16, random_seed=seed)
+        index.add_items(self.vectors, np.arange(len(self.ids)))
+        index.set_ef(max(ef, 64))
+        return index
+
+    @property
+    def approximate(self) -> bool:
+        return self._ann is not None
+
+    def __len__(self) -> int:
+        return len(self.ids)
+
+    def scores(self, query: np.ndarray) -> np.ndarray:
+        """Cosine of the query with every vector (exact)."""
+        if len(self.ids) == 0:
+            return np.zeros(0, dtype=np.float32)
+        return self.vectors @ np.asarray(query, dtype=np.float32).ravel()
+
+    def search(self, query: np.ndarray, k: int) -> list[tuple[str, float]]:
+        if k <= 0 or len(self.ids) == 0:
+            return []
+        k = min(k, len(self.ids))
+        if self._ann is not None:
+            labels, distances = self._ann.knn_query(np.asarray(query, dtype=np.float32).reshape(1, -1), k=k)
+            return [(self.ids[int(i)], float(1.0 - d)) for i, d in zip(labels[0], distances[0], strict=True)]
+        sims = self.scores(query)
+        top = np.argpartition(-sims, k - 1)[:k]
+        top = top[np.argsort(-sims[top], kind="stable")]
+        return [(self.ids[int(i)], float(sims[i])) for i in top]

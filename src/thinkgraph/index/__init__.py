@@ -1,0 +1,1 @@
+"""Building the index: loading, chunking, extraction, entity resolution, communities, embedding."""

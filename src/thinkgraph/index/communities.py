@@ -1,0 +1,139 @@
+"""Hierarchical Leiden communities over the entity graph, with summaries when an LLM is set."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from dataclasses import dataclass
+
+from thinkgraph.errors import BudgetExceededError, LLMError
+from thinkgraph.graph.leiden import hierarchical_leiden
+from thinkgraph.ids import community_id
+from thinkgraph.llm.service import LLM, Message
+from thinkgraph.models import Edge, EdgeType, Node, NodeType
+from thinkgraph.store.base import GraphStore
+
+log = logging.getLogger(__name__)
+
+SUMMARY_STEP = "index.community_summary"
+ENTITY_GRAPH_EDGES = (EdgeType.OPENREL, EdgeType.CO_OCCURS, EdgeType.SYNONYM)
+MAX_LISTED = 30
+
+# Structure of ToG-3 Fig. 12: the community's entities and relations in, a concise summary out.
+SUMMARY_PROMPT = """Below are entities and relations that form one tightly connected group in a
+knowledge graph. Write a short summary (3 to 5 sentences) of what this group is about: the main
+entities, how they relate, and the key facts. Use only the information given.
+
+Entities:
+{entities}
+
+Relations:
+{relations}
+
+Summary:"""
+
+
+@dataclass(frozen=True, slots=True)
+class CommunityReport:
+    communities: int
+    levels: int
+    summarized: int
+    summary_failures: int
+
+
+def _describe(members: list[Node], relations: list[str]) -> tuple[str, str]:
+    entities = "\n".join(
+        f"- {n.text}" + (f" ({n.props['type']})" if n.props.get("type") else "")
+        + (f": {n.props['description']}" if n.props.get("description") else "")
+        for n in members[:MAX_LISTED])
+    return entities, "\n".join(f"- {r}" for r in relations[:MAX_LISTED]) or "- (none)"
+
+
+def _fallback_text(members: list[Node], relations: list[str]) -> str:
+    names = ", ".join(n.text for n in members[:MAX_LISTED])
+    rel = "; ".join(relations[:10])
+    return f"Group of {len(members)} entities: {names}." + (f" Relations: {rel}." if rel else "")
+
+
+async def _summarize(llm: LLM, members: list[Node], relations: list[str]) -> str:
+    entities, rels = _describe(members, relations)
+    messages: list[Message] = [{"role": "user", "content": SUMMARY_PROMPT.format(entities=entities,
+                                                                                relations=rels)}]
+    return await llm.text(messages, step=SUMMARY_STEP, max_tokens=300)
+
+
+async def build_communities(store: GraphStore, *, max_cluster_size: int, seed: int,
+                      llm: LLM | None = None) -> CommunityReport:
+    entity_nodes = list(store.iter_nodes(NodeType.ENTITY))
+    index = {n.id: i for i, n in enumerate(entity_nodes)}
+    edges: list[tuple[int, int]] = []
+    weights: list[float] = []
+    relations_of: dict[int, list[tuple[int, str]]] = {}
+    for e in store.iter_edges(ENTITY_GRAPH_EDGES):
+        a, b = index.get(e.src), index.get(e.dst)
+        if a is None or b is None or a == b:
+            continue
+        edges.append((a, b))
+        weights.append(e.weight)
+        if e.type == EdgeType.OPENREL:
+            relations_of.setdefault(a, []).append((b, str(e.props.get("predicate", ""))))
+    found = hierarchical_leiden(len(entity_nodes), edges, weights, max_cluster_size=max_cluster_size,
+                                seed=seed)
+    ids = [community_id(c.level, [entity_nodes[m].id for m in c.members]) for c in found]
+    existing = {n.id: n for n in store.iter_nodes(NodeType.COMMUNITY)}
+    wanted = set(ids)
+    summaries: dict[str, str] = {}
+    failures = 0
+    if llm is not None:
+        todo = [(cid, c) for cid, c in zip(ids, found, strict=True)
+                if not existing.get(cid, Node("", "", "")).props.get("summarized")]
+        results = await _summarize_all(llm, todo, entity_nodes, relations_of) if todo else []
+        for (cid, _), result in zip(todo, results, strict=True):
+            if isinstance(result, str) and result.strip():
+                summaries[cid] = result.strip()
+            else:
+                failures += 1
+                log.warning("community summary failed: %s", result)
+    with store.transaction():
+        for cid in set(existing) - wanted:
+            store.delete_node(cid)
+        store.delete_edges_of_type(EdgeType.SUMMARY_FOR)
+        store.delete_edges_of_type(EdgeType.CHILD_OF)
+        new_nodes: list[Node] = []
+        new_edges: list[Edge] = []
+        for cid, c in zip(ids, found, strict=True):
+            members = [entity_nodes[m] for m in c.members]
+            if cid not in existing or cid in summaries:
+                rels = _relations(c.members, entity_nodes, relations_of)
+                text = summaries.get(cid) or _fallback_text(members, rels)
+                node = Node(cid, NodeType.COMMUNITY, text, {"level": c.level, "size": len(members),
+                                                            "summarized": cid in summaries})
+                if cid in existing:
+                    store.delete_node(cid)
+                new_nodes.append(node)
+            new_edges.extend(Edge(cid, m.id, EdgeType.SUMMARY_FOR) for m in members)
+            if c.parent is not None:
+                new_edges.append(Edge(cid, ids[c.parent], EdgeType.CHILD_OF))
+        store.add_nodes(new_nodes)
+        store.add_edges(new_edges)
+    levels = 1 + max((c.level for c in found), default=-1)
+    return CommunityReport(len(found), levels, len(summaries), failures)
+
+
+def _relations(members: tuple[int, ...], nodes: list[Node], relations_of: dict[int, list[tuple[int, str]]]) -> list[str]:
+    inside = set(members)
+    return [f"{nodes[a].text} {p} {nodes[b].text}" for a in members for b, p in relations_of.get(a, ())
+            if b in inside]
+
+
+async def _summarize_all(llm: LLM, todo: list, nodes: list[Node],
+                         relations_of: dict[int, list[tuple[int, str]]]) -> list[str | BaseException]:
+    async def one(c) -> str:  # noqa: ANN001
+        members = [nodes[m] for m in c.members]
+        return await _summarize(llm, members, _relations(c.members, nodes, relations_of))
+
+    results = await asyncio.gather(*(one(c) for _, c in todo), return_exceptions=True)
+    for r in results:  # a failed summary is counted; a spent budget or a bug stops the stage
+        if isinstance(r, BaseException) and (isinstance(r, BudgetExceededError) or not isinstance(r, LLMError)):
+            raise r
+    return list(results)

@@ -1,0 +1,96 @@
+"""LLM triplet extraction with typed entities and relation descriptions (ToG-3 App. J, Fig. 11 structure)."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from thinkgraph.index.records import EntitySpec, Extraction, TripleSpec
+from thinkgraph.llm.service import LLM, Message
+from thinkgraph.models import Chunk, SourceDocument
+
+EXTRACTION_STEP = "index.extract_triplets"
+
+# Our wording; the structure follows the paper: goal, steps (entities with type and description,
+# then related pairs with relation and description), JSON-only output, one example, the text.
+TRIPLET_PROMPT = """## Task
+Read the text below and build a small knowledge graph from it: the entities it names, what type each
+is, and how they are related. Extract at most {max_triplets} relationships, choosing the most
+informative ones.
+
+## How
+1. List entities. For each give: entity_name, entity_type (Person, Organization, Place, Work, Event,
+   Date, Concept, ...), entity_description (one short sentence based on the text).
+2. List relationships between the entities you listed. For each give: source_entity, target_entity,
+   relation (a short verb phrase), relationship_description (one short sentence based on the text).
+3. Answer with one JSON object only, shaped like the example. Use names exactly as they appear in
+   the text. Do not invent facts the text does not state.
+
+## Example
+{{"entities": [{{"entity_name": "Marie Curie", "entity_type": "Person", "entity_description": "Physicist and chemist."}},
+  {{"entity_name": "Warsaw", "entity_type": "Place", "entity_description": "City where Curie was born."}}],
+ "relationships": [{{"source_entity": "Marie Curie", "target_entity": "Warsaw", "relation": "was born in",
+  "relationship_description": "Curie was born in Warsaw in 1867."}}]}}
+
+## Text
+{title_line}{text}
+
+## Output (JSON)"""
+
+
+class ExtractedEntity(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+    entity_name: str = Field(min_length=1)
+    entity_type: str = ""
+    entity_description: str = ""
+
+
+class ExtractedRelation(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+    source_entity: str = Field(min_length=1)
+    target_entity: str = Field(min_length=1)
+    relation: str = Field(min_length=1)
+    relationship_description: str = ""
+
+
+class ExtractionReply(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+    entities: list[ExtractedEntity] = Field(default_factory=list)
+    relationships: list[ExtractedRelation] = Field(default_factory=list)
+
+    @field_validator("entities", "relationships", mode="before")
+    @classmethod
+    def _none_is_empty(cls, value: object) -> object:
+        return [] if value is None else value
+
+
+def triplet_messages(text: str, title: str, max_triplets: int) -> list[Message]:
+    title_line = f"Title: {title}\n" if title else ""
+    prompt = TRIPLET_PROMPT.format(max_triplets=max_triplets, title_line=title_line, text=text)
+    return [{"role": "user", "content": prompt}]
+
+
+def reply_to_extraction(reply: ExtractionReply, max_triplets: int) -> Extraction:
+    types = {e.entity_name.strip().casefold(): e.entity_type for e in reply.entities}
+    out = Extraction(entities=[EntitySpec(e.entity_name, e.entity_type, e.entity_description)
+                               for e in reply.entities])
+    for rel in reply.relationships[:max_triplets]:
+        out.triples.append(TripleSpec(
+            rel.source_entity, rel.relation, rel.target_entity,
+            subject_type=types.get(rel.source_entity.strip().casefold(), ""),
+            object_type=types.get(rel.target_entity.strip().casefold(), ""),
+            description=rel.relationship_description))
+    return out
+
+
+class LLMTripletExtractor:
+    name = "llm"
+    uses_llm = True
+
+    def __init__(self, llm: LLM, *, max_triplets: int) -> None:
+        self.llm = llm
+        self.max_triplets = max_triplets
+
+    async def extract(self, doc: SourceDocument, chunk: Chunk) -> Extraction:
+        reply = await self.llm.json(triplet_messages(chunk.text, doc.title, self.max_triplets),
+                                    ExtractionReply, step=EXTRACTION_STEP)
+        return reply_to_extraction(reply, self.max_triplets)

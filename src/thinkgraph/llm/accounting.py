@@ -1,0 +1,50 @@
+"""Usage accounting per step, per question (scope) and per run, and the run budget."""
+
+from __future__ import annotations
+
+import contextvars
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+
+from thinkgraph.errors import BudgetExceededError
+from thinkgraph.models import Cost
+
+_SCOPES: contextvars.ContextVar[tuple[Cost, ...]] = contextvars.ContextVar("thinkgraph_cost_scopes", default=())
+
+UsageSink = Callable[[str, Cost], None]
+
+
+@dataclass(slots=True)
+class UsageMeter:
+    budget_calls: int | None = None
+    budget_tokens: int | None = None
+    sink: UsageSink | None = None  # e.g. persists usage into the index for `inspect`
+    run: Cost = field(default_factory=Cost)
+    steps: dict[str, Cost] = field(default_factory=dict)
+    truncations: int = 0
+    parse_failures: int = 0
+
+    def check_budget(self) -> None:
+        if self.budget_calls is not None and self.run.calls >= self.budget_calls:
+            raise BudgetExceededError(f"LLM call budget of {self.budget_calls} calls is spent")
+        if self.budget_tokens is not None and self.run.total_tokens >= self.budget_tokens:
+            raise BudgetExceededError(f"LLM token budget of {self.budget_tokens} tokens is spent")
+
+    def record(self, step: str, cost: Cost) -> None:
+        self.run.add(cost)
+        self.steps.setdefault(step, Cost()).add(cost)
+        for scope in _SCOPES.get():
+            scope.add(cost)
+        if self.sink is not None and (cost.calls or cost.cached_calls):
+            self.sink(step, cost)
+
+    @contextmanager
+    def scope(self) -> Iterator[Cost]:
+        """Accumulates every call made inside the block (also in tasks it starts) into one Cost."""
+        cost = Cost()
+        token = _SCOPES.set((*_SCOPES.get(), cost))
+        try:
+            yield cost
+        finally:
+            _SCOPES.reset(token)

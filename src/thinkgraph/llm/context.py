@@ -1,0 +1,49 @@
+"""Fitting a prompt into the model's context window."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+
+from thinkgraph.tokens import TokenCounter
+
+log = logging.getLogger(__name__)
+
+PER_MESSAGE_OVERHEAD = 4  # role and separators, as chat templates add them
+SAFETY_FACTOR = 1.15  # our WordPiece count underestimates most LLM tokenizers a little
+TRUNCATION_MARK = "\n[... truncated to fit the context window ...]"
+
+
+def prompt_tokens(messages: Sequence[dict[str, str]], counter: TokenCounter) -> int:
+    raw = sum(counter.count(m["content"]) + PER_MESSAGE_OVERHEAD for m in messages)
+    return int(raw * SAFETY_FACTOR)
+
+
+def fit_messages(
+    messages: Sequence[dict[str, str]], *, context_window: int, max_tokens: int, counter: TokenCounter
+) -> tuple[list[dict[str, str]], bool]:
+    """Messages that fit ``context_window - max_tokens``: the longest message is cut at its end
+    until the whole fits. Returns the messages and whether anything was cut."""
+    fitted = [dict(m) for m in messages]
+    allowed = context_window - max_tokens
+    if allowed <= 0:
+        raise ValueError(f"max_tokens {max_tokens} leaves no room in a context window of {context_window}")
+    total = prompt_tokens(fitted, counter)
+    cut = False
+    while total > allowed:
+        longest = max(range(len(fitted)), key=lambda i: len(fitted[i]["content"]))
+        content = fitted[longest]["content"]
+        own = counter.count(content)
+        excess = int((total - allowed) / SAFETY_FACTOR) + 8
+        keep = max(0, own - excess)
+        if keep == 0 and own == 0:
+            break
+        fitted[longest]["content"] = counter.truncate(content, keep) + TRUNCATION_MARK
+        cut = True
+        new_total = prompt_tokens(fitted, counter)
+        if new_total >= total:
+            break
+        total = new_total
+    if cut:
+        log.warning("prompt cut to fit a context window of %d tokens", context_window)
+    return fitted, cut

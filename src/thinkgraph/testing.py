@@ -1,0 +1,43 @@
+"""Test doubles. ``ScriptedBackend`` plugs into the same slot as the real HTTP backend and answers
+from a script each test writes; it is not a model and no user setting selects it."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+
+from thinkgraph.llm.backend import ChatRequest, ChatResult
+
+Reply = str | Exception | Callable[[ChatRequest], str]
+
+
+class ScriptExhaustedError(AssertionError):
+    pass
+
+
+@dataclass
+class ScriptedBackend:
+    """Replies in order; a reply may be a string, an exception to raise, or a function of the request.
+    ``rules`` (substring of the last message -> reply) answer first when they match."""
+
+    script: list[Reply] = field(default_factory=list)
+    rules: list[tuple[str, Reply]] = field(default_factory=list)
+    requests: list[ChatRequest] = field(default_factory=list)
+
+    @classmethod
+    def of(cls, replies: Iterable[Reply]) -> ScriptedBackend:
+        return cls(script=list(replies))
+
+    async def chat(self, request: ChatRequest) -> ChatResult:
+        self.requests.append(request)
+        last = request.messages[-1]["content"] if request.messages else ""
+        reply: Reply | None = next((r for needle, r in self.rules if needle in last), None)
+        if reply is None:
+            if not self.script:
+                raise ScriptExhaustedError(f"no scripted reply left for call {len(self.requests)}: {last[:120]!r}")
+            reply = self.script.pop(0)
+        if isinstance(reply, Exception):
+            raise reply
+        text = reply(request) if callable(reply) else reply
+        return ChatResult(text=text, prompt_tokens=sum(len(m["content"].split()) for m in request.messages),
+                          completion_tokens=len(text.split()))

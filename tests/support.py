@@ -1,0 +1,134 @@
+"""Test helpers: a deterministic hashing embedder (fast, no model) and a local HTTP server that
+speaks the OpenAI-compatible chat and embeddings API with scripted behaviours."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import threading
+import time
+from collections import deque
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+SAMPLE_CORPUS = ROOT / "examples" / "sample_corpus"
+FIXTURES = Path(__file__).resolve().parent / "fixtures"
+
+
+class HashEmbedder:
+    """Bag of hashed lowercase words: texts sharing words have positive cosine. A test double."""
+
+    def __init__(self, dim: int = 128, name: str = "test:hash") -> None:
+        self._dim = dim
+        self._name = name
+        self.calls = 0
+
+    @property
+    def name(self) -> str:
+        return self._name
+
+    @property
+    def dim(self) -> int:
+        return self._dim
+
+    def embed(self, texts: list[str]) -> np.ndarray:
+        self.calls += 1
+        out = np.zeros((len(texts), self._dim), dtype=np.float32)
+        for i, text in enumerate(texts):
+            for word in re.findall(r"\w+", text.lower()):
+                h = int(hashlib.md5(word.encode()).hexdigest(), 16)
+                out[i, h % self._dim] += 1.0 if (h >> 64) % 2 else -1.0
+            norm = np.linalg.norm(out[i])
+            out[i] = out[i] / norm if norm else out[i]
+            if not norm:
+                out[i, 0] = 1.0
+        return out
+
+
+@dataclass
+class Behaviour:
+    status: int = 200
+    content: str | None = "ok"
+    body: str | None = None  # raw body overrides content
+    headers: dict[str, str] = field(default_factory=dict)
+    delay_s: float = 0.0
+
+
+class FakeOpenAIServer:
+    """Chat replies come from ``behaviours`` in order (the default reply when empty)."""
+
+    def __init__(self) -> None:
+        self.behaviours: deque[Behaviour] = deque()
+        self.requests: list[dict[str, Any]] = []
+        self.headers: list[dict[str, str]] = []
+        self.default = Behaviour(content="default reply")
+        self.lock = threading.Lock()
+        server = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args: object) -> None:
+                pass
+
+            def do_POST(self) -> None:  # noqa: N802
+                length = int(self.headers.get("content-length", 0))
+                payload = json.loads(self.rfile.read(length) or b"{}")
+                with server.lock:
+                    server.requests.append({"path": self.path, **payload})
+                    server.headers.append(dict(self.headers))
+                    behaviour = server.behaviours.popleft() if server.behaviours else server.default
+                if self.path.endswith("/embeddings"):
+                    self._embeddings(payload)
+                    return
+                if behaviour.delay_s:
+                    time.sleep(behaviour.delay_s)
+                body = behaviour.body
+                if body is None:
+                    body = json.dumps({"choices": [{"message": {"role": "assistant", "content": behaviour.content}}],
+                                       "usage": {"prompt_tokens": 11, "completion_tokens": 3}})
+                try:
+                    self.send_response(behaviour.status)
+                    for k, v in behaviour.headers.items():
+                        self.send_header(k, v)
+                    self.send_header("content-type", "application/json")
+                    self.end_headers()
+                    self.wfile.write(body.encode())
+                except (BrokenPipeError, ConnectionResetError):
+                    pass
+
+            def _embeddings(self, payload: dict[str, Any]) -> None:
+                texts = payload["input"]
+                vecs = HashEmbedder(16).embed(texts)
+                body = json.dumps({"data": [{"index": i, "embedding": v.tolist()} for i, v in enumerate(vecs)]})
+                self.send_response(200)
+                self.send_header("content-type", "application/json")
+                self.end_headers()
+                self.wfile.write(body.encode())
+
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.httpd.daemon_threads = True
+        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
+
+    def __enter__(self) -> FakeOpenAIServer:
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+    def push(self, *behaviours: Behaviour) -> None:
+        self.behaviours.extend(behaviours)
+
+    @property
+    def chat_requests(self) -> list[dict[str, Any]]:
+        return [r for r in self.requests if r["path"].endswith("/chat/completions")]
