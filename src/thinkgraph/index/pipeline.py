@@ -96,7 +96,7 @@ class Indexer:
             report.skipped.append(f"{doc.source}: duplicate document id {doc.id!r} in this run")
             return False
         seen_ids.add(doc.id)
-        digest = content_hash(doc.title, doc.text, length=32)
+        digest = content_hash(doc.text, length=32)
         existing = self.store.get_document(doc.id)
         if existing is not None and existing.content_hash == digest and existing.status == DocStatus.DONE:
             report.unchanged += 1

@@ -58,9 +58,11 @@ def _balanced_candidates(text: str) -> list[str]:
 def _loads(candidate: str) -> Any:
     for attempt in (candidate, _TRAILING_COMMA.sub(r"\1", candidate.translate(_SMART))):
         try:
-            return json.loads(attempt)
+            value = json.loads(attempt)
         except json.JSONDecodeError:
             continue
+        if isinstance(value, dict | list):  # a bare string or number is not a structured reply
+            return value
     raise JSONExtractionError("invalid JSON")
 
 

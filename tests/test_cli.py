@@ -1,0 +1,107 @@
+"""The `thinkgraph` command through its real entry point (a subprocess with the default, packaged
+embedding model), including an LLM answer from the local fake OpenAI-compatible server."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from support import FIXTURES, SAMPLE_CORPUS, Behaviour, FakeOpenAIServer
+
+
+def run(*args: str, env: dict[str, str] | None = None, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    full_env = {k: v for k, v in os.environ.items() if not k.startswith("THINKGRAPH_")}
+    full_env.update(env or {})
+    return subprocess.run([sys.executable, "-m", "thinkgraph", *args], capture_output=True, text=True,
+                          env=full_env, cwd=cwd, timeout=300)
+
+
+@pytest.fixture(scope="module")
+def built_index(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    path = tmp_path_factory.mktemp("cli") / "sample.db"
+    result = run("--index", str(path), "index", str(SAMPLE_CORPUS))
+    assert result.returncode == 0, result.stderr
+    assert "indexed 4 documents" in result.stdout
+    return path
+
+
+def test_ask_without_llm_prints_evidence_with_provenance(built_index: Path) -> None:
+    result = run("-i", str(built_index), "ask", "Who trained Lena Sorensen?")
+    assert result.returncode == 0, result.stderr
+    assert "needs an LLM endpoint" in result.stdout
+    assert "people.md chars" in result.stdout and "Entity paths" in result.stdout
+
+
+def test_inspect_json_and_export(built_index: Path, tmp_path: Path) -> None:
+    result = run("-i", str(built_index), "inspect", "--json")
+    stats = json.loads(result.stdout)
+    assert stats["documents"] == {"done": 4} and stats["embedding_model"].endswith("all-MiniLM-L6-v2")
+    assert stats["embedding_dim"] == "384" and stats["nodes"]["community"] > 0
+    human = run("-i", str(built_index), "inspect")
+    assert "CO_OCCURS" in human.stdout and "LLM usage" in human.stdout
+    out = tmp_path / "g.graphml"
+    assert run("-i", str(built_index), "export", "graphml", str(out)).returncode == 0
+    assert out.stat().st_size > 1000
+
+
+def test_ask_with_llm_against_local_server(built_index: Path) -> None:
+    with FakeOpenAIServer() as server:
+        server.push(Behaviour(content="Joseph Okafor [1]"))
+        result = run("-i", str(built_index), "ask", "Who trained Lena Sorensen?", "--method", "naive", "--json",
+                     env={"THINKGRAPH_LLM_BASE_URL": server.url, "THINKGRAPH_LLM_MODEL": "local-model",
+                          "THINKGRAPH_LLM_API_KEY": "sk-cli-secret"})
+        assert result.returncode == 0, result.stderr
+        answer = json.loads(result.stdout)
+        assert answer["text"] == "Joseph Okafor" and answer["status"] == "answered"
+        assert answer["citations"][0]["doc_id"] == "people.md"
+        assert answer["cost"]["calls"] == 1 and answer["cost"]["prompt_tokens"] == 11
+        assert server.chat_requests[0]["model"] == "local-model"
+        assert "sk-cli-secret" not in result.stdout + result.stderr
+        # the same question again is served from the index's LLM cache
+        again = run("-i", str(built_index), "ask", "Who trained Lena Sorensen?", "-m", "naive", "--trace",
+                    env={"THINKGRAPH_LLM_BASE_URL": server.url, "THINKGRAPH_LLM_MODEL": "local-model"})
+        assert "Joseph Okafor" in again.stdout and "(1 cached)" in again.stdout
+        assert "responder/answer.from_passages" in again.stdout
+        assert len(server.chat_requests) == 1
+
+
+def test_unreachable_llm_is_one_line_error(built_index: Path) -> None:
+    result = run("-i", str(built_index), "ask", "Who?", "-m", "naive",
+                 env={"THINKGRAPH_LLM_BASE_URL": "http://127.0.0.1:9/v1"},
+                 cwd=FIXTURES)  # a thinkgraph.toml there would change settings; there is none
+    assert result.returncode == 1
+    assert result.stderr.strip().startswith("error: LLM endpoint http://127.0.0.1:9/v1 failed after")
+    assert len(result.stderr.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize("args, message", [
+    (["ask", "hi", "-m", "magic"], "unknown method 'magic'; valid methods: none, naive, ppr"),
+    (["ask", "hi"], "no index at"),
+    (["index", "does/not/exist"], "no such file or directory"),
+    (["index", "x.txt", "--extractor", "llm"], "extractor 'llm' needs an LLM endpoint"),
+])
+def test_errors_are_one_line(tmp_path: Path, built_index: Path, args: list[str], message: str) -> None:
+    index = built_index if "magic" in args else tmp_path / "new.db"
+    if "x.txt" in args:
+        (tmp_path / "x.txt").write_text("Some text.", "utf-8")
+        args = [a if a != "x.txt" else str(tmp_path / "x.txt") for a in args]
+    result = run("-i", str(index), *args)
+    assert result.returncode == 1, result.stdout
+    assert message in result.stderr and len(result.stderr.strip().splitlines()) == 1
+
+
+def test_corrupt_index_and_bad_config(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.db"
+    bad.write_bytes(b"garbage" * 200)
+    result = run("-i", str(bad), "inspect")
+    assert result.returncode == 1 and "not a thinkgraph index" in result.stderr
+    cfg = tmp_path / "tg.toml"
+    cfg.write_text("[llm]\napi_key = 'sk-in-file'\n", "utf-8")
+    result = run("-c", str(cfg), "-i", str(bad), "inspect")
+    assert result.returncode == 1 and "must not be in a file" in result.stderr
+    assert "sk-in-file" not in result.stderr

@@ -1,0 +1,126 @@
+"""The three extractors and the records they produce."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from support import FIXTURES
+from thinkgraph.config import LLMSettings
+from thinkgraph.errors import InputError, StructuredOutputError
+from thinkgraph.ids import entity_id
+from thinkgraph.index.extract_import import ImportExtractor, load_openie, load_triple_file
+from thinkgraph.index.extract_llm import EXTRACTION_STEP, LLMTripletExtractor
+from thinkgraph.index.extract_nolm import NoLMExtractor, entities_in
+from thinkgraph.index.records import extraction_records
+from thinkgraph.llm.service import LLM
+from thinkgraph.models import Chunk, SourceDocument
+from thinkgraph.testing import ScriptedBackend
+
+TEXT = "Marie Curie was born in Warsaw. She won the Nobel Prize in Physics in 1903."
+DOC = SourceDocument("d1", "Curie", TEXT, "d1.txt")
+CHUNK = Chunk("chunk:1", "d1", TEXT, 0, len(TEXT), 20, 0)
+
+GOOD = json.dumps({
+    "entities": [{"entity_name": "Marie Curie", "entity_type": "Person", "entity_description": "Physicist"},
+                 {"entity_name": "Warsaw", "entity_type": "Place", "entity_description": "City"},
+                 {"entity_name": "Nobel Prize in Physics", "entity_type": "Award"}],
+    "relationships": [
+        {"source_entity": "Marie Curie", "target_entity": "Warsaw", "relation": "was born in",
+         "relationship_description": "birthplace"},
+        {"source_entity": "Marie Curie", "target_entity": "Nobel Prize in Physics", "relation": "won"},
+        {"source_entity": "Warsaw", "target_entity": "Nobel Prize in Physics", "relation": "unrelated"}]})
+
+
+def _extractor(*replies: str, max_triplets: int = 2) -> tuple[LLMTripletExtractor, ScriptedBackend]:
+    backend = ScriptedBackend.of(list(replies))
+    return LLMTripletExtractor(LLM(backend, settings=LLMSettings(model="m")), max_triplets=max_triplets), backend
+
+
+async def test_llm_extraction_typed_and_capped() -> None:
+    extractor, backend = _extractor(GOOD, max_triplets=2)
+    ext = await extractor.extract(DOC, CHUNK)
+    assert [(t.subject, t.predicate, t.object) for t in ext.triples] == [
+        ("Marie Curie", "was born in", "Warsaw"), ("Marie Curie", "won", "Nobel Prize in Physics")]
+    assert ext.triples[0].subject_type == "Person" and ext.triples[0].object_type == "Place"
+    prompt = backend.requests[0].messages[0]["content"]
+    assert "at most 2 relationships" in prompt and TEXT in prompt and "Title: Curie" in prompt
+    assert backend.requests[0].response_format["type"] == "json_schema"
+
+
+async def test_llm_extraction_repairs_then_fails_cleanly() -> None:
+    extractor, backend = _extractor("```json\n{\"entities\": [], \"relationships\": null,}\n```")
+    ext = await extractor.extract(DOC, CHUNK)
+    assert ext.triples == [] and len(backend.requests) == 1
+    extractor, backend = _extractor("garbage", '{"relationships": [{"source_entity": ""}]}', "still garbage")
+    with pytest.raises(StructuredOutputError, match=EXTRACTION_STEP):
+        await extractor.extract(DOC, CHUNK)
+    assert extractor.llm.meter.parse_failures == 1
+
+
+async def test_records_from_llm_extraction() -> None:
+    extractor, _ = _extractor(GOOD)
+    records = extraction_records(CHUNK, await extractor.extract(DOC, CHUNK))
+    types = {}
+    for n in records.nodes:
+        types.setdefault(n.type, []).append(n)
+    assert len(types["entity"]) == 3 and len(types["triplet"]) == 2
+    curie = next(n for n in types["entity"] if n.text == "Marie Curie")
+    assert curie.id == entity_id("marie curie ") and curie.props["type"] == "Person"
+    edge_types = sorted(e.type for e in records.edges)
+    assert edge_types.count("OPENREL") == 2 and edge_types.count("MENTIONED_IN") == 2
+    assert edge_types.count("CONTAINS") == 3
+    warsaw = next(p for p in records.provenance if p.item_id == entity_id("Warsaw"))
+    assert TEXT[warsaw.start:warsaw.end] == "Warsaw" and warsaw.chunk_id == "chunk:1"
+
+
+def test_openie_import_skips_and_counts_bad_records() -> None:
+    facts = load_openie(FIXTURES / "openie_sample.jsonl")
+    assert set(facts.by_doc) == {"p1", "p2", "p3"}
+    assert len(facts.by_doc["p1"].triples) == 2 and len(facts.by_doc["p2"].triples) == 1
+    assert len(facts.skipped) == 3  # two bad triples and one bad line
+    assert any(":3:" in s for s in facts.skipped)
+    with pytest.raises(InputError, match="not found"):
+        load_openie(FIXTURES / "missing.jsonl")
+
+
+def test_triple_files_tsv_and_csv() -> None:
+    tsv = load_triple_file(FIXTURES / "triples.tsv")
+    assert [t.object for t in tsv.by_doc["triples:triples.tsv"].triples] == ["Morrow Yard"]
+    assert [t.object for t in tsv.by_doc["p3"].triples] == ["Kestrel Bay"]
+    assert len(tsv.skipped) == 1 and "3 or 4" in tsv.skipped[0]
+    csv_facts = load_triple_file(FIXTURES / "triples.csv")
+    assert len(csv_facts.by_doc["triples:triples.csv"].triples) == 2
+
+
+async def test_import_extractor_places_facts_in_the_right_chunk() -> None:
+    facts = load_openie(FIXTURES / "openie_sample.jsonl")
+    text = "Adela Morrow was a shipbuilder. " * 3 + "Later the Harbor Hill Observatory opened in 1887."
+    doc = SourceDocument("p1", "", text, "x")
+    first = Chunk("chunk:a", "p1", text[:40], 0, 40, 8, 0)
+    second = Chunk("chunk:b", "p1", text[40:], 40, len(text), 20, 1)
+    ex = ImportExtractor(facts)
+    in_first = await ex.extract(doc, first)
+    in_second = await ex.extract(doc, second)
+    assert ("Adela Morrow", "founded", "Harbor Hill Observatory") in [
+        (t.subject, t.predicate, t.object) for t in in_first.triples]
+    assert ("Harbor Hill Observatory", "founded in", "1887") in [
+        (t.subject, t.predicate, t.object) for t in in_second.triples]
+    assert (await ex.extract(SourceDocument("zz", "", "t", "x"), first)).triples == []
+
+
+def test_nolm_entities() -> None:
+    names = entities_in("After the war, Lena Sorensen of Velden rebuilt the Morrow Refractor in 1946.")
+    assert "Lena Sorensen of Velden" in names or {"Lena Sorensen", "Velden"} <= set(names)
+    assert "Morrow Refractor" in names and "1946" in names
+    assert "After" not in names and "The" not in names
+
+
+async def test_nolm_extractor_links_cooccurring_entities() -> None:
+    ext = await NoLMExtractor().extract(DOC, CHUNK)
+    names = [e.name for e in ext.entities]
+    assert names[0] == "Curie" and "Marie Curie" in names and "Warsaw" in names
+    assert ("Marie Curie", "Warsaw") in ext.cooccurrences
+    records = extraction_records(CHUNK, ext)
+    assert any(e.type == "CO_OCCURS" for e in records.edges)

@@ -1,0 +1,128 @@
+"""Evidence retrieval and the methods none / naive / ppr, with the scripted LLM."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from support import FIXTURES, SAMPLE_CORPUS, HashEmbedder
+from thinkgraph.api import ThinkGraph
+from thinkgraph.config import Settings
+from thinkgraph.errors import ConfigError, InputError, UnknownMethodError
+from thinkgraph.methods.synthesis import fit_passages
+from thinkgraph.retrieval.evidence import ScoredPassage
+from thinkgraph.testing import ScriptedBackend
+from thinkgraph.tokens import TokenCounter
+
+
+@pytest.fixture
+def sample_index(tmp_path: Path, settings: Settings) -> Path:
+    path = tmp_path / "sample.db"
+    with ThinkGraph(path, settings=settings, embedder=HashEmbedder()) as tg:
+        tg.index([SAMPLE_CORPUS])
+    return path
+
+
+def _open(path: Path, settings: Settings, backend: ScriptedBackend | None = None) -> ThinkGraph:
+    return ThinkGraph.open(path, settings=settings, embedder=HashEmbedder(), backend=backend)
+
+
+def test_without_llm_ask_returns_evidence_with_provenance_and_paths(sample_index: Path, settings: Settings) -> None:
+    with _open(sample_index, settings) as tg:
+        answer = tg.ask("Who reassembled the Morrow Refractor in 1946?", method="ppr")
+        assert answer.status == "evidence_only" and answer.text is None
+        assert "needs an LLM endpoint" in answer.message
+        assert len(answer.citations) == 4  # the sample has 4 chunks; top_k 5
+        for c in answer.citations:
+            source = (SAMPLE_CORPUS / c.doc_id).read_text(encoding="utf-8")
+            assert source[c.start:c.end].startswith(c.quote[:50])
+        assert answer.evidence.path_texts and answer.evidence.paths
+        assert any(n.type == "entity" for n in answer.evidence.nodes)
+        assert answer.trace[0].agent == "retriever" and answer.cost.calls == 0
+
+
+def test_graph_retrieval_reaches_passages_dense_retrieval_misses(tmp_path: Path, settings: Settings) -> None:
+    # The answer passage (b) shares no word with the question but is linked to it through the graph;
+    # the noise passages share the question's words but name no entity.
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "a.txt").write_text("Zorvath Quell commanded the Ember Fleet.", "utf-8")
+    (docs / "b.txt").write_text("The Ember Fleet sailed from Harrowgate harbour.", "utf-8")
+    for i in range(6):
+        (docs / f"noise{i}.txt").write_text(f"zorvath quell's fleet: where did it sail from, asks riddle {i}?", "utf-8")
+    settings.retrieval.dense_mix = 0.0
+    with ThinkGraph(tmp_path / "g.db", settings=settings, embedder=HashEmbedder()) as tg:
+        tg.index([docs])
+        graph_ids = [c.doc_id for c in tg.ask("Where did Zorvath Quell's fleet sail from?", top_k=3).citations]
+        dense_ids = [c.doc_id for c in tg.ask("Where did Zorvath Quell's fleet sail from?", method="naive",
+                                              top_k=3).citations]
+    assert "b.txt" in graph_ids
+    assert "b.txt" not in dense_ids
+
+
+def test_naive_and_ppr_answer_with_citations(sample_index: Path, settings: Settings) -> None:
+    backend = ScriptedBackend.of(["Lena Sorensen reassembled it [2].", "Joseph Okafor [1][3]"])
+    with _open(sample_index, settings, backend) as tg:
+        naive = tg.ask("Who reassembled the Morrow Refractor?", method="naive", top_k=3)
+        assert naive.status == "answered" and naive.text == "Lena Sorensen reassembled it ."
+        assert len(naive.citations) == 1
+        prompt = backend.requests[0].messages[0]["content"]
+        assert "[1]" in prompt and "[3]" in prompt and "[4]" not in prompt
+        assert "Who reassembled the Morrow Refractor?" in prompt
+        assert naive.citations[0].chunk_id in prompt or naive.citations[0].quote[:40] in prompt
+        ppr = tg.ask("Who trained Lena Sorensen?", method="ppr", top_k=3)
+        assert ppr.text == "Joseph Okafor" and len(ppr.citations) == 2
+        assert "Entity paths" in backend.requests[1].messages[0]["content"]
+        assert ppr.cost.calls == 1 and ppr.cost.prompt_tokens > 0
+        assert [s.agent for s in ppr.trace] == ["retriever", "responder"]
+
+
+def test_unknown_reply_is_an_abstention(sample_index: Path, settings: Settings) -> None:
+    with _open(sample_index, settings, ScriptedBackend.of(["Unknown."])) as tg:
+        answer = tg.ask("What is the airspeed of a swallow?", method="naive")
+        assert answer.status == "abstained" and len(answer.citations) > 0
+
+
+def test_none_method(sample_index: Path, settings: Settings) -> None:
+    backend = ScriptedBackend.of(["Paris"])
+    with _open(sample_index, settings, backend) as tg:
+        answer = tg.ask("Capital of France?", method="none")
+        assert answer.text == "Paris" and answer.citations == [] and answer.cost.calls == 1
+        assert "Capital of France?" in backend.requests[0].messages[0]["content"]
+    with _open(sample_index, settings) as tg, pytest.raises(ConfigError, match="needs an LLM"):
+        tg.ask("Capital of France?", method="none")
+
+
+def test_unknown_method_and_empty_question(sample_index: Path, settings: Settings) -> None:
+    with _open(sample_index, settings) as tg:
+        with pytest.raises(UnknownMethodError, match="valid methods: none, naive, ppr"):
+            tg.ask("q", method="magic")
+        with pytest.raises(InputError, match="empty"):
+            tg.ask("   ")
+
+
+def test_answer_prompt_fits_small_context_window(sample_index: Path, settings: Settings) -> None:
+    settings.llm.context_window = 700
+    settings.llm.max_tokens = 100
+    backend = ScriptedBackend.of(["Kestrel Bay [1]"])
+    with _open(sample_index, settings, backend) as tg:
+        answer = tg.ask("Where is the observatory?", method="naive")
+        assert answer.trace[-1].inputs["left_out"] > 0
+        assert len(answer.trace[-1].inputs["passages"]) >= 1
+
+
+def test_fit_passages_keeps_rank_order_within_budget() -> None:
+    counter = TokenCounter()
+    ps = [ScoredPassage(f"c{i}", "d", "", "word " * 50, 1.0) for i in range(5)]
+    assert [p.chunk_id for p in fit_passages(ps, 130, counter)] == ["c0", "c1"]
+    assert [p.chunk_id for p in fit_passages(ps, 10, counter)] == ["c0"]  # always at least one
+
+
+def test_openie_graph_retrieval_uses_triplet_seeds(tmp_path: Path, settings: Settings) -> None:
+    with ThinkGraph(tmp_path / "o.db", settings=settings, embedder=HashEmbedder()) as tg:
+        tg.index([FIXTURES / "corpus_small.jsonl"], openie=FIXTURES / "openie_sample.jsonl")
+        evidence = tg.ask("Who trained Lena Sorensen?", top_k=2)
+        names = [n.text for n in evidence.evidence.nodes if n.type == "entity"]
+        assert "Joseph Okafor" in names or "Lena Sorensen" in names
+        assert evidence.citations[0].doc_id == "p2"
