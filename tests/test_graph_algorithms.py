@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import itertools
+
 import networkx as nx
 import numpy as np
 import pytest
@@ -82,10 +84,10 @@ def test_shortest_path_matches_networkx(seed: int, weighted: bool) -> None:
             assert ours is None
             continue
         assert ours is not None and ours[0] == 0 and ours[-1] == target
-        for a, b in zip(ours, ours[1:]):
+        for a, b in itertools.pairwise(ours):
             assert g.has_edge(a, b)
         if weighted:
-            length = sum(g[a][b]["weight"] for a, b in zip(ours, ours[1:]))
+            length = sum(g[a][b]["weight"] for a, b in itertools.pairwise(ours))
             assert length == pytest.approx(ref_len)
         else:
             assert len(ours) - 1 == ref_len

@@ -120,7 +120,8 @@ async def build_communities(store: GraphStore, *, max_cluster_size: int, seed: i
     return CommunityReport(len(found), levels, len(summaries), failures)
 
 
-def _relations(members: tuple[int, ...], nodes: list[Node], relations_of: dict[int, list[tuple[int, str]]]) -> list[str]:
+def _relations(members: tuple[int, ...], nodes: list[Node],
+               relations_of: dict[int, list[tuple[int, str]]]) -> list[str]:
     inside = set(members)
     return [f"{nodes[a].text} {p} {nodes[b].text}" for a in members for b, p in relations_of.get(a, ())
             if b in inside]

@@ -26,7 +26,8 @@ informative ones.
    the text. Do not invent facts the text does not state.
 
 ## Example
-{{"entities": [{{"entity_name": "Marie Curie", "entity_type": "Person", "entity_description": "Physicist and chemist."}},
+{{"entities": [{{"entity_name": "Marie Curie", "entity_type": "Person",
+   "entity_description": "Physicist and chemist."}},
   {{"entity_name": "Warsaw", "entity_type": "Place", "entity_description": "City where Curie was born."}}],
  "relationships": [{{"source_entity": "Marie Curie", "target_entity": "Warsaw", "relation": "was born in",
   "relationship_description": "Curie was born in Warsaw in 1867."}}]}}

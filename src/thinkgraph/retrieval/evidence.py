@@ -3,6 +3,7 @@ with the entity paths that link the question's seed entities to each retrieved p
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -137,7 +138,7 @@ class GraphRetriever:
     def _render(self, ids: list[str], labels: dict[tuple[str, str], str]) -> list[str]:
         names = {n.id: n.text for n in self.view.store.get_nodes(ids)}
         parts = [names.get(ids[0], ids[0])]
-        for a, b in zip(ids, ids[1:]):
+        for a, b in itertools.pairwise(ids):
             label = labels.get((a, b)) or (f"<-{labels[(b, a)]}-" if (b, a) in labels else "~")
             parts.append(f"-{label}->" if (a, b) in labels else label)
             parts.append(names.get(b, b))

@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# Creates ./.venv if needed and installs thinkgraph into it (again only when pyproject.toml changed).
+# Sourced by demo.sh and test.sh. Needs Python >= 3.11 and access to the package registry.
+set -euo pipefail
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+VENV="$ROOT/.venv"
+EXTRAS="${1:-}"
+
+pick_python() {
+  for candidate in python3.11 python3.12 python3.13 python3; do
+    if command -v "$candidate" >/dev/null 2>&1 &&
+       "$candidate" -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else 1)' 2>/dev/null; then
+      echo "$candidate"; return 0
+    fi
+  done
+  echo "thinkgraph needs Python 3.11 or newer on PATH" >&2; return 1
+}
+
+if [ ! -x "$VENV/bin/python" ]; then
+  "$(pick_python)" -m venv "$VENV"
+fi
+PY="$VENV/bin/python"
+STAMP="$VENV/.thinkgraph-install"
+WANT="$(cat "$ROOT/pyproject.toml" | sha256sum | cut -c1-16)-${EXTRAS}"
+if [ "$(cat "$STAMP" 2>/dev/null || true)" != "$WANT" ]; then
+  "$PY" -m pip install -q --disable-pip-version-check --upgrade pip
+  # The CPU build of torch first, pinned: an unpinned torch pulled in by sentence-transformers
+  # would fetch several GB of CUDA packages.
+  "$PY" -m pip install -q --disable-pip-version-check "${TORCH_SPEC:-torch==2.13.0}"
+  "$PY" -m pip install -q --disable-pip-version-check -e "$ROOT${EXTRAS:+[$EXTRAS]}"
+  echo "$WANT" > "$STAMP"
+fi
+export PATH="$VENV/bin:$PATH"
+export HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 TOKENIZERS_PARALLELISM=false
