@@ -9,6 +9,7 @@ import re
 import threading
 import time
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -68,6 +69,7 @@ class FakeOpenAIServer:
         self.requests: list[dict[str, Any]] = []
         self.headers: list[dict[str, str]] = []
         self.default = Behaviour(content="default reply")
+        self.responder: Callable[[dict[str, Any]], str] | None = None  # computes replies when set
         self.lock = threading.Lock()
         server = self
 
@@ -82,6 +84,8 @@ class FakeOpenAIServer:
                     server.requests.append({"path": self.path, **payload})
                     server.headers.append(dict(self.headers))
                     behaviour = server.behaviours.popleft() if server.behaviours else server.default
+                    if server.responder is not None and not self.path.endswith("/embeddings"):
+                        behaviour = Behaviour(content=server.responder(payload), delay_s=behaviour.delay_s)
                 if self.path.endswith("/embeddings"):
                     self._embeddings(payload)
                     return

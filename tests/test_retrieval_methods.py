@@ -51,7 +51,7 @@ def test_graph_retrieval_reaches_passages_dense_retrieval_misses(tmp_path: Path,
     (docs / "b.txt").write_text("The Ember Fleet sailed from Harrowgate harbour.", "utf-8")
     for i in range(6):
         (docs / f"noise{i}.txt").write_text(f"zorvath quell's fleet: where did it sail from, asks riddle {i}?", "utf-8")
-    settings.retrieval.dense_mix = 0.0
+    settings.retrieval.passage_weight = 0.01  # let the graph, not the dense scores, dominate
     with ThinkGraph(tmp_path / "g.db", settings=settings, embedder=HashEmbedder()) as tg:
         tg.index([docs])
         graph_ids = [c.doc_id for c in tg.ask("Where did Zorvath Quell's fleet sail from?", top_k=3).citations]

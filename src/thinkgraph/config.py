@@ -92,7 +92,7 @@ class RetrievalSettings(_Section):
     seed_min_cosine: float = 0.3
     damping: float = 0.5  # HippoRAG 2 uses 0.5 for its PPR
     passage_weight: float = 0.05  # HippoRAG 2: dense passage scores enter the reset vector at 0.05
-    dense_mix: float = 0.5  # final score = mix * dense rank score + (1 - mix) * PPR rank score
+    dense_mix: float = 0.0  # >0 blends dense and PPR ranks (reciprocal-rank style); 0 = PPR alone, as HippoRAG 2
 
 
 class Settings(_Section):

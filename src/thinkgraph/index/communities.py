@@ -18,6 +18,8 @@ log = logging.getLogger(__name__)
 SUMMARY_STEP = "index.community_summary"
 ENTITY_GRAPH_EDGES = (EdgeType.OPENREL, EdgeType.CO_OCCURS, EdgeType.SYNONYM)
 MAX_LISTED = 30
+FALLBACK_NAMES = 8
+FALLBACK_RELATIONS = 3
 
 # Structure of ToG-3 Fig. 12: the community's entities and relations in, a concise summary out.
 SUMMARY_PROMPT = """Below are entities and relations that form one tightly connected group in a
@@ -50,9 +52,12 @@ def _describe(members: list[Node], relations: list[str]) -> tuple[str, str]:
 
 
 def _fallback_text(members: list[Node], relations: list[str]) -> str:
-    names = ", ".join(n.text for n in members[:MAX_LISTED])
-    rel = "; ".join(relations[:10])
-    return f"Group of {len(members)} entities: {names}." + (f" Relations: {rel}." if rel else "")
+    """Without an LLM a community is described by its best-connected members and a few relations;
+    kept short because every community is embedded (long texts dominate indexing time on a CPU)."""
+    names = ", ".join(n.text for n in members[:FALLBACK_NAMES])
+    more = f" and {len(members) - FALLBACK_NAMES} more" if len(members) > FALLBACK_NAMES else ""
+    rel = "; ".join(relations[:FALLBACK_RELATIONS])
+    return f"Group of {len(members)} entities: {names}{more}." + (f" Relations: {rel}." if rel else "")
 
 
 async def _summarize(llm: LLM, members: list[Node], relations: list[str]) -> str:

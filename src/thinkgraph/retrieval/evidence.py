@@ -61,24 +61,33 @@ class GraphRetriever:
         self.settings = settings or RetrievalSettings()
 
     def seed_entities(self, query_vec: np.ndarray) -> dict[str, float]:
-        """Seed entities with weights: entities of the best-matching triplets (HippoRAG 2's fact
-        matching) when the index has triplets, else the best-matching entity names."""
+        """Reset weights of seed entities, after HippoRAG 2: the entities of the best-matching
+        triplets (facts) take the fact's min-max-normalised score, divided by the number of passages
+        that contain the entity (rare entities are more specific), averaged over the facts naming it.
+        An index without triplets seeds on the best-matching entity names the same way."""
         s = self.settings
-        seeds: dict[str, float] = {}
         triplets = self.view.vectors(NodeType.TRIPLET)
-        if len(triplets):
-            hits = [(t, c) for t, c in triplets.search(query_vec, s.entity_seeds) if c >= s.seed_min_cosine]
-            for node in self.view.store.get_nodes([t for t, _ in hits]):
-                score = dict(hits)[node.id]
+        source = triplets if len(triplets) else self.view.vectors(NodeType.ENTITY)
+        if not len(source):
+            return {}
+        scores = _min_max(source.scores(query_vec))
+        raw = source.scores(query_vec)
+        top = [i for i in np.argsort(-raw, kind="stable")[: s.entity_seeds] if raw[i] >= s.seed_min_cosine]
+        total: dict[str, float] = {}
+        count: dict[str, int] = {}
+        if source is triplets:
+            for node in self.view.store.get_nodes([source.ids[i] for i in top]):
+                score = float(scores[source.position[node.id]])
                 for key in ("subject", "object"):
-                    eid = node.props.get(key)
-                    if eid:
-                        seeds[eid] = max(seeds.get(eid, 0.0), score)
-        entities = self.view.vectors(NodeType.ENTITY)
-        for eid, score in entities.search(query_vec, s.entity_seeds):
-            if score >= s.seed_min_cosine and (not seeds or eid not in seeds):
-                seeds.setdefault(eid, score)
-        return seeds
+                    if eid := node.props.get(key):
+                        total[eid] = total.get(eid, 0.0) + score
+                        count[eid] = count.get(eid, 0) + 1
+        else:
+            for i in top:
+                total[source.ids[i]] = float(scores[i])
+                count[source.ids[i]] = 1
+        passages_of = self.view.entity_passage_counts
+        return {e: total[e] / count[e] / max(passages_of.get(e, 1), 1) for e in total if total[e] > 0}
 
     def retrieve(self, question: str, top_k: int | None = None) -> Evidence:
         s = self.settings
@@ -89,25 +98,22 @@ class GraphRetriever:
         dense = chunks.scores(query_vec)
         seeds = self.seed_entities(query_vec)
         reset = graph.vector(seeds)
-        if reset.sum() > 0:
-            reset /= reset.sum()
-        dense_weights = {cid: max(float(v), 0.0) for cid, v in zip(chunks.ids, dense, strict=True)}
-        passage_reset = graph.vector(dense_weights)
-        if passage_reset.sum() > 0:
-            reset += s.passage_weight * passage_reset / passage_reset.sum()
+        reset += s.passage_weight * graph.vector(dict(zip(chunks.ids, _min_max(dense).tolist(), strict=True)))
         if reset.sum() <= 0 or graph.n == 0:
             hits = chunks.search(query_vec, top_k)
             return Evidence(question=question, passages=passages_from_scores(self.view.store, hits))
         scores = personalized_pagerank(graph.adjacency, reset, damping=s.damping)
-        chunk_rows = np.array(graph.rows(chunks.ids))
-        ppr_scores = scores[chunk_rows]
-        combined = s.dense_mix * _rank_score(dense) + (1 - s.dense_mix) * _rank_score(ppr_scores)
+        ppr_scores = scores[np.array(graph.rows(chunks.ids))]
+        if s.dense_mix > 0:
+            combined = s.dense_mix * _rank_score(dense) + (1 - s.dense_mix) * _rank_score(ppr_scores)
+        else:
+            combined = ppr_scores
         order = np.argsort(-combined, kind="stable")[:top_k]
         hits = [(chunks.ids[i], float(combined[i])) for i in order]
         evidence = Evidence(question=question, passages=passages_from_scores(self.view.store, hits))
         names = {n.id: n.text for n in self.view.store.get_nodes(list(seeds))}
         evidence.seeds = sorted(((e, names.get(e, e), w) for e, w in seeds.items()), key=lambda t: -t[2])
-        self._add_paths(evidence, list(seeds))
+        self._add_paths(evidence, [e for e, _, _ in evidence.seeds])
         return evidence
 
     def _add_paths(self, evidence: Evidence, seeds: list[str]) -> None:
@@ -143,6 +149,14 @@ class GraphRetriever:
             parts.append(f"-{label}->" if (a, b) in labels else label)
             parts.append(names.get(b, b))
         return parts
+
+
+def _min_max(values: np.ndarray) -> np.ndarray:
+    values = np.asarray(values, dtype=np.float64)
+    if values.size == 0:
+        return values
+    low, high = values.min(), values.max()
+    return np.ones_like(values) if high - low < 1e-12 else (values - low) / (high - low)
 
 
 def _rank_score(values: np.ndarray) -> np.ndarray:

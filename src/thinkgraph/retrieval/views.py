@@ -64,6 +64,14 @@ class IndexView:
         return out
 
     @cached_property
+    def entity_passage_counts(self) -> dict[str, int]:
+        counts: dict[str, int] = {}
+        for entities in self.chunk_entities.values():
+            for eid in entities:
+                counts[eid] = counts.get(eid, 0) + 1
+        return counts
+
+    @cached_property
     def relation_labels(self) -> dict[tuple[str, str], str]:
         labels: dict[tuple[str, str], str] = {}
         for e in self.store.iter_edges([EdgeType.OPENREL]):
