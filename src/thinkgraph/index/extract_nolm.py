@@ -13,7 +13,7 @@ from thinkgraph.models import Chunk, SourceDocument
 
 _SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'(])|\n{2,}")
 _CAP = r"[A-Z][\w'\-.]*[\w]|[A-Z]"
-_CONNECT = r"(?:of|the|de|du|la|von|van|and|for|on|in|der)"
+_CONNECT = r"(?:of|the|de|du|la|von|van|der)"
 _PHRASE = re.compile(rf"\b(?:{_CAP})(?:\s+(?:{_CONNECT}\s+)*(?:{_CAP}))*")
 _YEAR = re.compile(r"\b(1[0-9]{3}|20[0-9]{2})\b")
 # Capitalised words that start sentences or are function words, not names.
@@ -41,12 +41,18 @@ def _clean(phrase: str) -> str | None:
     return name
 
 
-def entities_in(sentence: str) -> list[str]:
+def entities_in(sentence: str, known_names: set[str] | None = None) -> list[str]:
+    """Names in one sentence. A single capitalised word that opens the sentence ("Besides") is
+    kept only if ``known_names`` shows it capitalised elsewhere, mid-sentence."""
     names: list[str] = []
     for match in _PHRASE.finditer(sentence):
         name = _clean(match.group(0))
-        if name and name not in names:
-            names.append(name)
+        if not name or name in names:
+            continue
+        opens = not sentence[: match.start()].strip(" \t\n\"'(*#-")
+        if opens and " " not in name and known_names is not None and name not in known_names:
+            continue
+        names.append(name)
     for match in _YEAR.finditer(sentence):
         if match.group(1) not in names:
             names.append(match.group(1))
@@ -60,12 +66,15 @@ class NoLMExtractor:
     async def extract(self, doc: SourceDocument, chunk: Chunk) -> Extraction:
         out = Extraction()
         seen: set[str] = set()
-        if doc.title and doc.title.strip():
-            title = doc.title.strip()
+        title = _clean(doc.title.strip()) if doc.title else None
+        if title and title[0].isupper():  # a name-like title (a file stem like "notes-2" is not)
             out.entities.append(EntitySpec(title))
             seen.add(title)
-        for sentence in _SENTENCE.split(chunk.text):
-            names = entities_in(sentence)
+        sentences = _SENTENCE.split(chunk.text)
+        mid_sentence = {m.group(0) for s in sentences for m in _PHRASE.finditer(s)
+                        if s[: m.start()].strip(" \t\n\"'(*#-")}
+        for sentence in sentences:
+            names = entities_in(sentence, mid_sentence)
             for name in names:
                 if name not in seen:
                     seen.add(name)

@@ -144,8 +144,10 @@ class GraphRetriever:
     def _render(self, ids: list[str], labels: dict[tuple[str, str], str]) -> list[str]:
         names = {n.id: n.text for n in self.view.store.get_nodes(ids)}
         parts = [names.get(ids[0], ids[0])]
+        if len(ids) == 1:
+            return [*parts, "(named in the passage)"]
         for a, b in itertools.pairwise(ids):
-            label = labels.get((a, b)) or (f"<-{labels[(b, a)]}-" if (b, a) in labels else "~")
+            label = labels.get((a, b)) or (f"<-{labels[(b, a)]}-" if (b, a) in labels else "~")  # ~: co-occurs
             parts.append(f"-{label}->" if (a, b) in labels else label)
             parts.append(names.get(b, b))
         return parts
