@@ -24,7 +24,10 @@ _STOP = {
     "since", "because", "of", "to", "is", "was", "were", "are", "be", "also", "many", "most", "some",
     "each", "every", "both", "all", "one", "two", "three", "first", "second", "other", "such", "what",
     "which", "who", "whom", "where", "why", "how", "not", "no", "yes", "so", "than", "until", "over",
-    "under", "into", "about", "between", "today", "later", "early", "late",
+    "under", "into", "about", "between", "today", "later", "early", "late", "besides", "meanwhile",
+    "despite", "thus", "therefore", "moreover", "furthermore", "instead", "still", "yet", "now", "once",
+    "soon", "afterwards", "eventually", "finally", "initially", "originally", "currently", "recently",
+    "unlike", "like", "according", "along", "around", "throughout", "within", "without", "upon", "among",
 }
 MAX_ENTITIES_PER_SENTENCE = 12
 
@@ -41,18 +44,12 @@ def _clean(phrase: str) -> str | None:
     return name
 
 
-def entities_in(sentence: str, known_names: set[str] | None = None) -> list[str]:
-    """Names in one sentence. A single capitalised word that opens the sentence ("Besides") is
-    kept only if ``known_names`` shows it capitalised elsewhere, mid-sentence."""
+def entities_in(sentence: str) -> list[str]:
     names: list[str] = []
     for match in _PHRASE.finditer(sentence):
         name = _clean(match.group(0))
-        if not name or name in names:
-            continue
-        opens = not sentence[: match.start()].strip(" \t\n\"'(*#-")
-        if opens and " " not in name and known_names is not None and name not in known_names:
-            continue
-        names.append(name)
+        if name and name not in names:
+            names.append(name)
     for match in _YEAR.finditer(sentence):
         if match.group(1) not in names:
             names.append(match.group(1))
@@ -70,11 +67,8 @@ class NoLMExtractor:
         if title and title[0].isupper():  # a name-like title (a file stem like "notes-2" is not)
             out.entities.append(EntitySpec(title))
             seen.add(title)
-        sentences = _SENTENCE.split(chunk.text)
-        mid_sentence = {m.group(0) for s in sentences for m in _PHRASE.finditer(s)
-                        if s[: m.start()].strip(" \t\n\"'(*#-")}
-        for sentence in sentences:
-            names = entities_in(sentence, mid_sentence)
+        for sentence in _SENTENCE.split(chunk.text):
+            names = entities_in(sentence)
             for name in names:
                 if name not in seen:
                     seen.add(name)
