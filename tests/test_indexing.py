@@ -209,3 +209,16 @@ def test_community_summaries_with_llm_are_cached(index_path: Path, settings: Set
         tg.store.set_meta("derived_stale", "1")
         tg.index([SAMPLE_CORPUS])
         assert len(backend.requests) == calls  # summaries of unchanged communities are kept
+
+
+def test_a_refused_call_skips_one_chunk_only(index_path: Path, settings: Settings) -> None:
+    from thinkgraph.errors import LLMError
+
+    settings.index.extractor = "llm"
+    settings.index.summarize_communities = False
+    backend = ScriptedBackend(script=[_extraction_reply] * 2,
+                              rules=[("Skarn is an island", LLMError("HTTP 400: context length exceeded"))])
+    with _tg(index_path, settings, backend=backend) as tg:
+        report = tg.index([FIXTURES / "corpus_small.jsonl"])
+        assert report.extraction_failures == 1 and report.indexed == 2 and report.failed == 1
+        assert "context length" in tg.store.failures("extract")[0][2]

@@ -135,15 +135,32 @@ def ask(
     top_k: int | None = typer.Option(None, "--top-k", "-k", help="Passages to retrieve."),
     as_json: bool = typer.Option(False, "--json", help="Print the whole Answer as JSON."),
     trace: bool = typer.Option(False, "--trace", help="Print every step of the method."),
+    option: list[str] = typer.Option([], "--option", "-o",
+                                     help="Method setting KEY=VALUE, e.g. -o i_max=3 -o relation_seeds=false"),
 ) -> None:
     """Answer a question (or, with no LLM configured, show the retrieved evidence)."""
+    options = _parse_options(option)
+    if top_k:
+        options["top_k" if method in ("naive", "ppr") else "evidence_chunks" if method == "a2rag" else "k"] = top_k
     with _open(ctx, create=False) as tg:
-        options = {"top_k": top_k} if top_k and method != "none" else {}
         answer = tg.ask(question, method=method, **options)
     if as_json:
         print(json.dumps(answer.to_dict(), indent=2, ensure_ascii=False, default=str))
         return
     _print_answer(answer, trace)
+
+
+def _parse_options(pairs: list[str]) -> dict[str, Any]:
+    options: dict[str, Any] = {}
+    for pair in pairs:
+        key, sep, raw = pair.partition("=")
+        if not sep or not key.strip():
+            raise ThinkgraphError(f"option {pair!r} is not KEY=VALUE")
+        try:
+            options[key.strip()] = json.loads(raw)
+        except json.JSONDecodeError:
+            options[key.strip()] = raw
+    return options
 
 
 def _print_answer(answer: Answer, trace: bool) -> None:
@@ -230,6 +247,35 @@ def remove(
         for doc_id in doc_ids:
             report = tg.remove_document(doc_id)
             out.print(f"removed {doc_id}: {report.nodes_removed} nodes, {report.edges_removed} edges")
+
+
+@app.command()
+@one_line_errors
+def review(
+    ctx: typer.Context,
+    action: str = typer.Argument("list", help="list | approve | reject"),
+    ids: list[int] = typer.Argument(None, help="Proposal ids to approve or reject."),
+    as_json: bool = typer.Option(False, "--json", help="Print as JSON."),
+) -> None:
+    """Review triples proposed from verified answers (a2rag with -o hitl=true)."""
+    from thinkgraph.methods.a2rag.hitl import review as review_proposal
+
+    with _open(ctx, create=False) as tg:
+        if action == "list":
+            pending = tg.store.list_proposals("pending")
+            if as_json:
+                print(json.dumps([dataclasses.asdict(p) for p in pending], indent=2))
+            for p in pending if not as_json else []:
+                out.print(f"{p.id}: ({p.subject}, {p.predicate}, {p.object})  source {p.doc_id} {p.chunk_id}",
+                          highlight=False)
+            if not pending and not as_json:
+                out.print("no pending proposals")
+            return
+        if action not in ("approve", "reject") or not ids:
+            raise ThinkgraphError("use: review list | review approve ID... | review reject ID...")
+        for pid in ids:
+            done = review_proposal(tg.store, pid, approve=action == "approve")
+            out.print(f"{done.status} {pid}: ({done.subject}, {done.predicate}, {done.object})", highlight=False)
 
 
 def main() -> None:

@@ -77,8 +77,12 @@ class IndexSettings(_Section):
     summarize_communities: bool = True  # only when an LLM is configured
     max_file_bytes: int = 20_000_000  # larger files are skipped and counted
     embed_node_types: list[str] = Field(
-        default_factory=lambda: ["chunk", "entity", "triplet", "community", "proposition"]
+        default_factory=lambda: ["document", "chunk", "entity", "triplet", "community", "proposition"]
     )
+    # Per-document summaries (A2RAG's gate compares queries with them): the opening sentences, or
+    # an LLM summary when an LLM is configured and this is "llm".
+    document_summaries: Literal["first_sentences", "llm"] = "first_sentences"
+    summary_words: int = 60
     include: list[str] = Field(default_factory=lambda: ["*.txt", "*.md", "*.jsonl"])
     exclude: list[str] = Field(default_factory=list)
     batch_docs: int = 32  # documents committed per batch (a kill loses at most one batch)

@@ -101,6 +101,20 @@ class Chunk:
 
 
 @dataclass(slots=True)
+class Proposal:
+    """A candidate triple awaiting human review (A2RAG's human-in-the-loop queue)."""
+
+    question: str
+    subject: str
+    predicate: str
+    object: str
+    chunk_id: str
+    doc_id: str
+    status: str = "pending"  # pending | approved | rejected
+    id: int | None = None
+
+
+@dataclass(slots=True)
 class Citation:
     doc_id: str
     chunk_id: str

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 
 from thinkgraph.config import IndexSettings
 from thinkgraph.embed.base import Embedder
-from thinkgraph.errors import BudgetExceededError, LLMUnavailableError, StructuredOutputError
+from thinkgraph.errors import BudgetExceededError, LLMError, LLMUnavailableError
 from thinkgraph.ids import content_hash
 from thinkgraph.index.chunking import chunk_document
 from thinkgraph.index.communities import build_communities
@@ -20,6 +20,7 @@ from thinkgraph.index.extractor import Extractor
 from thinkgraph.index.loaders import Skipped
 from thinkgraph.index.records import document_records, extraction_records
 from thinkgraph.index.resolve import resolve_entities
+from thinkgraph.index.summaries import first_sentences, llm_summary
 from thinkgraph.llm.service import LLM
 from thinkgraph.models import Chunk, DocStatus, DocumentRecord, SourceDocument
 from thinkgraph.store.base import GraphStore
@@ -132,7 +133,7 @@ class Indexer:
         self.store.set_document_status(doc.id, DocStatus.PROCESSING)
         chunks = chunk_document(doc, self.counter, size=self.settings.chunk_tokens,
                                 overlap=self.settings.chunk_overlap)
-        records = document_records(doc, chunks)
+        records = document_records(doc, chunks, await self._summary(doc))
         with self.store.transaction():
             self.store.add_nodes(records.nodes)
             self.store.add_edges(records.edges)
@@ -150,13 +151,25 @@ class Indexer:
             report.indexed += 1
         self.progress("documents", report.indexed + report.failed, None)
 
+    async def _summary(self, doc: SourceDocument) -> str:
+        if self.settings.document_summaries == "llm" and self.llm is not None:
+            try:
+                return await llm_summary(self.llm, doc)
+            except (BudgetExceededError, LLMUnavailableError):
+                raise
+            except LLMError as exc:
+                self.store.record_failure("document_summary", doc.id, str(exc))
+        return first_sentences(doc, self.settings.summary_words)
+
     async def _extract_chunk(self, doc: SourceDocument, chunk: Chunk) -> bool:
         key = f"{doc.id}::{chunk.id}"
         if self.store.is_done(EXTRACT_STAGE, key):
             return True
         try:
             extraction = await self.extractor.extract(doc, chunk)
-        except StructuredOutputError as exc:
+        except (BudgetExceededError, LLMUnavailableError):
+            raise  # the run stops; a re-run resumes here
+        except LLMError as exc:  # one bad call (malformed output, a refused request) skips one chunk
             self.store.record_failure(EXTRACT_STAGE, key, str(exc))
             log.warning("extraction failed for chunk %d of %s: %s", chunk.index, doc.id, exc)
             return False

@@ -47,11 +47,12 @@ class GraphRecords:
         self.provenance.extend(other.provenance)
 
 
-def document_records(doc: SourceDocument, chunks: list[Chunk]) -> GraphRecords:
+def document_records(doc: SourceDocument, chunks: list[Chunk], summary: str = "") -> GraphRecords:
+    """The document node (its text is the summary, or the title) with its chunks."""
     out = GraphRecords()
     doc_node = document_node_id(doc.id)
-    out.nodes.append(Node(doc_node, NodeType.DOCUMENT, doc.title or doc.id,
-                          {"doc_id": doc.id, "source": doc.source}))
+    out.nodes.append(Node(doc_node, NodeType.DOCUMENT, summary or doc.title or doc.id,
+                          {"doc_id": doc.id, "source": doc.source, "title": doc.title}))
     for chunk in chunks:
         out.nodes.append(Node(chunk.id, NodeType.CHUNK, chunk.text,
                               {"doc_id": doc.id, "title": doc.title, "index": chunk.index,

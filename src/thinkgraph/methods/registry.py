@@ -5,15 +5,31 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from thinkgraph.errors import UnknownMethodError
+from pydantic import ValidationError
+
+from thinkgraph.errors import ConfigError, UnknownMethodError
+from thinkgraph.methods.a2rag import A2RAGConfig, A2RAGMethod
 from thinkgraph.methods.base import Method, MethodContext
+from thinkgraph.methods.ircot import IRCoTMethod
 from thinkgraph.methods.none import NoRetrievalMethod
 from thinkgraph.methods.passages import naive_method, ppr_method
+
+
+def a2rag_method(ctx: MethodContext, **options: Any) -> A2RAGMethod:
+    try:
+        config = A2RAGConfig(**options)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        raise ConfigError(f"a2rag option {'.'.join(map(str, first['loc']))}: {first['msg']}") from exc
+    return A2RAGMethod(ctx, config)
+
 
 _FACTORIES: dict[str, Callable[..., Method]] = {
     "none": NoRetrievalMethod,
     "naive": naive_method,
     "ppr": ppr_method,
+    "a2rag": a2rag_method,
+    "ircot": IRCoTMethod,
 }
 METHOD_NAMES = tuple(_FACTORIES)
 DEFAULT_METHOD = "ppr"
@@ -23,4 +39,7 @@ def make_method(name: str, ctx: MethodContext, **options: Any) -> Method:
     factory = _FACTORIES.get(name)
     if factory is None:
         raise UnknownMethodError(f"unknown method {name!r}; valid methods: {', '.join(METHOD_NAMES)}")
-    return factory(ctx, **options)
+    try:
+        return factory(ctx, **options)
+    except TypeError as exc:  # an option the method does not take
+        raise ConfigError(f"method {name!r} does not take option(s) {sorted(options)}: {exc}") from exc

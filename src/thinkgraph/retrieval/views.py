@@ -64,6 +64,15 @@ class IndexView:
         return out
 
     @cached_property
+    def entity_chunks(self) -> dict[str, list[str]]:
+        """Entity id -> chunks that contain it (the provenance map-back)."""
+        out: dict[str, list[str]] = {}
+        for chunk, entities in self.chunk_entities.items():
+            for eid in entities:
+                out.setdefault(eid, []).append(chunk)
+        return out
+
+    @cached_property
     def entity_passage_counts(self) -> dict[str, int]:
         counts: dict[str, int] = {}
         for entities in self.chunk_entities.values():

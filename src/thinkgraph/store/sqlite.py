@@ -15,7 +15,7 @@ import numpy as np
 
 from thinkgraph.errors import IndexFileError
 from thinkgraph.ids import document_node_id, edge_id
-from thinkgraph.models import DocStatus, DocumentRecord, Edge, Node, Provenance
+from thinkgraph.models import DocStatus, DocumentRecord, Edge, Node, Proposal, Provenance
 from thinkgraph.store.base import RemovalReport
 
 SCHEMA_VERSION = 1
@@ -46,6 +46,10 @@ CREATE TABLE IF NOT EXISTS failures(
     stage TEXT NOT NULL, key TEXT NOT NULL, message TEXT NOT NULL, count INTEGER NOT NULL,
     PRIMARY KEY(stage, key));
 CREATE TABLE IF NOT EXISTS llm_cache(key TEXT PRIMARY KEY, value TEXT NOT NULL, created REAL NOT NULL);
+CREATE TABLE IF NOT EXISTS proposals(
+    id INTEGER PRIMARY KEY AUTOINCREMENT, question TEXT NOT NULL, subject TEXT NOT NULL,
+    predicate TEXT NOT NULL, object TEXT NOT NULL, chunk_id TEXT NOT NULL, doc_id TEXT NOT NULL,
+    status TEXT NOT NULL, created REAL NOT NULL);
 CREATE TABLE IF NOT EXISTS usage(
     step TEXT PRIMARY KEY, calls INTEGER NOT NULL, prompt_tokens INTEGER NOT NULL,
     completion_tokens INTEGER NOT NULL, seconds REAL NOT NULL);
@@ -103,6 +107,8 @@ class SQLiteStore:
                 f"{self.path} has index schema version {version}; this thinkgraph reads version "
                 f"{SCHEMA_VERSION} (rebuild the index)"
             )
+        with self.transaction():
+            self._create_schema()  # tables added within a schema version are created if missing
 
     def _create_schema(self) -> None:
         for statement in _SCHEMA.strip().split(";"):
@@ -374,6 +380,25 @@ class SQLiteStore:
         with self.transaction():
             self._db.execute("INSERT OR REPLACE INTO llm_cache(key, value, created) VALUES (?, ?, ?)",
                              (key, json.dumps(value, ensure_ascii=False), time.time()))
+
+    def add_proposal(self, proposal: Proposal) -> int:
+        with self.transaction():
+            cur = self._db.execute(
+                "INSERT INTO proposals(question, subject, predicate, object, chunk_id, doc_id, status, created)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                (proposal.question, proposal.subject, proposal.predicate, proposal.object, proposal.chunk_id,
+                 proposal.doc_id, proposal.status, time.time()))
+            return int(cur.lastrowid)
+
+    def list_proposals(self, status: str | None = None) -> list[Proposal]:
+        sql = "SELECT id, question, subject, predicate, object, chunk_id, doc_id, status FROM proposals"
+        rows = self._db.execute(sql + " WHERE status=? ORDER BY id", (status,)) if status else \
+            self._db.execute(sql + " ORDER BY id")
+        return [Proposal(*r[1:], id=r[0]) for r in rows]
+
+    def set_proposal_status(self, proposal_id: int, status: str) -> None:
+        with self.transaction():
+            self._db.execute("UPDATE proposals SET status=? WHERE id=?", (status, proposal_id))
 
     def record_usage(self, step: str, calls: int, prompt_tokens: int, completion_tokens: int,
                      seconds: float) -> None:

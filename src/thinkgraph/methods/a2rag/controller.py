@@ -1,0 +1,173 @@
+"""The adaptive control loop (Alg. 1): gate, answer, Triple-Check, failure-aware rewrite, bounded retry."""
+
+from __future__ import annotations
+
+import re
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+
+import numpy as np
+from pydantic import BaseModel, ConfigDict, Field
+
+from thinkgraph.llm.service import LLM
+from thinkgraph.methods.a2rag.config import A2RAGConfig
+from thinkgraph.methods.a2rag.hitl import propose_triples
+from thinkgraph.methods.a2rag.prompts import (
+    ANSWER,
+    CHECK_ADEQUACY,
+    CHECK_GROUNDING,
+    CHECK_RELEVANCE,
+    REWRITE,
+)
+from thinkgraph.methods.a2rag.retriever import AgenticRetriever, RetrievalState
+from thinkgraph.methods.base import NO_LLM_MESSAGE, MethodContext
+from thinkgraph.methods.none import NoRetrievalMethod
+from thinkgraph.methods.synthesis import citations_for
+from thinkgraph.models import Answer, Cost, EvidenceSubgraph, Node, NodeType, TraceStep
+
+_CITE = re.compile(r"\[(\d+)\]")
+CHECKS = ("rel", "grd", "ans")
+
+
+class CheckVerdict(BaseModel):
+    model_config = ConfigDict(populate_by_name=True)
+    passed: bool = Field(alias="pass")  # "pass" is a Python keyword; the JSON keeps the prompt's name
+    reason: str = ""
+
+
+@dataclass
+class Attempt:
+    query: str
+    answer: str
+    failure: str | None
+    reason: str
+    stage: str
+
+
+@dataclass
+class A2RAGMethod:
+    ctx: MethodContext
+    config: A2RAGConfig = field(default_factory=A2RAGConfig)
+    name: str = "a2rag"
+    stage_counts: Counter[str] = field(default_factory=Counter)  # Fig. 4: where questions ended
+
+    def __post_init__(self) -> None:
+        self.retriever = AgenticRetriever(self.ctx.view, self.config, self.ctx.llm)
+
+    # gate -------------------------------------------------------------------------
+    def gate_score(self, question: str) -> float:
+        summaries = self.ctx.view.vectors(NodeType.DOCUMENT)
+        if not len(summaries):
+            return 1.0  # an index without summaries cannot gate; let retrieval decide
+        return float(np.clip(summaries.scores(self.ctx.view.embed_query(question)).max(), 0.0, 1.0))
+
+    async def answer(self, question: str) -> Answer:
+        started = time.perf_counter()
+        llm = self.ctx.llm
+        if llm is None:
+            return self._finish(await self._evidence_only(question), started, Cost())
+        with llm.meter.scope() as cost:
+            answer = await self._controlled(question, llm)
+        return self._finish(answer, started, cost)
+
+    def _finish(self, answer: Answer, started: float, cost: Cost) -> Answer:
+        answer.cost = cost
+        answer.cost.seconds = time.perf_counter() - started
+        return answer
+
+    async def _evidence_only(self, question: str) -> Answer:
+        score = self.gate_score(question)
+        trace = [TraceStep("controller", "gate", {"tau_g": self.config.tau_g}, {"score": score})]
+        state = await self.retriever.retrieve(question, stop_when_sufficient=False)
+        trace += state.trace
+        self.stage_counts[state.stage] += 1
+        chunks = state.ranked_chunks()[: self.config.evidence_chunks]
+        return Answer(question=question, method=self.name, text=None, status="evidence_only",
+                      citations=citations_for(self.retriever.passages(chunks)),
+                      evidence=self._subgraph(state), trace=trace, message=NO_LLM_MESSAGE)
+
+    async def _controlled(self, question: str, llm: LLM) -> Answer:
+        c = self.config
+        trace: list[TraceStep] = []
+        if c.gate:
+            score = self.gate_score(question)
+            trace.append(TraceStep("controller", "gate", {"tau_g": c.tau_g}, {"score": score}))
+            if score < c.tau_g:
+                self.stage_counts["abstained"] += 1
+                if c.out_of_scope == "no_retrieval":
+                    fallback = await NoRetrievalMethod(self.ctx).answer(question)
+                    fallback.trace = trace + fallback.trace
+                    fallback.method = self.name
+                    return fallback
+                return Answer(question=question, method=self.name, text=None, status="abstained", trace=trace,
+                              message=f"out of scope: best summary similarity {score:.2f} < tau_g {c.tau_g}")
+        query = question
+        attempts: list[Attempt] = []
+        state = RetrievalState(query=query)
+        for attempt in range(c.i_max + 1):
+            state = await self.retriever.retrieve(query)
+            trace += state.trace
+            passages = self.retriever.passages(state.ranked_chunks()[: c.evidence_chunks])
+            reply = await self._generate(llm, query, state, passages)
+            trace.append(TraceStep("responder", "a2rag.answer", {"query": query}, {"reply": reply}))
+            failure, reason = await self._triple_check(llm, query, reply, state, trace)
+            attempts.append(Attempt(query, reply, failure, reason, state.stage))
+            if failure is None:
+                self.stage_counts[state.stage] += 1
+                cited = sorted({int(n) for n in _CITE.findall(reply) if 1 <= int(n) <= len(passages)})
+                used = [passages[n - 1] for n in cited] or passages
+                if c.hitl:
+                    proposals = await propose_triples(self.ctx.store, llm, question, reply, passages)
+                    trace.append(TraceStep("controller", "hitl.propose", {}, {"proposals": proposals}))
+                return Answer(question=question, method=self.name, text=_CITE.sub("", reply).strip(),
+                              status="answered", citations=citations_for(used), evidence=self._subgraph(state),
+                              trace=trace)
+            if attempt == c.i_max:
+                break  # Alg. 1 rewrites here too, but no retry is left to use the rewrite
+            query = await self._rewrite(llm, query, reply, state, failure, reason)
+            trace.append(TraceStep("controller", f"rewrite.{failure}", {"reason": reason}, {"query": query}))
+        self.stage_counts["failed"] += 1
+        last = attempts[-1]
+        return Answer(question=question, method=self.name, text=_CITE.sub("", last.answer).strip() or None,
+                      status="failed", citations=citations_for(self.retriever.passages(
+                          state.ranked_chunks()[: c.evidence_chunks])),
+                      evidence=self._subgraph(state), trace=trace,
+                      message=f"no answer passed Triple-Check in {len(attempts)} attempts "
+                              f"(last failure: {last.failure}: {last.reason})")
+
+    async def _generate(self, llm: LLM, query: str, state: RetrievalState, passages: list) -> str:
+        triples = "\n".join(self.retriever.triples_text(state.facts)) or "(none)"
+        numbered = "\n".join(f"[{i}] {p.title + ': ' if p.title else ''}{p.text}" for i, p in enumerate(passages, 1))
+        prompt = ANSWER.format(question=query, triples=triples, passages=numbered or "(none)")
+        return (await llm.text([{"role": "user", "content": prompt}], step="a2rag.answer")).strip()
+
+    async def _triple_check(self, llm: LLM, query: str, reply: str, state: RetrievalState,
+                            trace: list[TraceStep]) -> tuple[str | None, str]:
+        """Relevance, grounding, adequacy in that order; the first failed check is the failure type."""
+        evidence = self.retriever.evidence_text(state)
+        prompts = {"rel": CHECK_RELEVANCE.format(question=query, evidence=evidence),
+                   "grd": CHECK_GROUNDING.format(answer=reply, evidence=evidence),
+                   "ans": CHECK_ADEQUACY.format(question=query, answer=reply)}
+        for check in CHECKS:
+            verdict = await llm.json([{"role": "user", "content": prompts[check]}], CheckVerdict,
+                                     step=f"a2rag.check.{check}")
+            trace.append(TraceStep("verifier", f"check.{check}", {}, {"pass": verdict.passed,
+                                                                      "reason": verdict.reason}))
+            if not verdict.passed:
+                return check, verdict.reason
+        return None, ""
+
+    async def _rewrite(self, llm: LLM, query: str, reply: str, state: RetrievalState, failure: str,
+                       reason: str) -> str:
+        prompt = REWRITE[failure].format(question=query, answer=reply, reason=reason)
+        rewritten = (await llm.text([{"role": "user", "content": prompt}], step=f"a2rag.rewrite.{failure}")).strip()
+        return rewritten.splitlines()[0].strip() if rewritten else query
+
+    def _subgraph(self, state: RetrievalState) -> EvidenceSubgraph:
+        g = self.retriever.graph
+        rows = sorted({r for f in state.facts for r in (f.subject, f.object)} | set(state.seeds.entities))
+        nodes = [Node(g.ids[r], "entity", g.names[r], {"seed": r in state.seeds.entities}) for r in rows]
+        shown = state.facts[: self.config.max_triples]
+        return EvidenceSubgraph(nodes=nodes, path_texts=self.retriever.triples_text(state.facts),
+                                paths=[[g.ids[f.subject], g.ids[f.object]] for f in shown])

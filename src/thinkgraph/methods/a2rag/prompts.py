@@ -1,0 +1,88 @@
+"""A2RAG prompts, one constant each, in our words, following the roles of §III."""
+
+QUERY_SEEDS = """Find what the question below talks about.
+List the entities it names (people, places, organisations, works, dates, things) exactly as written,
+and the relations it asks about as short verb phrases.
+Reply with JSON only: {{"entities": ["..."], "relations": ["..."]}}
+
+Question: {question}"""
+
+SUFFICIENCY = """Decide whether the evidence below is enough to answer the question.
+Reply with JSON only: {{"sufficient": true or false, "missing": "what is still missing, if anything"}}
+
+Question: {question}
+
+Evidence:
+{evidence}"""
+
+ANSWER = """Answer the question using only the evidence below (facts from a knowledge graph and
+numbered source passages). Cite passages by number like [1]. Keep the answer short. If the evidence
+does not answer the question, reply exactly "Unknown".
+
+Question: {question}
+
+Facts:
+{triples}
+
+Passages:
+{passages}
+
+Answer:"""
+
+CHECK_RELEVANCE = """Is the evidence below about what the question asks? Judge the evidence only,
+not any answer.
+Reply with JSON only: {{"pass": true or false, "reason": "one sentence"}}
+
+Question: {question}
+
+Evidence:
+{evidence}"""
+
+CHECK_GROUNDING = """Is every claim in the answer supported by the evidence below? An answer that adds
+facts the evidence does not state is not grounded.
+Reply with JSON only: {{"pass": true or false, "reason": "one sentence"}}
+
+Answer: {answer}
+
+Evidence:
+{evidence}"""
+
+CHECK_ADEQUACY = """Does the answer fully resolve the question (the right kind of answer, every part
+and constraint of the question addressed)? "Unknown" does not resolve it.
+Reply with JSON only: {{"pass": true or false, "reason": "one sentence"}}
+
+Question: {question}
+Answer: {answer}"""
+
+REWRITE = {
+    "rel": """The evidence found for this question was off-topic. Rewrite the question so that it
+names its entities and relations more precisely (full names, the exact relation asked about), keeping
+its meaning. Reply with the rewritten question only.
+
+Question: {question}
+Why the evidence failed: {reason}""",
+    "grd": """The answer to this question made claims the evidence did not support. Rewrite the
+question so that it asks for exactly the fact that must be found in the sources, naming the entity and
+relation that must be stated there. Reply with the rewritten question only.
+
+Question: {question}
+Unsupported answer: {answer}
+Why it failed: {reason}""",
+    "ans": """The answer did not fully resolve this question. Rewrite the question so that it makes
+explicit every constraint and part that the answer must address (intermediate entities, dates, the
+kind of answer wanted). Reply with the rewritten question only.
+
+Question: {question}
+Incomplete answer: {answer}
+Why it failed: {reason}""",
+}
+
+PROPOSE_TRIPLES = """From the passages below, list up to {max_triples} facts that support the verified
+answer, as subject-relation-object triples, each with the number of the passage that states it.
+Reply with JSON only: {{"triples": [{{"subject": "...", "relation": "...", "object": "...", "passage": 1}}]}}
+
+Question: {question}
+Answer: {answer}
+
+Passages:
+{passages}"""

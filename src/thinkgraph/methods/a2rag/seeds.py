@@ -1,0 +1,116 @@
+"""Seed extraction and alignment: query mentions (LLM, or the model-free extractor) matched to graph
+entities by a hybrid of edit similarity and embedding cosine (S_V), and relation phrases matched to
+the graph's predicates (S_R)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from functools import cached_property
+
+import numpy as np
+from pydantic import BaseModel, Field
+from rapidfuzz import fuzz, process
+
+from thinkgraph.errors import LLMUnavailableError, StructuredOutputError
+from thinkgraph.ids import normalize_name
+from thinkgraph.index.extract_nolm import entities_in
+from thinkgraph.llm.service import LLM
+from thinkgraph.methods.a2rag.config import A2RAGConfig
+from thinkgraph.methods.a2rag.graph import EntityGraph
+from thinkgraph.methods.a2rag.prompts import QUERY_SEEDS
+from thinkgraph.retrieval.views import IndexView
+
+SEED_STEP = "a2rag.seeds"
+
+
+class QueryMentions(BaseModel):
+    entities: list[str] = Field(default_factory=list)
+    relations: list[str] = Field(default_factory=list)
+
+
+@dataclass
+class Seeds:
+    mentions: list[str] = field(default_factory=list)
+    relation_mentions: list[str] = field(default_factory=list)
+    entities: dict[int, float] = field(default_factory=dict)  # entity row -> match confidence
+    relations: set[str] = field(default_factory=set)
+
+
+class SeedAligner:
+    def __init__(self, view: IndexView, graph: EntityGraph, config: A2RAGConfig, llm: LLM | None) -> None:
+        self.view = view
+        self.graph = graph
+        self.config = config
+        self.llm = llm
+
+    @cached_property
+    def _normalized_names(self) -> list[str]:
+        return [normalize_name(n) for n in self.graph.names]
+
+    @cached_property
+    def _entity_vectors(self) -> np.ndarray:
+        vectors = self.view.vectors("entity")
+        rows = [vectors.position.get(node_id) for node_id in self.graph.ids]
+        out = np.zeros((len(rows), vectors.vectors.shape[1] if len(vectors) else 1), dtype=np.float32)
+        for i, r in enumerate(rows):
+            if r is not None:
+                out[i] = vectors.vectors[r]
+        return out
+
+    @cached_property
+    def _predicates(self) -> list[str]:
+        return sorted({f.predicate for f in self.graph.facts})
+
+    async def mentions(self, question: str) -> QueryMentions:
+        if self.llm is not None:
+            try:
+                return await self.llm.json([{"role": "user", "content": QUERY_SEEDS.format(question=question)}],
+                                           QueryMentions, step=SEED_STEP)
+            except StructuredOutputError:
+                pass  # fall back to the model-free extractor; the failure is counted by the LLM layer
+            except LLMUnavailableError:
+                raise
+        return QueryMentions(entities=entities_in(question) or [question])
+
+    async def seeds(self, question: str) -> Seeds:
+        found = await self.mentions(question)
+        seeds = Seeds(mentions=found.entities, relation_mentions=found.relations)
+        for mention in found.entities:
+            for row, score in self.align_entity(mention):
+                seeds.entities[row] = max(seeds.entities.get(row, 0.0), score)
+        best = sorted(seeds.entities.items(), key=lambda kv: -kv[1])[: self.config.max_seeds]
+        seeds.entities = dict(best)
+        if self.config.relation_seeds:
+            for phrase in found.relations:
+                seeds.relations.update(self.align_relation(phrase))
+        return seeds
+
+    def align_entity(self, mention: str) -> list[tuple[int, float]]:
+        """Entities whose hybrid score w*edit + (1-w)*cosine passes the threshold."""
+        if not self.graph.ids:
+            return []
+        c = self.config
+        target = normalize_name(mention)
+        cosine = self._entity_vectors @ self.view.embed_query(mention)
+        candidates = set(np.argsort(-cosine)[: c.seed_candidates].tolist())
+        for _, _, row in process.extract(target, self._normalized_names, scorer=fuzz.ratio, limit=c.seed_candidates):
+            candidates.add(int(row))
+        scored = []
+        for row in candidates:
+            lexical = fuzz.ratio(target, self._normalized_names[row]) / 100.0
+            score = c.seed_lexical_weight * lexical + (1 - c.seed_lexical_weight) * float(max(cosine[row], 0.0))
+            if score >= c.seed_threshold:
+                scored.append((row, score))
+        return sorted(scored, key=lambda t: -t[1])
+
+    def align_relation(self, phrase: str) -> set[str]:
+        """Predicates lexically close to the phrase (token-set similarity), then confirmed by cosine."""
+        hits = process.extract(phrase.casefold(), self._predicates, scorer=fuzz.token_set_ratio, limit=20)
+        names = [h[0] for h in hits]
+        if not names:
+            return set()
+        vecs = self.view.embedder.embed([phrase, *names])
+        cosine = vecs[1:] @ vecs[0]
+        w = self.config.seed_lexical_weight
+        return {name for (name, lex, _), cos in zip(hits, cosine, strict=True)
+                if w * lex / 100.0 + (1 - w) * float(cos) >= self.config.relation_threshold}

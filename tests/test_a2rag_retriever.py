@@ -1,0 +1,124 @@
+"""A2RAG's retriever: seeds, the three stages on a graph with known bridges, map-back, degradation."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from support import FIXTURES, HashEmbedder
+from thinkgraph.api import ThinkGraph
+from thinkgraph.config import Settings
+from thinkgraph.graph.ppr import personalized_pagerank
+from thinkgraph.methods.a2rag import A2RAGConfig, AgenticRetriever
+from thinkgraph.methods.a2rag.graph import EntityGraph, build_entity_graph
+from thinkgraph.methods.a2rag.stages import bridge_facts, local_facts, ppr_map_back
+
+
+@pytest.fixture(scope="module")
+def bridge_tg(tmp_path_factory: pytest.TempPathFactory) -> ThinkGraph:
+    settings = Settings()
+    tg = ThinkGraph(tmp_path_factory.mktemp("a2") / "b.db", settings=settings, embedder=HashEmbedder())
+    tg.index([FIXTURES / "bridge_corpus.jsonl"], openie=FIXTURES / "bridge_openie.jsonl")
+    yield tg
+    tg.close()
+
+
+@pytest.fixture(scope="module")
+def graph(bridge_tg: ThinkGraph) -> EntityGraph:
+    return build_entity_graph(bridge_tg.view)
+
+
+def row(graph: EntityGraph, name: str) -> int:
+    return graph.names.index(name)
+
+
+def names(graph: EntityGraph, facts: list) -> set[tuple[str, str, str]]:
+    return {(graph.names[f.subject], f.predicate, graph.names[f.object]) for f in facts}
+
+
+def test_entity_graph_has_facts_with_sources(graph: EntityGraph) -> None:
+    founded = [f for f in graph.facts if f.predicate == "founded"]
+    assert len(founded) == 1 and founded[0].chunks and len(graph.facts) == 7
+    assert graph.degree[row(graph, "Acme Corp")] == 4  # Alice, 1990, Rivertown, Bob
+
+
+def test_stage1_local_with_and_without_relation_seeds(graph: EntityGraph) -> None:
+    acme = row(graph, "Acme Corp")
+    facts, filtered = local_facts(graph, [acme], set())
+    assert names(graph, facts) == {("Alice Stone", "founded", "Acme Corp"), ("Acme Corp", "founded in", "1990"),
+                                   ("Acme Corp", "based in", "Rivertown"), ("Bob Reed", "works at", "Acme Corp")}
+    assert not filtered
+    facts, filtered = local_facts(graph, [acme], {"works at"})
+    assert names(graph, facts) == {("Bob Reed", "works at", "Acme Corp")} and filtered
+    facts, filtered = local_facts(graph, [acme], {"married to"})  # nothing matches: keep all
+    assert len(facts) == 4 and not filtered
+
+
+def test_stage2_bridges_link_two_seeds(graph: EntityGraph) -> None:
+    alice, carol = row(graph, "Alice Stone"), row(graph, "Carol Diaz")
+    bridges, paths, facts = bridge_facts(graph, [alice, carol], k=2, max_paths=2, max_bridges=10)
+    assert {graph.names[b] for b in bridges} == {"Acme Corp", "Rivertown"}
+    assert all(len(p) - 1 <= 2 for p in paths)
+    assert names(graph, facts) >= {("Alice Stone", "founded", "Acme Corp"), ("Acme Corp", "based in", "Rivertown"),
+                                   ("Carol Diaz", "born in", "Rivertown")}
+    assert ("Moon", "orbits", "Earth") not in names(graph, facts)
+    assert bridge_facts(graph, [alice], 2, 2, 10) == ([], [], [])  # one seed: no bridge
+    bridges1, _, _ = bridge_facts(graph, [alice, carol], k=1, max_paths=2, max_bridges=10)
+    assert bridges1 == []  # no node within one hop of both
+
+
+def test_stage3_degree_normalised_ppr_and_map_back(graph: EntityGraph, bridge_tg: ThinkGraph) -> None:
+    acme, carol = row(graph, "Acme Corp"), row(graph, "Carol Diaz")
+    top, chunk_scores = ppr_map_back(graph, [acme, carol], alpha=0.15, top_l=3)
+    p0 = np.zeros(len(graph.ids))
+    p0[acme], p0[carol] = 1 / 4, 1 / 1  # eq. (10): 1/deg, Acme has degree 4, Carol 1
+    ref = personalized_pagerank(graph.adjacency, p0 / p0.sum(), damping=0.85)
+    assert top == [int(i) for i in np.argsort(-ref, kind="stable")[:3]]
+    expected: dict[str, float] = {}
+    for node in top:
+        for chunk in graph.chunks_of[node]:
+            expected[chunk] = expected.get(chunk, 0.0) + float(ref[node])
+    assert chunk_scores == pytest.approx(expected)
+    docs = {bridge_tg.store.get_node(c).props["doc_id"] for c in chunk_scores}
+    assert "c6" not in docs and "c5" in docs
+
+
+def test_degraded_graph_drops_nodes_and_their_facts(graph: EntityGraph) -> None:
+    smaller = graph.degraded(0.5, seed=1)
+    assert len(smaller.ids) == len(graph.ids) - round(0.5 * len(graph.ids))
+    kept = set(smaller.ids)
+    for f in smaller.facts:
+        assert smaller.ids[f.subject] in kept and smaller.ids[f.object] in kept
+    assert len(smaller.facts) < len(graph.facts)
+    assert graph.degraded(0.0, seed=1).facts == graph.facts
+
+
+async def test_seed_alignment_hybrid_matcher(bridge_tg: ThinkGraph, graph: EntityGraph) -> None:
+    retriever = AgenticRetriever(bridge_tg.view, A2RAGConfig(), graph=graph)
+    aligner = retriever.aligner
+    exact = aligner.align_entity("Alice Stone")
+    assert graph.names[exact[0][0]] == "Alice Stone" and exact[0][1] > 0.9
+    typo = aligner.align_entity("Alise Stone")
+    assert typo and graph.names[typo[0][0]] == "Alice Stone"
+    assert aligner.align_entity("Quantum Zebra Parliament") == []
+    assert "founded" in aligner.align_relation("founded")
+    seeds = await aligner.seeds("Where was the company that Alice Stone founded based?")
+    assert [graph.names[r] for r in seeds.entities] == ["Alice Stone"]
+
+
+async def test_all_stages_run_without_llm_and_record_the_stage(bridge_tg: ThinkGraph, graph: EntityGraph) -> None:
+    retriever = AgenticRetriever(bridge_tg.view, A2RAGConfig(), graph=graph)
+    state = await retriever.retrieve("Alice Stone and Carol Diaz")
+    assert state.stage == "ppr" and set(state.stage_chunks) == {"local", "bridge", "ppr"}
+    assert [s.action for s in state.trace] == ["seeds", "stage.local", "stage.bridge", "stage.ppr"]
+    ranked = state.ranked_chunks()
+    assert len(ranked) == len(set(ranked))
+    docs = [bridge_tg.store.get_node(c).props["doc_id"] for c in ranked]
+    assert {"c1", "c5", "c2"} <= set(docs) and "c6" not in docs[:4]
+
+
+async def test_no_seed_falls_back_to_dense_text(bridge_tg: ThinkGraph, graph: EntityGraph) -> None:
+    retriever = AgenticRetriever(bridge_tg.view, A2RAGConfig(), graph=graph)
+    state = await retriever.retrieve("quantum chromodynamics lecture")
+    assert state.seeds.entities == {} and state.facts == []
+    assert state.trace[-1].outputs["dense_fallback"] is True and len(state.stage_chunks["ppr"]) == 6
