@@ -18,7 +18,8 @@ class ScriptExhaustedError(AssertionError):
 @dataclass
 class ScriptedBackend:
     """Replies in order; a reply may be a string, an exception to raise, or a function of the request.
-    ``rules`` (substring of the last message -> reply) answer first when they match."""
+    ``rules`` (substring of any message -> reply) answer first when they match, so a repair re-ask
+    of a prompt is answered by the same rule as the prompt."""
 
     script: list[Reply] = field(default_factory=list)
     rules: list[tuple[str, Reply]] = field(default_factory=list)
@@ -31,7 +32,8 @@ class ScriptedBackend:
     async def chat(self, request: ChatRequest) -> ChatResult:
         self.requests.append(request)
         last = request.messages[-1]["content"] if request.messages else ""
-        reply: Reply | None = next((r for needle, r in self.rules if needle in last), None)
+        reply: Reply | None = next(
+            (r for needle, r in self.rules if any(needle in m["content"] for m in request.messages)), None)
         if reply is None:
             if not self.script:
                 raise ScriptExhaustedError(f"no scripted reply left for call {len(self.requests)}: {last[:120]!r}")

@@ -40,9 +40,11 @@ class RetrievalState:
     sufficient: bool = False
     trace: list[TraceStep] = field(default_factory=list)
 
-    def ranked_chunks(self) -> list[str]:
-        """Chunks of all stages run, interleaved stage by stage (each stage contributes its best)."""
-        lists = [self.stage_chunks[s] for s in STAGES if s in self.stage_chunks]
+    def ranked_chunks(self, through: str | None = None) -> list[str]:
+        """Chunks of the stages run (up to ``through``), interleaved stage by stage so that each
+        stage contributes its best."""
+        last = STAGES.index(through) + 1 if through else len(STAGES)
+        lists = [self.stage_chunks[s] for s in STAGES[:last] if s in self.stage_chunks]
         out: list[str] = []
         seen: set[str] = set()
         for rank in range(max((len(x) for x in lists), default=0)):
