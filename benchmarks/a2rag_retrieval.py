@@ -71,7 +71,8 @@ def main() -> None:
         golds = [q["supporting_ids"] for q in questions]
         dense_lists = [dense_ranked[q["id"]] for q in questions]
         rows = [("dense passage retrieval", dense_lists), ("a2rag after stage 1 (local)", ranked["local"]),
-                ("a2rag after stage 2 (+bridge)", ranked["bridge"]), ("a2rag after stage 3 (+PPR map-back)", ranked["ppr"])]
+                ("a2rag after stage 2 (+bridge)", ranked["bridge"]),
+                ("a2rag after stage 3 (+PPR map-back)", ranked["ppr"])]
         for name, lists in rows:
             r2 = 100 * statistics.mean(recall(r, g, 2) for r, g in zip(lists, golds, strict=True))
             r5 = 100 * statistics.mean(recall(r, g, 5) for r, g in zip(lists, golds, strict=True))
