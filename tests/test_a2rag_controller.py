@@ -167,9 +167,10 @@ async def test_gate_fallback_answers_without_retrieval(tg_factory) -> None:  # n
 
 
 async def test_gate_can_be_switched_off_and_threshold_moved(tg_factory) -> None:  # noqa: ANN001
-    tg = tg_factory(None)
-    answer = await tg.aask("zymurgy fermentation yeast recipe", method="a2rag")
-    assert answer.status == "evidence_only"  # without an LLM every stage runs, no gate verdict
+    tg = tg_factory(None)  # the gate needs no LLM
+    assert (await tg.aask("zymurgy fermentation yeast recipe", method="a2rag")).status == "abstained"
+    answer = await tg.aask("zymurgy fermentation yeast recipe", method="a2rag", gate=False)
+    assert answer.status == "evidence_only" and answer.trace[0].action == "seeds"
     script = Script(seeds=[SEEDS], sufficiency=[ENOUGH], answer=["x [1]"], rel=[PASS], grd=[PASS], ans=[PASS])
     tg = tg_factory(script)
     assert (await tg.aask("Alice Stone founded what?", method="a2rag", tau_g=0.99)).status == "abstained"

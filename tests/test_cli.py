@@ -34,7 +34,7 @@ def test_ask_without_llm_prints_evidence_with_provenance(built_index: Path) -> N
     result = run("-i", str(built_index), "ask", "Who trained Lena Sorensen?")
     assert result.returncode == 0, result.stderr
     assert "needs an LLM endpoint" in result.stdout
-    assert "people.md chars" in result.stdout and "Entity paths" in result.stdout
+    assert "people.md chars" in result.stdout and "Graph evidence" in result.stdout
 
 
 def test_inspect_json_and_export(built_index: Path, tmp_path: Path) -> None:
@@ -105,3 +105,18 @@ def test_corrupt_index_and_bad_config(tmp_path: Path) -> None:
     result = run("-c", str(cfg), "-i", str(bad), "inspect")
     assert result.returncode == 1 and "must not be in a file" in result.stderr
     assert "sk-in-file" not in result.stderr
+
+
+def test_a2rag_and_review_through_the_cli(built_index: Path) -> None:
+    result = run("-i", str(built_index), "ask", "Who made the lens of the Skarn Lighthouse?", "-m", "a2rag",
+                 "-o", "k_hops=3", "--trace", "--json")
+    assert result.returncode == 0, result.stderr
+    answer = json.loads(result.stdout)
+    assert answer["status"] == "evidence_only" and answer["citations"]
+    assert [s["action"] for s in answer["trace"]][:2] == ["gate", "seeds"]
+    bad = run("-i", str(built_index), "ask", "q", "-m", "a2rag", "-o", "nokey")
+    assert bad.returncode == 1 and "not KEY=VALUE" in bad.stderr
+    listed = run("-i", str(built_index), "review", "list")
+    assert listed.returncode == 0 and "no pending proposals" in listed.stdout
+    wrong = run("-i", str(built_index), "review", "approve", "99")
+    assert wrong.returncode == 1 and "no pending proposal 99" in wrong.stderr

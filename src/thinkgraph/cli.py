@@ -176,7 +176,7 @@ def _print_answer(answer: Answer, trace: bool) -> None:
         quote = " ".join(c.quote.split())[:220]
         out.print(f"[{i}] {c.doc_id} chars {span} ({c.chunk_id}){score}\n    {quote}", highlight=False)
     if answer.evidence.path_texts:
-        out.print("[bold]Entity paths[/bold]")
+        out.print("[bold]Graph evidence[/bold]")
     for path in answer.evidence.path_texts:
         out.print(f"  {path}", highlight=False)
     for step in answer.trace:

@@ -77,8 +77,16 @@ class A2RAGMethod:
         return answer
 
     async def _evidence_only(self, question: str) -> Answer:
-        score = self.gate_score(question)
-        trace = [TraceStep("controller", "gate", {"tau_g": self.config.tau_g}, {"score": score})]
+        """Without an LLM: the gate (it needs only embeddings), then every stage, no verification."""
+        trace: list[TraceStep] = []
+        if self.config.gate:
+            score = self.gate_score(question)
+            trace.append(TraceStep("controller", "gate", {"tau_g": self.config.tau_g}, {"score": score}))
+            if score < self.config.tau_g:
+                self.stage_counts["abstained"] += 1
+                return Answer(question=question, method=self.name, text=None, status="abstained", trace=trace,
+                              message=f"out of scope: best summary similarity {score:.2f} < tau_g "
+                                      f"{self.config.tau_g}")
         state = await self.retriever.retrieve(question, stop_when_sufficient=False)
         trace += state.trace
         self.stage_counts[state.stage] += 1
