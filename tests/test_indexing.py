@@ -108,6 +108,7 @@ def test_duplicates_and_bad_files_are_counted(index_path: Path, settings: Settin
 def test_llm_extraction_resumes_without_repeating_calls(index_path: Path, settings: Settings) -> None:
     settings.index.extractor = "llm"
     settings.index.summarize_communities = False
+    settings.index.document_summaries = "first_sentences"
     corpus = FIXTURES / "corpus_small.jsonl"
     gone = LLMUnavailableError("endpoint went away")
     first = ScriptedBackend(script=[_extraction_reply, gone, gone])
@@ -129,6 +130,7 @@ def test_llm_extraction_resumes_without_repeating_calls(index_path: Path, settin
 def test_budget_stops_indexing_cleanly_and_resume_finishes(index_path: Path, settings: Settings) -> None:
     settings.index.extractor = "llm"
     settings.index.summarize_communities = False
+    settings.index.document_summaries = "first_sentences"
     settings.llm.budget_calls = 1
     corpus = FIXTURES / "corpus_small.jsonl"
     first = ScriptedBackend(script=[_extraction_reply] * 3)
@@ -146,6 +148,7 @@ def test_budget_stops_indexing_cleanly_and_resume_finishes(index_path: Path, set
 def test_malformed_llm_output_is_counted_and_retried_next_run(index_path: Path, settings: Settings) -> None:
     settings.index.extractor = "llm"
     settings.index.summarize_communities = False
+    settings.index.document_summaries = "first_sentences"
     settings.llm.max_repairs = 1
     corpus = FIXTURES / "corpus_small.jsonl"
 
@@ -197,6 +200,7 @@ def test_synonym_edges_from_embedding_cosine(tmp_path: Path) -> None:
 
 
 def test_community_summaries_with_llm_are_cached(index_path: Path, settings: Settings) -> None:
+    settings.index.document_summaries = "first_sentences"
     backend = ScriptedBackend(rules=[("Summary:", "A group about the observatory and its people.")])
     with _tg(index_path, settings, backend=backend) as tg:
         report = tg.index([SAMPLE_CORPUS])
@@ -216,9 +220,27 @@ def test_a_refused_call_skips_one_chunk_only(index_path: Path, settings: Setting
 
     settings.index.extractor = "llm"
     settings.index.summarize_communities = False
+    settings.index.document_summaries = "first_sentences"
     backend = ScriptedBackend(script=[_extraction_reply] * 2,
                               rules=[("Skarn is an island", LLMError("HTTP 400: context length exceeded"))])
     with _tg(index_path, settings, backend=backend) as tg:
         report = tg.index([FIXTURES / "corpus_small.jsonl"])
         assert report.extraction_failures == 1 and report.indexed == 2 and report.failed == 1
         assert "context length" in tg.store.failures("extract")[0][2]
+
+
+def test_document_summaries_from_llm_or_first_sentences(index_path: Path, settings: Settings,
+                                                        tmp_path: Path) -> None:
+    settings.index.summarize_communities = False
+    backend = ScriptedBackend(rules=[("Summarise the document", "A note about Kestrel Bay's harbour.")])
+    with _tg(index_path, settings, backend=backend) as tg:
+        tg.index([FIXTURES / "corpus_small.jsonl"])
+        docs = {n.props["doc_id"]: n for n in tg.store.iter_nodes("document")}
+        assert docs["p1"].text == "A note about Kestrel Bay's harbour." and len(backend.requests) == 3
+        assert "Title: Harbor Hill Observatory" in backend.requests[0].messages[0]["content"]
+        assert not tg.store.nodes_missing_vectors(["document"])
+    with _tg(tmp_path / "plain.db", settings) as tg:  # no LLM: title and opening sentences
+        tg.index([FIXTURES / "corpus_small.jsonl"])
+        docs = {n.props["doc_id"]: n for n in tg.store.iter_nodes("document")}
+        assert docs["p3"].text == "Skarn is an island reached by ferry from Kestrel Bay."  # title already there
+        assert docs["p1"].text.startswith("Harbor Hill Observatory: The Harbor Hill Observatory was founded")

@@ -37,7 +37,8 @@ def test_sigkill_then_resume_repeats_no_finished_call(tmp_path: Path) -> None:
         env |= {"THINKGRAPH_LLM_BASE_URL": server.url, "THINKGRAPH_LLM_MODEL": "m"}
         cmd = [sys.executable, "-m", "thinkgraph", "-i", str(index), "index", str(corpus), "-e", "llm"]
         config = tmp_path / "tg.toml"
-        config.write_text("[llm]\nconcurrency = 2\n[index]\nbatch_docs = 4\nsummarize_communities = false\n", "utf-8")
+        config.write_text("[llm]\nconcurrency = 2\n[index]\nbatch_docs = 4\nsummarize_communities = false\n"
+                          "document_summaries = \"first_sentences\"\n", "utf-8")
         cmd[3:3] = ["-c", str(config)]
         proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         deadline = time.time() + 240

@@ -79,9 +79,9 @@ class IndexSettings(_Section):
     embed_node_types: list[str] = Field(
         default_factory=lambda: ["document", "chunk", "entity", "triplet", "community", "proposition"]
     )
-    # Per-document summaries (A2RAG's gate compares queries with them): the opening sentences, or
-    # an LLM summary when an LLM is configured and this is "llm".
-    document_summaries: Literal["first_sentences", "llm"] = "first_sentences"
+    # Per-document summaries (A2RAG's gate compares queries with them): "auto" asks the LLM when one
+    # is configured (one call per document, cached) and takes the opening sentences otherwise.
+    document_summaries: Literal["auto", "first_sentences", "llm"] = "auto"
     summary_words: int = 60
     include: list[str] = Field(default_factory=lambda: ["*.txt", "*.md", "*.jsonl"])
     exclude: list[str] = Field(default_factory=list)

@@ -152,7 +152,7 @@ class Indexer:
         self.progress("documents", report.indexed + report.failed, None)
 
     async def _summary(self, doc: SourceDocument) -> str:
-        if self.settings.document_summaries == "llm" and self.llm is not None:
+        if self.settings.document_summaries in ("auto", "llm") and self.llm is not None:
             try:
                 return await llm_summary(self.llm, doc)
             except (BudgetExceededError, LLMUnavailableError):
