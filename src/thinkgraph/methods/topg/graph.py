@@ -1,0 +1,69 @@
+"""The proposition graph: propositions linked to their entities and their passage.
+
+Propositions come from proposition nodes (LLM extraction) or, for an index built from imported
+OpenIE or LLM triplets, from triplet nodes: each triple is a proposition linked to its two entities
+and its passage (ToPG's OpenIE variant)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+import scipy.sparse as sp
+
+from thinkgraph.embed.vector_index import VectorIndex
+from thinkgraph.models import EdgeType, NodeType
+from thinkgraph.retrieval.views import IndexView
+
+
+@dataclass
+class PropositionGraph:
+    ids: list[str]  # proposition node ids, rows of ``incidence``
+    texts: list[str]
+    connectors: list[str]  # entity and chunk ids, columns of ``incidence``
+    incidence: sp.csr_matrix
+    passages: list[tuple[str, ...]]  # proposition row -> chunk ids it comes from
+    vectors: VectorIndex
+    index: dict[str, int] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        self.index = {pid: i for i, pid in enumerate(self.ids)}
+
+    @property
+    def n(self) -> int:
+        return len(self.ids)
+
+
+def build_proposition_graph(view: IndexView) -> PropositionGraph:
+    store = view.store
+    kind = NodeType.PROPOSITION if store.count_nodes().get(NodeType.PROPOSITION) else NodeType.TRIPLET
+    nodes = list(store.iter_nodes(kind))
+    ids = [n.id for n in nodes]
+    row = {pid: i for i, pid in enumerate(ids)}
+    entities: dict[int, set[str]] = {i: set() for i in range(len(ids))}
+    chunks: dict[int, list[str]] = {i: [] for i in range(len(ids))}
+    if kind == NodeType.TRIPLET:
+        for i, node in enumerate(nodes):
+            entities[i].update(e for e in (node.props.get("subject"), node.props.get("object")) if e)
+        source_edges = [EdgeType.MENTIONED_IN]
+    else:
+        for e in store.iter_edges([EdgeType.MENTIONS]):
+            if e.src in row:
+                entities[row[e.src]].add(e.dst)
+        source_edges = [EdgeType.FROM]
+    for e in store.iter_edges(source_edges):
+        if e.src in row:
+            chunks[row[e.src]].append(e.dst)
+    connectors = sorted({c for s in entities.values() for c in s} | {c for s in chunks.values() for c in s})
+    col = {c: j for j, c in enumerate(connectors)}
+    rows, cols = [], []
+    for i in range(len(ids)):
+        for c in entities[i] | set(chunks[i]):
+            rows.append(i)
+            cols.append(col[c])
+    incidence = sp.csr_matrix((np.ones(len(rows)), (rows, cols)), shape=(len(ids), len(connectors)))
+    vector_index = view.vectors(kind)
+    order = [vector_index.position[pid] for pid in ids]
+    vectors = VectorIndex(ids, vector_index.vectors[order] if ids else vector_index.vectors)
+    return PropositionGraph(ids, [n.text for n in nodes], connectors, incidence,
+                            [tuple(chunks[i]) for i in range(len(ids))], vectors)
