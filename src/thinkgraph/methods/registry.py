@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 
 from thinkgraph.errors import ConfigError, UnknownMethodError
 from thinkgraph.methods.a2rag import A2RAGConfig, A2RAGMethod
@@ -13,15 +13,23 @@ from thinkgraph.methods.base import Method, MethodContext
 from thinkgraph.methods.ircot import IRCoTMethod
 from thinkgraph.methods.none import NoRetrievalMethod
 from thinkgraph.methods.passages import naive_method, ppr_method
+from thinkgraph.methods.topg import ToPGConfig, ToPGMethod
+
+
+def _config(name: str, model: type[BaseModel], options: dict[str, Any]) -> Any:
+    try:
+        return model(**options)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        raise ConfigError(f"{name} option {'.'.join(map(str, first['loc']))}: {first['msg']}") from exc
 
 
 def a2rag_method(ctx: MethodContext, **options: Any) -> A2RAGMethod:
-    try:
-        config = A2RAGConfig(**options)
-    except ValidationError as exc:
-        first = exc.errors()[0]
-        raise ConfigError(f"a2rag option {'.'.join(map(str, first['loc']))}: {first['msg']}") from exc
-    return A2RAGMethod(ctx, config)
+    return A2RAGMethod(ctx, _config("a2rag", A2RAGConfig, options))
+
+
+def topg_method(ctx: MethodContext, **options: Any) -> ToPGMethod:
+    return ToPGMethod(ctx, _config("topg", ToPGConfig, options))
 
 
 _FACTORIES: dict[str, Callable[..., Method]] = {
@@ -29,6 +37,7 @@ _FACTORIES: dict[str, Callable[..., Method]] = {
     "naive": naive_method,
     "ppr": ppr_method,
     "a2rag": a2rag_method,
+    "topg": topg_method,
     "ircot": IRCoTMethod,
 }
 METHOD_NAMES = tuple(_FACTORIES)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Literal
+
 from pydantic import BaseModel, ConfigDict
 
 
@@ -14,4 +16,7 @@ class ToPGConfig(BaseModel):
     tau: float = 0.1  # temperature of T_n
     subgraph_size: int = 500  # l: GExtract target size
     restart: float = 0.15  # restart probability of GExtract's random walk
-    k: int = 20  # propositions suggested per call
+    k: int = 20  # propositions suggested per call (k = 20 for Naive and Local, ToPG §3.2)
+    mode: Literal["naive", "local"] = "local"
+    max_iter: int = 3  # Local mode iterations (the paper evaluates 1 and 3)
+    max_next_questions: int = 3  # sub-questions NextQ may ask per iteration (our bound)

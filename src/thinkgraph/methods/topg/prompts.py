@@ -1,0 +1,39 @@
+"""ToPG prompts, one constant each, our wording following the roles in ToPG §2 and App. B."""
+
+SELECT = """Below is a question and a numbered list of facts. Keep only the facts that help answer the
+question, directly or as a step towards the answer; drop the rest.
+Reply with JSON only: {{"keep": [numbers of the facts to keep]}}
+
+Question: {question}
+
+Facts:
+{facts}"""
+
+EVAL = """Can the question be answered from the facts below alone? If yes, give the answer (short: a
+name, a date, a phrase) and the numbers of the facts it rests on.
+Reply with JSON only: {{"answerable": true or false, "answer": "...", "facts": [numbers]}}
+
+Question: {question}
+
+Facts:
+{facts}"""
+
+NEXT_QUESTIONS = """The facts below are not yet enough to answer the question. Write up to {max_questions}
+short, targeted sub-questions whose answers would supply what is missing (for example the next hop
+of a multi-hop question, naming the entity found so far).
+Reply with JSON only: {{"questions": ["..."]}}
+
+Question: {question}
+
+Facts so far:
+{facts}"""
+
+NAIVE_ANSWER = """Answer the question using only the numbered facts below. Cite the facts you used
+like [1]. Keep the answer short. If the facts do not contain the answer, reply exactly "Unknown".
+
+Question: {question}
+
+Facts:
+{facts}
+
+Answer:"""

@@ -1,0 +1,136 @@
+"""ToPG Naive and Local modes (Alg. 1) with the scripted LLM."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from support import FIXTURES, HashEmbedder
+from thinkgraph.api import ThinkGraph
+from thinkgraph.config import Settings
+from thinkgraph.llm.backend import ChatRequest
+from thinkgraph.testing import ScriptedBackend
+
+NEEDLES = {"select": "Keep only the facts", "eval": "Can the question be answered",
+           "nextq": "targeted sub-questions", "naive": "using only the numbered facts"}
+
+
+def facts_in(request: ChatRequest) -> list[str]:
+    text = request.messages[0]["content"].split("Facts", 1)[1]
+    return [line.split("] ", 1)[1] for line in text.splitlines() if line.startswith("[")]
+
+
+class Script:
+    def __init__(self, **handlers) -> None:  # noqa: ANN003
+        self.calls: list[str] = []
+        self.backend = ScriptedBackend(rules=[(needle, self._wrap(kind, handlers.get(kind)))
+                                              for kind, needle in NEEDLES.items()])
+
+    def _wrap(self, kind: str, handler):  # noqa: ANN001, ANN202
+        def reply(request: ChatRequest) -> str:
+            self.calls.append(kind)
+            if handler is None:
+                raise AssertionError(f"unexpected {kind} call")
+            return handler(request)
+        return reply
+
+
+def keep_all(request: ChatRequest) -> str:
+    return json.dumps({"keep": list(range(1, len(facts_in(request)) + 1))})
+
+
+def keep_matching(*words: str):  # noqa: ANN201
+    """Select: keep the facts that contain any of the words."""
+    def handler(request: ChatRequest) -> str:
+        facts = facts_in(request)
+        return json.dumps({"keep": [i for i, f in enumerate(facts, 1) if any(w in f for w in words)]})
+    return handler
+
+
+@pytest.fixture
+def open_tg(tmp_path: Path):  # noqa: ANN201
+    path = tmp_path / "t.db"
+    with ThinkGraph(path, settings=Settings(), embedder=HashEmbedder()) as tg:
+        tg.index([FIXTURES / "bridge_corpus.jsonl"], openie=FIXTURES / "bridge_openie.jsonl")
+    opened = []
+
+    def make(script: Script | None) -> ThinkGraph:
+        tg = ThinkGraph.open(path, settings=Settings(), embedder=HashEmbedder(),
+                             backend=script.backend if script else None)
+        opened.append(tg)
+        return tg
+    yield make
+    for tg in opened:
+        tg.close()
+
+
+async def test_naive_mode_answers_from_suggested_propositions(open_tg) -> None:  # noqa: ANN001
+    def naive(request: ChatRequest) -> str:
+        facts = facts_in(request)
+        return f"Acme Corp [{facts.index('Alice Stone founded Acme Corp') + 1}]"
+
+    script = Script(naive=naive)
+    tg = open_tg(script)
+    answer = await tg.aask("What did Alice Stone found?", method="topg", mode="naive", k=5)
+    assert answer.text == "Acme Corp" and answer.status == "answered" and script.calls == ["naive"]
+    assert [c.doc_id for c in answer.citations] == ["c1"]
+
+
+async def test_local_answers_after_first_iteration(open_tg) -> None:  # noqa: ANN001
+    script = Script(select=keep_matching("Alice", "Acme"),
+                    eval=lambda r: json.dumps({"answerable": True, "answer": "Rivertown", "facts": [1, 2]}))
+    tg = open_tg(script)
+    answer = await tg.aask("Where is the company founded by Alice Stone based?", method="topg", k=5)
+    assert answer.status == "answered" and answer.text == "Rivertown"
+    assert script.calls == ["select", "select", "eval"]
+    actions = [s.action for s in answer.trace]
+    assert actions == ["select", "suggest.local", "select", "eval"]
+    assert answer.citations and answer.cost.calls == 3
+
+
+async def test_local_asks_next_questions_then_answers(open_tg) -> None:  # noqa: ANN001
+    evals = iter([{"answerable": False}, {"answerable": True, "answer": "Greenland Valley", "facts": [1]}])
+    script = Script(select=keep_all, eval=lambda r: json.dumps(next(evals)),
+                    nextq=lambda r: json.dumps({"questions": ["Where does Rivertown lie?", "Who founded Acme?"]}))
+    tg = open_tg(script)
+    answer = await tg.aask("In which valley is Acme Corp's town?", method="topg", k=2)
+    assert answer.text == "Greenland Valley"
+    assert script.calls.count("nextq") == 1 and script.calls.count("eval") == 2
+    local_queries = [s.inputs["query"] for s in answer.trace if s.action == "suggest.local"]
+    assert local_queries[1:] == ["Where does Rivertown lie?", "Who founded Acme?"]
+
+
+async def test_local_gives_up_after_max_iter(open_tg) -> None:  # noqa: ANN001
+    script = Script(select=keep_matching("Acme"), eval=lambda r: json.dumps({"answerable": False}),
+                    nextq=lambda r: json.dumps({"questions": []}))
+    tg = open_tg(script)
+    answer = await tg.aask("What is the airspeed of a swallow?", method="topg", max_iter=2, k=3)
+    assert answer.status == "failed" and "after 2 iterations" in answer.message
+    # Eval runs after each iteration (a repeat over unchanged facts is served by the LLM cache)
+    assert [s.action for s in answer.trace].count("eval") == 2 and script.calls.count("nextq") == 1
+
+
+async def test_malformed_select_keeps_nothing_and_is_counted(open_tg) -> None:  # noqa: ANN001
+    script = Script(select=lambda r: "I like facts 1 and 2",
+                    eval=lambda r: json.dumps({"answerable": False}), nextq=lambda r: json.dumps({"questions": []}))
+    tg = open_tg(script)
+    answer = await tg.aask("Where is Acme Corp?", method="topg", max_iter=1, k=3)
+    assert answer.status == "failed" and tg.llm.meter.parse_failures >= 1
+    kept = [s.outputs["kept"] for s in answer.trace if s.action == "select"]
+    assert kept and all(k == [] for k in kept)
+
+
+async def test_without_llm_returns_naive_evidence(open_tg) -> None:  # noqa: ANN001
+    tg = open_tg(None)
+    answer = await tg.aask("Alice Stone founded what?", method="topg", k=3)
+    assert answer.status == "evidence_only" and len(answer.evidence.nodes) == 3
+    assert answer.evidence.nodes[0].type == "proposition"
+
+
+async def test_bad_option(open_tg) -> None:  # noqa: ANN001
+    from thinkgraph.errors import ConfigError
+
+    with pytest.raises(ConfigError, match="topg option mode"):
+        await open_tg(None).aask("q", method="topg", mode="global")
