@@ -133,4 +133,4 @@ async def test_bad_option(open_tg) -> None:  # noqa: ANN001
     from thinkgraph.errors import ConfigError
 
     with pytest.raises(ConfigError, match="topg option mode"):
-        await open_tg(None).aask("q", method="topg", mode="global")
+        await open_tg(None).aask("q", method="topg", mode="magic")

@@ -14,6 +14,7 @@ from thinkgraph.llm.service import LLM
 from thinkgraph.methods.base import NO_LLM_MESSAGE, MethodContext
 from thinkgraph.methods.synthesis import citations_for
 from thinkgraph.methods.topg.config import ToPGConfig
+from thinkgraph.methods.topg.global_mode import CommunityReporter, GlobalExplorer
 from thinkgraph.methods.topg.graph import PropositionGraph, build_proposition_graph
 from thinkgraph.methods.topg.prompts import EVAL, NAIVE_ANSWER, NEXT_QUESTIONS, SELECT
 from thinkgraph.methods.topg.suggest import Suggester
@@ -21,6 +22,7 @@ from thinkgraph.models import Answer, EvidenceSubgraph, Node, TraceStep
 from thinkgraph.retrieval.evidence import passages_from_scores
 
 _CITE = re.compile(r"\[(\d+)\]")
+MAX_CITED_PASSAGES = 20  # global answers rest on hundreds of facts; cite the passages of the first ones
 
 
 class SelectReply(BaseModel):
@@ -61,7 +63,7 @@ class ToPGMethod:
             answer.message = NO_LLM_MESSAGE
         else:
             with llm.meter.scope() as cost:
-                run = self._naive if self.config.mode == "naive" else self._local
+                run = {"naive": self._naive, "local": self._local, "global": self._global}[self.config.mode]
                 answer = await run(question, llm)
             answer.cost = cost
         answer.cost.seconds = time.perf_counter() - started
@@ -70,7 +72,7 @@ class ToPGMethod:
     def _answer(self, question: str, text: str | None, status: str, props: list[int],
                 trace: list[TraceStep], message: str | None = None) -> Answer:
         g = self.suggester.graph
-        chunks = self.suggester.passages_of(props)
+        chunks = self.suggester.passages_of(props)[:MAX_CITED_PASSAGES]
         passages = passages_from_scores(self.ctx.store, [(c, 0.0) for c in chunks])
         nodes = [Node(g.ids[p], "proposition", g.texts[p]) for p in props]
         return Answer(question=question, method=self.name, text=text, status=status,
@@ -133,6 +135,21 @@ class ToPGMethod:
                 queries = await self._next_questions(llm, question, found, trace) or [question]
         return self._answer(question, None, "failed", found, trace,
                             message=f"no answer from the collected facts after {c.max_iter} iterations")
+
+    async def _global(self, question: str, llm: LLM) -> Answer:
+        trace: list[TraceStep] = []
+
+        async def select(q: str, suggested: list[int]) -> list[int]:
+            return await self._select(llm, q, suggested, trace)
+
+        explorer = GlobalExplorer(self.suggester, self.config, llm, select, self.ctx.view.embed_query, trace)
+        anchors = await explorer.collect_anchors(question)
+        reporter = CommunityReporter(self.suggester, self.config, self.ctx.store, llm, trace)
+        text, used = await reporter.report(question, anchors)
+        if text is None:
+            return self._answer(question, None, "failed", anchors, trace,
+                                message="no community around the collected facts gave usable material")
+        return self._answer(question, text, "answered", used or anchors, trace)
 
     async def _eval(self, llm: LLM, question: str, found: list[int], trace: list[TraceStep],
                     iteration: int) -> EvalReply | None:

@@ -37,3 +37,30 @@ Facts:
 {facts}
 
 Answer:"""
+
+DECOMPOSE = """Break the question below into {m} different, complementary sub-questions that together
+cover the aspects and perspectives a thorough answer needs.
+Reply with JSON only: {{"questions": ["..."]}}
+
+Question: {question}"""
+
+INTERMEDIATE = """Using only the material below (facts, entities and passages from one part of a
+knowledge graph), write the points it offers towards answering the question, and rate how useful they
+are from 0 (useless) to 100 (essential).
+Reply with JSON only: {{"answer": "the points, as short paragraphs", "score": 0-100}}
+
+Question: {question}
+
+Material:
+{material}"""
+
+REPORT = """Write a well-organised, comprehensive answer to the question from the partial analyses
+below, which come from different parts of a knowledge graph (the most relevant are first and last).
+Use only their content.
+
+Question: {question}
+
+Partial analyses:
+{analyses}
+
+Answer:"""
