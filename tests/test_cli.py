@@ -120,3 +120,11 @@ def test_a2rag_and_review_through_the_cli(built_index: Path) -> None:
     assert listed.returncode == 0 and "no pending proposals" in listed.stdout
     wrong = run("-i", str(built_index), "review", "approve", "99")
     assert wrong.returncode == 1 and "no pending proposal 99" in wrong.stderr
+
+
+def test_topg_through_the_cli(built_index: Path) -> None:
+    result = run("-i", str(built_index), "ask", "Who made the lens?", "-m", "topg", "-o", "mode=naive", "-k", "4",
+                 "--json")
+    assert result.returncode == 0, result.stderr
+    answer = json.loads(result.stdout)
+    assert answer["status"] == "evidence_only" and answer["method"] == "topg"

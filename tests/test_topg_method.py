@@ -134,3 +134,34 @@ async def test_bad_option(open_tg) -> None:  # noqa: ANN001
 
     with pytest.raises(ConfigError, match="topg option mode"):
         await open_tg(None).aask("q", method="topg", mode="magic")
+
+
+async def test_proposition_extraction_builds_the_graph_topg_walks(tmp_path: Path) -> None:
+    def ner(request: ChatRequest) -> str:
+        text = request.messages[0]["content"].split("Passage:", 1)[1]
+        return json.dumps({"entities": [w.strip(".,") for w in text.split() if w[:1].isupper()
+                                        and w not in ("Title:", "The")][:3]})
+
+    def propositions(request: ChatRequest) -> str:
+        content = request.messages[0]["content"]
+        names = json.loads(content.split("Entities: ", 1)[1].split("\n", 1)[0].replace("'", '"'))
+        sentence = content.rsplit("Passage:\n", 1)[1].splitlines()[-1]
+        return json.dumps({"propositions": [{"text": sentence, "entities": names}]})
+
+    settings = Settings()
+    settings.index.extractor = "propositions"
+    settings.index.summarize_communities = False
+    settings.index.document_summaries = "first_sentences"
+    backend = ScriptedBackend(rules=[("List the named entities", ner), ("Rewrite the passage", propositions)])
+    with ThinkGraph(tmp_path / "p.db", settings=settings, embedder=HashEmbedder(), backend=backend) as tg:
+        report = tg.index([FIXTURES / "bridge_corpus.jsonl"])
+        assert report.indexed == 6 and report.extraction_failures == 0
+        counts = tg.store.count_edges()
+        assert tg.store.count_nodes()["proposition"] == 6 and counts["MENTIONS"] >= 6 and counts["FROM"] == 6
+        from thinkgraph.methods.topg import build_proposition_graph
+
+        graph = build_proposition_graph(tg.view)
+        assert graph.n == 6 and "Alice Stone founded Acme Corp in 1990." in graph.texts
+        row = graph.texts.index("Alice Stone founded Acme Corp in 1990.")
+        assert len(graph.incidence[row].indices) >= 3  # entities and the passage
+        assert len(backend.requests) == 12  # two calls per chunk

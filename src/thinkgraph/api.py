@@ -14,6 +14,7 @@ from thinkgraph.errors import ConfigError
 from thinkgraph.index.extract_import import ImportedFacts, ImportExtractor, load_openie, load_triple_file
 from thinkgraph.index.extract_llm import LLMTripletExtractor
 from thinkgraph.index.extract_nolm import NoLMExtractor
+from thinkgraph.index.extract_propositions import PropositionExtractor
 from thinkgraph.index.extractor import Extractor
 from thinkgraph.index.loaders import Skipped, load_paths
 from thinkgraph.index.pipeline import Indexer, IndexReport, Progress, update_derived
@@ -95,6 +96,10 @@ class ThinkGraph:
             if self.llm is None:
                 raise ConfigError("extractor 'llm' needs an LLM endpoint (set THINKGRAPH_LLM_BASE_URL)")
             return LLMTripletExtractor(self.llm, max_triplets=self.settings.index.max_triplets_per_chunk)
+        if name == "propositions":
+            if self.llm is None:
+                raise ConfigError("extractor 'propositions' needs an LLM endpoint (set THINKGRAPH_LLM_BASE_URL)")
+            return PropositionExtractor(self.llm)
         if name == "import":
             facts = load_openie(openie) if openie else ImportedFacts()
             for file in triples:
@@ -105,7 +110,7 @@ class ThinkGraph:
             if not openie and not triples:
                 raise ConfigError("extractor 'import' needs --openie FILE or --triples FILE")
             return ImportExtractor(facts)
-        raise ConfigError(f"unknown extractor {name!r}; valid extractors: llm, import, nolm")
+        raise ConfigError(f"unknown extractor {name!r}; valid extractors: llm, propositions, import, nolm")
 
     async def aindex(self, paths: Sequence[str | Path] = (), *, extractor: str | None = None,
                      openie: str | Path | None = None, triples: Sequence[str | Path] = (),

@@ -69,7 +69,7 @@ class EmbeddingSettings(_Section):
 class IndexSettings(_Section):
     chunk_tokens: int = TOG3_CHUNK_TOKENS
     chunk_overlap: int = TOG3_CHUNK_OVERLAP
-    extractor: Literal["nolm", "llm", "import"] = "nolm"
+    extractor: Literal["nolm", "llm", "propositions", "import"] = "nolm"
     max_triplets_per_chunk: int = TOG3_MAX_TRIPLETS_PER_CHUNK
     synonym_threshold: float = TOPG_SYNONYM_COSINE
     max_cluster_size: int = TOG3_MAX_CLUSTER_SIZE

@@ -43,6 +43,10 @@ def triplet_id(subject: str, predicate: str, obj: str) -> str:
     return f"tri:{content_hash(normalize_name(subject), predicate.strip().casefold(), normalize_name(obj))}"
 
 
+def proposition_id(text: str) -> str:
+    return f"prop:{content_hash(' '.join(text.split()).casefold())}"
+
+
 def community_id(level: int, member_ids: list[str]) -> str:
     return f"com:{level}:{content_hash(*sorted(member_ids))}"
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from thinkgraph.ids import document_node_id, entity_id, normalize_name, triplet_id
+from thinkgraph.ids import document_node_id, entity_id, normalize_name, proposition_id, triplet_id
 from thinkgraph.models import Chunk, Edge, EdgeType, Node, NodeType, Provenance, SourceDocument
 from thinkgraph.store.sqlite import edge_key
 
@@ -26,6 +26,12 @@ class TripleSpec:
     description: str = ""
 
 
+@dataclass(frozen=True, slots=True)
+class PropositionSpec:
+    text: str
+    entities: list[str]
+
+
 @dataclass(slots=True)
 class Extraction:
     """What one extractor found in one chunk."""
@@ -33,6 +39,7 @@ class Extraction:
     entities: list[EntitySpec] = field(default_factory=list)
     triples: list[TripleSpec] = field(default_factory=list)
     cooccurrences: list[tuple[str, str]] = field(default_factory=list)
+    propositions: list[PropositionSpec] = field(default_factory=list)
 
 
 @dataclass(slots=True)
@@ -119,6 +126,14 @@ def extraction_records(chunk: Chunk, extraction: Extraction) -> GraphRecords:
         b.prov(tid, t.subject)
         b.edge(Edge(tid, chunk.id, EdgeType.MENTIONED_IN), t.subject)
         b.edge(Edge(sid, oid, EdgeType.OPENREL, props={"predicate": predicate}), t.subject)
+    for prop in extraction.propositions:
+        pid = proposition_id(prop.text)
+        b.out.nodes.append(Node(pid, NodeType.PROPOSITION, prop.text))
+        b.prov(pid, prop.text)
+        b.edge(Edge(pid, chunk.id, EdgeType.FROM))
+        for name in prop.entities:
+            if eid := b.entity(name):
+                b.edge(Edge(pid, eid, EdgeType.MENTIONS), name)
     for a, c in extraction.cooccurrences:
         aid, cid = b.entity(a), b.entity(c)
         if aid and cid and aid != cid:
