@@ -146,3 +146,35 @@ async def test_global_mode_end_to_end(tmp_path: Path) -> None:
     order = [int(x.split()[0]) for x in report_prompt.split("points-")[1:]]
     assert len(order) >= 2 and order == lost_in_the_middle(sorted(order, reverse=True))
     assert answer.citations
+
+
+def test_synonymous_entities_are_one_connector(tmp_path: Path) -> None:
+    from thinkgraph.models import Edge
+
+    with ThinkGraph(tmp_path / "s.db", settings=Settings(), embedder=HashEmbedder()) as tg:
+        tg.index([FIXTURES / "bridge_corpus.jsonl"], openie=FIXTURES / "bridge_openie.jsonl")
+        names = {n.text: n.id for n in tg.store.iter_nodes("entity")}
+        before = build_proposition_graph(tg.view)
+        tg.store.add_edges([Edge(names["Alice Stone"], names["Carol Diaz"], "SYNONYM")])
+        tg.__dict__.pop("view", None)
+        after = build_proposition_graph(tg.view)
+        assert len(after.connectors) == len(before.connectors) - 1
+        founded = after.texts.index("Alice Stone founded Acme Corp")
+        born = after.texts.index("Carol Diaz born in Rivertown")
+        assert set(after.incidence[founded].indices) & set(after.incidence[born].indices)
+
+
+async def test_global_falls_back_and_fails_cleanly(tmp_path: Path) -> None:
+    path = tmp_path / "g.db"
+    with ThinkGraph(path, settings=Settings(), embedder=HashEmbedder()) as built:
+        built.index([FIXTURES / "bridge_corpus.jsonl"], openie=FIXTURES / "bridge_openie.jsonl")
+    backend = ScriptedBackend(rules=[("complementary sub-questions", "not json"),
+                                     ("Keep only the facts", json.dumps({"keep": [1]}))])
+    with ThinkGraph.open(path, settings=Settings(), embedder=HashEmbedder(), backend=backend) as tg:
+        # decomposition fails -> the question itself seeds; no community of >= 50 nodes -> failed
+        answer = await tg.aask("Acme Corp?", method="topg", mode="global", min_facts=1, k=3,
+                               min_community_size=50)
+    assert answer.status == "failed" and "no community" in answer.message
+    decompose = next(s for s in answer.trace if s.action == "decompose")
+    assert decompose.outputs["questions"] == []
+    assert [s.outputs["chosen"] for s in answer.trace if s.action == "communities"] == [0]

@@ -34,6 +34,24 @@ class PropositionGraph:
         return len(self.ids)
 
 
+def _synonym_representatives(edges) -> dict[str, str]:  # noqa: ANN001 - an iterable of Edge
+    """Union-find over synonym pairs: each entity maps to the smallest id of its synonym group."""
+    parent: dict[str, str] = {}
+
+    def find(x: str) -> str:
+        parent.setdefault(x, x)
+        while parent[x] != x:
+            parent[x] = parent[parent[x]]
+            x = parent[x]
+        return x
+
+    for e in edges:
+        a, b = find(e.src), find(e.dst)
+        if a != b:
+            parent[max(a, b)] = min(a, b)
+    return {x: find(x) for x in parent}
+
+
 def build_proposition_graph(view: IndexView) -> PropositionGraph:
     store = view.store
     kind = NodeType.PROPOSITION if store.count_nodes().get(NodeType.PROPOSITION) else NodeType.TRIPLET
@@ -54,6 +72,9 @@ def build_proposition_graph(view: IndexView) -> PropositionGraph:
     for e in store.iter_edges(source_edges):
         if e.src in row:
             chunks[row[e.src]].append(e.dst)
+    # entity reconciliation (ToPG App. A): entities joined by SYNONYM edges act as one connector
+    canonical = _synonym_representatives(store.iter_edges([EdgeType.SYNONYM]))
+    entities = {i: {canonical.get(e, e) for e in es} for i, es in entities.items()}
     connectors = sorted({c for s in entities.values() for c in s} | {c for s in chunks.values() for c in s})
     col = {c: j for j, c in enumerate(connectors)}
     rows, cols = [], []
