@@ -13,6 +13,7 @@ from thinkgraph.methods.base import Method, MethodContext
 from thinkgraph.methods.ircot import IRCoTMethod
 from thinkgraph.methods.none import NoRetrievalMethod
 from thinkgraph.methods.passages import naive_method, ppr_method
+from thinkgraph.methods.tog3 import ToG3Config, ToG3Method
 from thinkgraph.methods.topg import ToPGConfig, ToPGMethod
 
 
@@ -28,6 +29,10 @@ def a2rag_method(ctx: MethodContext, **options: Any) -> A2RAGMethod:
     return A2RAGMethod(ctx, _config("a2rag", A2RAGConfig, options))
 
 
+def tog3_method(ctx: MethodContext, **options: Any) -> ToG3Method:
+    return ToG3Method(ctx, _config("tog3", ToG3Config, options))
+
+
 def topg_method(ctx: MethodContext, **options: Any) -> ToPGMethod:
     return ToPGMethod(ctx, _config("topg", ToPGConfig, options))
 
@@ -38,6 +43,7 @@ _FACTORIES: dict[str, Callable[..., Method]] = {
     "ppr": ppr_method,
     "a2rag": a2rag_method,
     "topg": topg_method,
+    "tog3": tog3_method,
     "ircot": IRCoTMethod,
 }
 METHOD_NAMES = tuple(_FACTORIES)

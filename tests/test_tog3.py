@@ -1,0 +1,189 @@
+"""ToG-3's MACER loop (Alg. 2) with the scripted LLM, and once through the real HTTP client."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from support import FIXTURES, FakeOpenAIServer, HashEmbedder
+from thinkgraph.api import ThinkGraph
+from thinkgraph.config import Settings
+from thinkgraph.errors import ConfigError
+from thinkgraph.llm.backend import ChatRequest
+from thinkgraph.methods.base import MethodContext
+from thinkgraph.methods.tog3 import ToG3Config, ToG3Method
+from thinkgraph.methods.tog3.agents import parse_triples
+from thinkgraph.testing import ScriptedBackend
+
+NEEDLES = {"keywords": "Give up to", "respond": "Answer the query using only the context",
+           "reward": "Judge whether the context", "evolve": "Write the next question",
+           "refine": "Refine it:", "final": "Answer the question from the reasoning trajectory",
+           "extract": "build a small knowledge graph"}
+SUFFICIENT, INSUFFICIENT = json.dumps({"sufficient": True}), json.dumps({"sufficient": False, "reason": "x"})
+EXTRACTION = json.dumps({"entities": [{"entity_name": "Skarn", "entity_type": "Place"},
+                                      {"entity_name": "Kestrel Bay", "entity_type": "Place"}],
+                         "relationships": [{"source_entity": "Skarn", "target_entity": "Kestrel Bay",
+                                            "relation": "reached by ferry from"}]})
+
+
+class Script:
+    def __init__(self, **replies: list[str] | Callable[[ChatRequest], str]) -> None:
+        self.replies = replies
+        self.calls: list[str] = []
+        self.prompts: list[str] = []
+        self.backend = ScriptedBackend(rules=[(n, self._reply(k)) for k, n in NEEDLES.items()])
+
+    def _reply(self, kind: str):  # noqa: ANN202
+        def reply(request: ChatRequest) -> str:
+            self.calls.append(kind)
+            self.prompts.append(request.messages[0]["content"])
+            r = self.replies.get(kind)
+            if r is None:
+                raise AssertionError(f"unexpected {kind} call")
+            if callable(r):
+                return r(request)
+            return r.pop(0) if len(r) > 1 else r[0]
+        return reply
+
+
+@pytest.fixture
+def index_path(tmp_path: Path) -> Path:
+    path = tmp_path / "t.db"
+    with ThinkGraph(path, settings=Settings(), embedder=HashEmbedder()) as tg:
+        tg.index([FIXTURES / "corpus_small.jsonl"], openie=FIXTURES / "openie_sample.jsonl")
+    return path
+
+
+def method(index_path: Path, script: Script, **options: object) -> tuple[ThinkGraph, ToG3Method]:
+    tg = ThinkGraph.open(index_path, settings=Settings(), embedder=HashEmbedder(), backend=script.backend)
+    return tg, ToG3Method(MethodContext(tg.store, tg.view, tg.settings, tg.llm), ToG3Config(**options))
+
+
+async def test_sufficient_at_round_zero(index_path: Path) -> None:
+    script = Script(keywords=["Joseph Okafor^trained^teacher"], respond=["Joseph Okafor"], reward=[SUFFICIENT],
+                    final=["Joseph Okafor"])
+    tg, m = method(index_path, script)
+    answer = await m.answer("Who trained Lena Sorensen?")
+    assert answer.text == "Joseph Okafor" and answer.status == "answered"
+    assert script.calls == ["keywords", "respond", "reward", "final"]
+    assert m.rounds == {1: 1} and answer.citations and answer.cost.calls == 4
+    assert "Joseph Okafor -> trained -> Lena Sorensen" in script.prompts[1]  # triples reached the context
+    tg.close()
+
+
+async def test_insufficient_then_sufficient_after_one_evolution(index_path: Path) -> None:
+    script = Script(keywords=["kw"], respond=["Unknown", "Kestrel Bay"], reward=[INSUFFICIENT, SUFFICIENT],
+                    evolve=["Next question: How is Skarn reached?"], extract=[EXTRACTION],
+                    refine=lambda r: "Skarn -> reached by ferry from -> Kestrel Bay\n"
+                                     "Joseph Okafor -> trained -> Lena Sorensen",
+                    final=["Kestrel Bay"])
+    tg, m = method(index_path, script)
+    answer = await m.answer("From which town does the ferry to Skarn leave?")
+    assert answer.text == "Kestrel Bay" and m.rounds == {2: 1}
+    assert script.calls[:4] == ["keywords", "respond", "reward", "evolve"]
+    assert script.calls[-3:] == ["respond", "reward", "final"] and "refine" in script.calls
+    retrieve_queries = [s.inputs["query"] for s in answer.trace if s.action == "retrieve"]
+    assert retrieve_queries == ["From which town does the ferry to Skarn leave?", "How is Skarn reached?"]
+    refine = next(s for s in answer.trace if s.action == "refine")
+    assert ["Skarn", "reached by ferry from", "Kestrel Bay"] in refine.outputs["added"] or refine.outputs["removed"]
+    assert "How is Skarn reached? -> Unknown" in script.prompts[-1]  # the trajectory feeds the final answer
+    tg.close()
+
+
+async def test_constructor_extracts_triplets_from_newly_reached_chunks(index_path: Path) -> None:
+    script = Script(keywords=["Skarn^island^ferry"], respond=["?"], reward=[INSUFFICIENT, SUFFICIENT],
+                    evolve=["Skarn island ferry"], extract=[EXTRACTION], refine=lambda r: r.messages[0]["content"]
+                    .split("Sub-graph:\n", 1)[1], final=["Kestrel Bay"])
+    tg, m = method(index_path, script)
+    answer = await m.answer("Skarn island ferry")
+    assert "extract" in script.calls
+    extracted = next(s for s in answer.trace if s.action == "extract")
+    assert extracted.outputs["triples"] == [("Skarn", "reached by ferry from", "Kestrel Bay")]
+    edges = [e for e in tg.store.iter_edges(["OPENREL"]) if e.props["predicate"] == "reached by ferry from"]
+    assert edges and {p.doc_id for p in tg.store.provenance(edges[0].src)} == {"p3"}
+    tg.close()
+
+
+async def test_horizon_reached(index_path: Path) -> None:
+    script = Script(keywords=["kw"], respond=["a1", "a2", "a3"], reward=[INSUFFICIENT], evolve=["q1", "q2"],
+                    extract=[EXTRACTION], refine=lambda r: "None", final=["Unknown"])
+    tg, m = method(index_path, script, horizon=3)
+    answer = await m.answer("Something hard?")
+    actions = [s.action for s in answer.trace]  # (repeated identical prompts are served by the cache)
+    assert actions.count("respond") == 3 and actions.count("sufficiency") == 3
+    assert actions.count("evolve_query") == 2 and actions[-1] == "final"
+    assert m.rounds == {3: 1} and answer.status == "abstained"
+    tg.close()
+
+
+async def test_reflector_none_stops(index_path: Path) -> None:
+    script = Script(keywords=["kw"], respond=["partial"], reward=[INSUFFICIENT], evolve=["None"], final=["partial"])
+    tg, m = method(index_path, script)
+    answer = await m.answer("Who trained Lena Sorensen?")
+    assert script.calls == ["keywords", "respond", "reward", "evolve", "final"]
+    assert next(s for s in answer.trace if s.action == "evolve_query").outputs["sub_query"] is None
+    tg.close()
+
+
+async def test_malformed_outputs_recover_or_are_counted(index_path: Path) -> None:
+    script = Script(keywords=["no carets here"], respond=["x"], reward=["maybe?", "still maybe", "no idea", SUFFICIENT],
+                    evolve=["Who trained Lena?"], extract=["garbage"], refine=lambda r: "I cannot format this",
+                    final=["x"])
+    tg, m = method(index_path, script)
+    answer = await m.answer("Who trained Lena Sorensen?")
+    assert tg.llm.meter.parse_failures >= 1  # the reward that never parsed counts as 0 and the loop goes on
+    actions = [s.action for s in answer.trace]
+    assert "refine.unparsed" in actions and answer.status == "answered"
+    tg.close()
+
+
+async def test_switches_change_the_call_pattern(index_path: Path) -> None:
+    script = Script(keywords=["kw"], respond=["a"], reward=[INSUFFICIENT], final=["a"])
+    tg, m = method(index_path, script, evolve_query=False, evolve_subgraph=False, horizon=2)
+    answer = await m.answer("Who trained Lena Sorensen?")
+    assert "evolve" not in script.calls and "refine" not in script.calls and "extract" not in script.calls
+    retrievals = [s.inputs["query"] for s in answer.trace if s.action == "retrieve"]
+    assert retrievals == ["Who trained Lena Sorensen?"] * 2  # round two retrieves again for the original
+    tg.close()
+    script = Script(keywords=["kw"], respond=["a"], reward=[SUFFICIENT], final=["a"])
+    tg, m = method(index_path, script, use_communities=False)
+    answer = await m.answer("Who trained Lena Sorensen?")
+    assert not any(n.startswith("com:") for n in answer.trace[0].outputs["top_nodes"])
+    tg.close()
+    script = Script(keywords=["kw"], respond=["a"], reward=[SUFFICIENT], final=["a"])
+    tg, m = method(index_path, script, top_k=40)
+    answer = await m.answer("Group of entities")
+    assert any(n.startswith("com:") for n in answer.trace[0].outputs["top_nodes"])
+    tg.close()
+
+
+def test_parse_triples() -> None:
+    assert parse_triples("A -> r -> B\n- C -> s -> D\nnot a triple") == [("A", "r", "B"), ("C", "s", "D")]
+    assert parse_triples("None") is None and parse_triples("nothing") == []
+
+
+async def test_needs_an_llm(index_path: Path) -> None:
+    with ThinkGraph.open(index_path, settings=Settings(), embedder=HashEmbedder()) as tg, \
+            pytest.raises(ConfigError, match="tog3"):
+        await tg.aask("q?", method="tog3")
+
+
+async def test_through_the_real_http_client(index_path: Path, settings: Settings) -> None:
+    def responder(payload: dict) -> str:
+        prompt = payload["messages"][-1]["content"]
+        if NEEDLES["keywords"] in prompt:
+            return "trained^teacher"
+        if NEEDLES["reward"] in prompt:
+            return "```json\n" + SUFFICIENT + "\n```"
+        return "Joseph Okafor"
+
+    with FakeOpenAIServer() as server:
+        server.responder = responder
+        settings.llm.base_url = server.url
+        with ThinkGraph.open(index_path, settings=settings, embedder=HashEmbedder()) as tg:
+            answer = await tg.aask("Who trained Lena Sorensen?", method="tog3", horizon=2)
+    assert answer.text == "Joseph Okafor" and answer.cost.calls == 4
+    assert answer.cost.prompt_tokens == 44  # the server reports 11 prompt tokens per call
