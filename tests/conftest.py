@@ -36,3 +36,25 @@ def settings() -> Settings:
 @pytest.fixture
 def index_path(tmp_path: Path) -> Path:
     return tmp_path / "index.db"
+
+
+@pytest.fixture
+def open_bridge(tmp_path: Path) -> Iterator:
+    """A factory opening one small OpenIE-built index (tests/fixtures/bridge_*) with a given scripted
+    backend (or none); every index it opens is closed at the end of the test."""
+    from support import FIXTURES
+    from thinkgraph.api import ThinkGraph
+
+    path = tmp_path / "bridge.db"
+    with ThinkGraph(path, settings=Settings(), embedder=HashEmbedder()) as built:
+        built.index([FIXTURES / "bridge_corpus.jsonl"], openie=FIXTURES / "bridge_openie.jsonl")
+    opened: list[ThinkGraph] = []
+
+    def make(backend: object | None = None) -> ThinkGraph:
+        tg = ThinkGraph.open(path, settings=Settings(), embedder=HashEmbedder(), backend=backend)
+        opened.append(tg)
+        return tg
+
+    yield make
+    for tg in opened:
+        tg.close()

@@ -4,14 +4,9 @@ failure types and their rewrites, the retry bound, HITL, and the ircot baseline.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 
-from support import FIXTURES, HashEmbedder
-from thinkgraph.api import ThinkGraph
-from thinkgraph.config import Settings
 from thinkgraph.errors import ConfigError, InputError
 from thinkgraph.llm.backend import ChatRequest
 from thinkgraph.methods.a2rag.hitl import review
@@ -63,21 +58,8 @@ ENOUGH, NOT_ENOUGH = json.dumps({"sufficient": True}), json.dumps({"sufficient":
 
 
 @pytest.fixture
-def tg_factory(tmp_path: Path) -> Iterator:
-    opened: list[ThinkGraph] = []
-    path = tmp_path / "b.db"
-    with ThinkGraph(path, settings=Settings(), embedder=HashEmbedder()) as tg:
-        tg.index([FIXTURES / "bridge_corpus.jsonl"], openie=FIXTURES / "bridge_openie.jsonl")
-
-    def make(script: Script | None = None) -> ThinkGraph:
-        tg = ThinkGraph.open(path, settings=Settings(), embedder=HashEmbedder(),
-                             backend=script.backend if script else None)
-        opened.append(tg)
-        return tg
-
-    yield make
-    for tg in opened:
-        tg.close()
+def tg_factory(open_bridge):  # noqa: ANN001, ANN201
+    return lambda script=None: open_bridge(script.backend if script else None)
 
 
 async def test_sufficient_at_stage_one_answers_with_citations(tg_factory) -> None:  # noqa: ANN001

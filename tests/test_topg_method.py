@@ -50,20 +50,8 @@ def keep_matching(*words: str):  # noqa: ANN201
 
 
 @pytest.fixture
-def open_tg(tmp_path: Path):  # noqa: ANN201
-    path = tmp_path / "t.db"
-    with ThinkGraph(path, settings=Settings(), embedder=HashEmbedder()) as tg:
-        tg.index([FIXTURES / "bridge_corpus.jsonl"], openie=FIXTURES / "bridge_openie.jsonl")
-    opened = []
-
-    def make(script: Script | None) -> ThinkGraph:
-        tg = ThinkGraph.open(path, settings=Settings(), embedder=HashEmbedder(),
-                             backend=script.backend if script else None)
-        opened.append(tg)
-        return tg
-    yield make
-    for tg in opened:
-        tg.close()
+def open_tg(open_bridge):  # noqa: ANN001, ANN201
+    return lambda script: open_bridge(script.backend if script else None)
 
 
 async def test_naive_mode_answers_from_suggested_propositions(open_tg) -> None:  # noqa: ANN001
