@@ -135,3 +135,22 @@ def test_llm_only_methods_say_so_in_one_line(built_index: Path) -> None:
         result = run("-i", str(built_index), "ask", "Who trained Lena Sorensen?", "-m", name)
         assert result.returncode == 1 and f"method '{name}' needs an LLM endpoint" in result.stderr
         assert len(result.stderr.strip().splitlines()) == 1
+
+
+def test_eval_through_the_cli_retrieval_only_and_with_the_real_client(built_index: Path, tmp_path: Path) -> None:
+    questions = tmp_path / "q.jsonl"
+    questions.write_text(json.dumps({"id": "q1", "question": "Who trained Lena Sorensen?", "answer": "Joseph Okafor",
+                                     "supporting_ids": ["people.md"]}) + "\n", encoding="utf-8")
+    result = run("-i", str(built_index), "eval", str(questions), "-m", "naive", "-m", "ppr", "--retrieval-only",
+                 "--out", str(tmp_path / "r"), "--json")
+    assert result.returncode == 0, result.stderr
+    rows = json.loads(result.stdout)
+    assert [r["method"] for r in rows] == ["naive", "ppr"] and rows[0]["recall@5"] == 100.0
+    with FakeOpenAIServer() as server:
+        server.push(Behaviour(content="Joseph Okafor [1]"))
+        result = run("-i", str(built_index), "eval", str(questions), "-m", "naive", "--out", str(tmp_path / "e"),
+                     env={"THINKGRAPH_LLM_BASE_URL": server.url})
+    assert result.returncode == 0, result.stderr
+    assert "100.0" in result.stdout and (tmp_path / "e" / "summary.json").exists()
+    summary = json.loads((tmp_path / "e" / "summary.json").read_text())
+    assert summary[0]["em"] == 100.0 and summary[0]["calls_mean"] == 1

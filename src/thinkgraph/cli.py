@@ -18,6 +18,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, SpinnerColumn
 from rich.table import Table
 
 from thinkgraph.api import DEFAULT_INDEX, ThinkGraph
+from thinkgraph.asyncutil import run_sync
 from thinkgraph.config import load_settings
 from thinkgraph.errors import ThinkgraphError
 from thinkgraph.export import FORMATS, export_graph
@@ -247,6 +248,47 @@ def remove(
         for doc_id in doc_ids:
             report = tg.remove_document(doc_id)
             out.print(f"removed {doc_id}: {report.nodes_removed} nodes, {report.edges_removed} edges")
+
+
+@app.command("eval")
+@one_line_errors
+def evaluate(
+    ctx: typer.Context,
+    questions: Path = typer.Argument(..., help="Questions JSONL (id, question, answer, supporting_ids, ...)."),
+    method: list[str] = typer.Option(["ppr"], "--method", "-m",
+                                     help="NAME or NAME:key=value,... (repeat to compare methods)."),
+    out: Path = typer.Option(Path("eval-out"), "--out", help="Folder for records.jsonl and summary.json."),
+    retrieval_only: bool = typer.Option(False, "--retrieval-only", help="Recall@k of the retrievers; no LLM."),
+    limit: int | None = typer.Option(None, "--limit", help="Only the first N questions."),
+    concurrency: int = typer.Option(4, "--concurrency"),
+    as_json: bool = typer.Option(False, "--json", help="Print the summary as JSON."),
+) -> None:
+    """Evaluate methods on a question set (resumable: recorded questions are not asked again)."""
+    from thinkgraph.eval.datasets import load_questions
+    from thinkgraph.eval.runner import EvalRunner, MethodSpec
+
+    qs = load_questions(questions, limit)
+    specs = [MethodSpec.parse(m) for m in method]
+    settings = load_settings(ctx.obj["config"])
+    if retrieval_only:
+        settings.llm.base_url = None
+    with ThinkGraph(ctx.obj["index"], settings=settings, create=False) as tg:
+        runner = EvalRunner(tg, specs, out, retrieval_only=retrieval_only, concurrency=concurrency)
+        rows = run_sync(runner.run(qs))
+    if as_json:
+        print(json.dumps(rows, indent=2))
+        return
+    columns = [k for k in rows[0] if k != "method" and (not k.endswith("_p95") or k == "seconds_p95")] if rows else []
+    table = Table(title=f"{len(qs)} questions{' (retrieval only)' if retrieval_only else ''}")
+    table.add_column("method")
+    for col in columns:
+        table.add_column(col)
+    for row in rows:
+        table.add_row(row["method"], *[f"{row[c]:.1f}" if isinstance(row[c], float) else str(row[c])
+                                       for c in columns])
+    wide = Console(width=200)
+    wide.print(table)
+    wide.print(f"records: {out / 'records.jsonl'}  summary: {out / 'summary.json'}", highlight=False)
 
 
 @app.command()

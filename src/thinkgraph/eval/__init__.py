@@ -1,0 +1,1 @@
+"""Evaluation: datasets, metrics and the runner behind `thinkgraph eval`."""

@@ -1,0 +1,150 @@
+"""The evaluation runner: several methods (and method settings) on one index, per-question records
+in JSONL (a re-run skips what is recorded, so a killed run resumes), and a summary per method."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import statistics
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from thinkgraph.api import ThinkGraph
+from thinkgraph.errors import ConfigError, ThinkgraphError
+from thinkgraph.eval.datasets import Question
+from thinkgraph.eval.metrics import exact_match, percentile, recall_at_k, rouge_l, substring_match, token_f1
+
+# How deep each retriever returns evidence in retrieval-only runs (enough for Recall@10).
+RETRIEVAL_DEPTH = {"naive": "top_k", "ppr": "top_k", "a2rag": "evidence_chunks", "topg": "k"}
+NEEDS_LLM = {"none", "tog3", "ircot"}
+RECORDS_FILE = "records.jsonl"
+
+
+@dataclass(frozen=True)
+class MethodSpec:
+    """``name`` or ``name:key=value,key=value`` (the whole text is the label)."""
+
+    label: str
+    method: str
+    options: dict[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def parse(cls, text: str) -> MethodSpec:
+        name, _, rest = text.partition(":")
+        options: dict[str, Any] = {}
+        for pair in filter(None, rest.split(",")):
+            key, sep, raw = pair.partition("=")
+            if not sep:
+                raise ConfigError(f"method option {pair!r} in {text!r} is not key=value")
+            try:
+                options[key.strip()] = json.loads(raw)
+            except json.JSONDecodeError:
+                options[key.strip()] = raw
+        return cls(text, name.strip(), options)
+
+
+def score(question: Question, text: str | None, retrieved: list[str]) -> dict[str, float]:
+    metrics: dict[str, float] = {}
+    if question.answers:
+        f1 = token_f1(text, question.answers)
+        metrics |= {"em": exact_match(text, question.answers), "em_substring": substring_match(text, question.answers),
+                    "f1": f1.f1, "precision": f1.precision, "recall": f1.recall,
+                    "rouge_l": rouge_l(text, question.answers)}
+    if question.supporting_ids:
+        metrics |= {f"recall@{k}": recall_at_k(retrieved, question.supporting_ids, k) for k in (2, 5, 10)}
+    return metrics
+
+
+class EvalRunner:
+    def __init__(self, tg: ThinkGraph, specs: Sequence[MethodSpec], out_dir: str | Path, *,
+                 retrieval_only: bool = False, concurrency: int = 4, depth: int = 10) -> None:
+        self.tg = tg
+        self.specs = list(specs)
+        self.out = Path(out_dir)
+        self.retrieval_only = retrieval_only
+        self.concurrency = concurrency
+        self.depth = depth
+        if retrieval_only:
+            blocked = [s.method for s in self.specs if s.method in NEEDS_LLM]
+            if blocked:
+                raise ConfigError(f"method(s) {', '.join(blocked)} have no retrieval-only mode")
+
+    def _done(self) -> set[tuple[str, str]]:
+        path = self.out / RECORDS_FILE
+        if not path.exists():
+            return set()
+        done = set()
+        for line in path.read_text(encoding="utf-8").splitlines():
+            try:
+                record = json.loads(line)
+                done.add((record["label"], record["qid"]))
+            except (json.JSONDecodeError, KeyError):
+                continue  # a line cut by a kill: that question runs again
+        return done
+
+    def _options(self, spec: MethodSpec) -> dict[str, Any]:
+        options = dict(spec.options)
+        if self.retrieval_only and spec.method in RETRIEVAL_DEPTH:
+            options.setdefault(RETRIEVAL_DEPTH[spec.method], self.depth)
+            if spec.method == "a2rag":
+                options.setdefault("gate", False)  # the gate is answer-level control, not retrieval
+        return options
+
+    async def run(self, questions: Sequence[Question]) -> list[dict[str, Any]]:
+        self.out.mkdir(parents=True, exist_ok=True)
+        done = self._done()
+        semaphore = asyncio.Semaphore(self.concurrency)
+        with (self.out / RECORDS_FILE).open("a", encoding="utf-8") as sink:
+            for spec in self.specs:
+                todo = [q for q in questions if (spec.label, q.id) not in done]
+
+                async def one(q: Question, spec: MethodSpec = spec) -> None:
+                    async with semaphore:
+                        record = await self._record(spec, q)
+                    sink.write(json.dumps(record, ensure_ascii=False) + "\n")
+                    sink.flush()
+
+                await asyncio.gather(*(one(q) for q in todo))
+        return self.summary(questions)
+
+    async def _record(self, spec: MethodSpec, q: Question) -> dict[str, Any]:
+        base = {"label": spec.label, "method": spec.method, "qid": q.id, "question": q.question}
+        try:
+            answer = await self.tg.aask(q.question, spec.method, **self._options(spec))
+        except ThinkgraphError as exc:
+            return base | {"status": "error", "error": str(exc), "metrics": {}, "cost": {}}
+        retrieved = list(dict.fromkeys(c.doc_id for c in answer.citations))
+        return base | {"status": answer.status, "answer": answer.text, "retrieved": retrieved,
+                       "metrics": score(q, None if self.retrieval_only else answer.text, retrieved),
+                       "cost": asdict(answer.cost)}
+
+    def summary(self, questions: Sequence[Question]) -> list[dict[str, Any]]:
+        wanted = {q.id for q in questions}
+        records: dict[str, list[dict[str, Any]]] = {}
+        for line in (self.out / RECORDS_FILE).read_text(encoding="utf-8").splitlines():
+            try:
+                r = json.loads(line)
+            except json.JSONDecodeError:
+                continue
+            if r.get("qid") in wanted:
+                records.setdefault(r["label"], []).append(r)
+        rows = []
+        for spec in self.specs:
+            rs = records.get(spec.label, [])
+            row: dict[str, Any] = {"method": spec.label, "questions": len(rs),
+                                   "errors": sum(r["status"] == "error" for r in rs)}
+            keys = sorted({k for r in rs for k in r["metrics"]})
+            if self.retrieval_only:
+                keys = [k for k in keys if k.startswith("recall@")]
+            for key in keys:
+                row[key] = 100 * statistics.mean(r["metrics"].get(key, 0.0) for r in rs)
+            costs = [r["cost"] for r in rs if r["cost"]]
+            for name in ("calls", "prompt_tokens", "completion_tokens", "seconds"):
+                values = [c[name] for c in costs]
+                row[f"{name}_mean"] = statistics.mean(values) if values else 0.0
+                row[f"{name}_p95"] = percentile(values, 95)
+            rows.append(row)
+        (self.out / "summary.json").write_text(json.dumps(rows, indent=2), encoding="utf-8")
+        return rows

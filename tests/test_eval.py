@@ -1,0 +1,109 @@
+"""The evaluation slice: metrics against hand-computed cases, question loading, the runner."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from support import FIXTURES
+from thinkgraph.errors import ConfigError, InputError
+from thinkgraph.eval.datasets import load_questions
+from thinkgraph.eval.metrics import (
+    exact_match,
+    normalize_answer,
+    percentile,
+    recall_at_k,
+    rouge_l,
+    substring_match,
+    token_f1,
+)
+from thinkgraph.eval.runner import EvalRunner, MethodSpec
+from thinkgraph.testing import ScriptedBackend
+
+
+def test_normalisation_corner_cases() -> None:
+    assert normalize_answer("The  U.S.A.!") == "usa"
+    assert normalize_answer("an Apple, a day") == "apple day"
+    assert normalize_answer("") == "" and normalize_answer(None) == ""  # type: ignore[arg-type]
+
+
+def test_exact_and_substring_match_with_aliases() -> None:
+    golds = ["Los Angeles Dodgers", "Dodgers"]
+    assert exact_match("the Dodgers.", golds) == 1.0
+    assert exact_match("They played the Dodgers", golds) == 0.0
+    assert substring_match("They played the Dodgers", golds) == 1.0
+    assert substring_match("Dodgersville", golds) == 0.0  # whole words only
+    assert exact_match(None, golds) == 0.0 and exact_match("", [""]) == 0.0
+
+
+def test_token_f1_by_hand() -> None:
+    # prediction "new york city" vs gold "new york": common 2, P = 2/3, R = 1, F1 = 0.8
+    score = token_f1("New York City", ["New York"])
+    assert (score.precision, score.recall) == pytest.approx((2 / 3, 1.0)) and score.f1 == pytest.approx(0.8)
+    assert token_f1("Boston", ["New York", "boston"]).f1 == 1.0  # best alias
+    assert token_f1("", ["x"]).f1 == 0.0 and token_f1("x", []).f1 == 0.0
+
+
+def test_recall_at_k_rouge_and_percentile() -> None:
+    assert recall_at_k(["a", "a", "b", "c"], ["b", "c"], 2) == 0.5  # repeats do not take a rank
+    assert recall_at_k(["a"], [], 5) == 0.0
+    assert rouge_l("the cat sat", ["the cat sat down"]) == pytest.approx(2 * 1 * 0.75 / 1.75)
+    assert rouge_l(None, ["x"]) == 0.0
+    assert percentile([1, 2, 3, 4, 5, 6, 7, 8, 9, 10], 95) == 10 and percentile([3, 1, 2], 50) == 2
+    assert percentile([], 95) == 0.0
+
+
+def test_question_loader_names_file_line_and_field(tmp_path: Path) -> None:
+    qs = load_questions(FIXTURES / "questions_small.jsonl")
+    assert [q.id for q in qs] == ["q1", "q2", "q3"] and qs[0].answers == ("Alice Stone", "A. Stone")
+    assert qs[2].supporting_ids == ("c2", "c3") and len(load_questions(FIXTURES / "questions_small.jsonl", 2)) == 2
+    bad = tmp_path / "bad.jsonl"
+    for content, message in [('{"id": 1}', "bad.jsonl:1: field 'question'"), ("{oops", "bad.jsonl:1: malformed"),
+                             ('{"question": "q", "supporting_ids": "c1"}', "field 'supporting_ids'")]:
+        bad.write_text(content, encoding="utf-8")
+        with pytest.raises(InputError, match=message):
+            load_questions(bad)
+    with pytest.raises(InputError, match="not found"):
+        load_questions(tmp_path / "none.jsonl")
+
+
+def test_method_spec_parsing() -> None:
+    spec = MethodSpec.parse("a2rag:relation_seeds=false,k_hops=3,out_of_scope=abstain")
+    assert spec.method == "a2rag" and spec.options == {"relation_seeds": False, "k_hops": 3,
+                                                       "out_of_scope": "abstain"}
+    with pytest.raises(ConfigError, match="not key=value"):
+        MethodSpec.parse("ppr:oops")
+
+
+async def test_retrieval_only_run_resumes_and_summarises(open_bridge, tmp_path: Path) -> None:  # noqa: ANN001
+    tg = open_bridge()
+    qs = load_questions(FIXTURES / "questions_small.jsonl")
+    specs = [MethodSpec.parse("naive"), MethodSpec.parse("ppr"), MethodSpec.parse("a2rag:relation_seeds=false")]
+    runner = EvalRunner(tg, specs, tmp_path / "out", retrieval_only=True)
+    rows = await runner.run(qs[:2])
+    assert [r["method"] for r in rows] == ["naive", "ppr", "a2rag:relation_seeds=false"]
+    assert all(r["questions"] == 2 and r["errors"] == 0 for r in rows)
+    assert rows[0]["recall@10"] == 100.0 and "em" not in rows[0]
+    records = [json.loads(x) for x in (tmp_path / "out" / "records.jsonl").read_text().splitlines()]
+    assert len(records) == 6 and records[0]["retrieved"]
+    # a second run asks only what is missing
+    rows = await runner.run(qs)
+    records = (tmp_path / "out" / "records.jsonl").read_text().splitlines()
+    assert len(records) == 9 and all(r["questions"] == 3 for r in rows)
+    with pytest.raises(ConfigError, match="no retrieval-only mode"):
+        EvalRunner(tg, [MethodSpec.parse("tog3")], tmp_path / "x", retrieval_only=True)
+
+
+async def test_end_to_end_run_scores_answers_and_cost(open_bridge, tmp_path: Path) -> None:  # noqa: ANN001
+    answers = {"Who founded": "Alice Stone [1]", "Carol Diaz": "She was born in Rivertown [1]",
+               "valley": "Unknown"}
+    backend = ScriptedBackend(rules=[(k, v) for k, v in answers.items()])
+    tg = open_bridge(backend)
+    runner = EvalRunner(tg, [MethodSpec.parse("naive")], tmp_path / "out")
+    (row,) = await runner.run(load_questions(FIXTURES / "questions_small.jsonl"))
+    assert row["em"] == pytest.approx(100 / 3) and row["em_substring"] == pytest.approx(200 / 3)
+    assert row["calls_mean"] == 1 and row["prompt_tokens_p95"] > 0
+    summary = json.loads((tmp_path / "out" / "summary.json").read_text())
+    assert summary[0]["method"] == "naive"
