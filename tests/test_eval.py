@@ -107,3 +107,30 @@ async def test_end_to_end_run_scores_answers_and_cost(open_bridge, tmp_path: Pat
     assert row["calls_mean"] == 1 and row["prompt_tokens_p95"] > 0
     summary = json.loads((tmp_path / "out" / "summary.json").read_text())
     assert summary[0]["method"] == "naive"
+
+
+async def test_correctness_judge_and_pairwise_elo_through_the_runner(open_bridge, tmp_path: Path) -> None:  # noqa: ANN001
+    from thinkgraph.eval.runner import pairwise
+
+    def judge_pair_reply(request) -> str:  # noqa: ANN001
+        prompt = request.messages[0]["content"]
+        first_is_ppr = prompt.index("PPR") < prompt.index("NAIVE")
+        return json.dumps({c: (1 if first_is_ppr else 2) for c in
+                           ("comprehensiveness", "diversity", "empowerment", "overall")})
+
+    backend = ScriptedBackend(rules=[("Decide whether the predicted answer", '{"correct": true}'),
+                                     ("Compare two answers", judge_pair_reply),
+                                     ("Entity paths", "PPR answer [1]"),  # only ppr's prompt shows paths
+                                     ("Passages:", "NAIVE answer [1]")])
+    tg = open_bridge(backend)
+    qs = load_questions(FIXTURES / "questions_small.jsonl")[:2]
+    runner = EvalRunner(tg, [MethodSpec.parse("naive"), MethodSpec.parse("ppr")], tmp_path / "out", judge=True)
+    rows = await runner.run(qs)
+    assert all(r["llm_correct"] == 100.0 for r in rows)
+    result = await pairwise(tg, tmp_path / "out", qs, "naive", ["naive", "ppr"])
+    overall = result["methods"]["ppr"]["criteria"]["overall"]
+    assert result["methods"]["ppr"]["pairs"] == 2 and overall["win_rate"] == 1.0
+    assert overall["elo"] == pytest.approx(1600 + 400 * 2.99957, abs=0.1) and overall["inconsistent"] == 0
+    assert (tmp_path / "out" / "pairwise.json").exists()
+    with pytest.raises(ConfigError, match="retrieval-only"):
+        EvalRunner(tg, [MethodSpec.parse("naive")], tmp_path / "y", retrieval_only=True, judge=True)

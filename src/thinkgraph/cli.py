@@ -261,11 +261,14 @@ def evaluate(
     retrieval_only: bool = typer.Option(False, "--retrieval-only", help="Recall@k of the retrievers; no LLM."),
     limit: int | None = typer.Option(None, "--limit", help="Only the first N questions."),
     concurrency: int = typer.Option(4, "--concurrency"),
+    judge: bool = typer.Option(False, "--judge", help="Add an LLM correctness judge (llm_correct)."),
+    pairwise_reference: str | None = typer.Option(None, "--pairwise", help="Judge every method against this one "
+                                                  "(both orders; win rates and ELO in pairwise.json)."),
     as_json: bool = typer.Option(False, "--json", help="Print the summary as JSON."),
 ) -> None:
     """Evaluate methods on a question set (resumable: recorded questions are not asked again)."""
     from thinkgraph.eval.datasets import load_questions
-    from thinkgraph.eval.runner import EvalRunner, MethodSpec
+    from thinkgraph.eval.runner import EvalRunner, MethodSpec, pairwise
 
     qs = load_questions(questions, limit)
     specs = [MethodSpec.parse(m) for m in method]
@@ -273,8 +276,10 @@ def evaluate(
     if retrieval_only:
         settings.llm.base_url = None
     with ThinkGraph(ctx.obj["index"], settings=settings, create=False) as tg:
-        runner = EvalRunner(tg, specs, out, retrieval_only=retrieval_only, concurrency=concurrency)
+        runner = EvalRunner(tg, specs, out, retrieval_only=retrieval_only, concurrency=concurrency, judge=judge)
         rows = run_sync(runner.run(qs))
+        if pairwise_reference:
+            run_sync(pairwise(tg, out, qs, pairwise_reference, [s.label for s in specs]))
     if as_json:
         print(json.dumps(rows, indent=2))
         return

@@ -14,6 +14,7 @@ from typing import Any
 from thinkgraph.api import ThinkGraph
 from thinkgraph.errors import ConfigError, ThinkgraphError
 from thinkgraph.eval.datasets import Question
+from thinkgraph.eval.judges import CRITERIA, WinRates, elo_rating, judge_correct, judge_pair
 from thinkgraph.eval.metrics import exact_match, percentile, recall_at_k, rouge_l, substring_match, token_f1
 
 # How deep each retriever returns evidence in retrieval-only runs (enough for Recall@10).
@@ -59,13 +60,17 @@ def score(question: Question, text: str | None, retrieved: list[str]) -> dict[st
 
 class EvalRunner:
     def __init__(self, tg: ThinkGraph, specs: Sequence[MethodSpec], out_dir: str | Path, *,
-                 retrieval_only: bool = False, concurrency: int = 4, depth: int = 10) -> None:
+                 retrieval_only: bool = False, concurrency: int = 4, depth: int = 10,
+                 judge: bool = False) -> None:
         self.tg = tg
         self.specs = list(specs)
         self.out = Path(out_dir)
         self.retrieval_only = retrieval_only
         self.concurrency = concurrency
         self.depth = depth
+        self.judge = judge
+        if judge and (retrieval_only or tg.llm is None):
+            raise ConfigError("the LLM judge needs an LLM endpoint and a run that is not retrieval-only")
         if retrieval_only:
             blocked = [s.method for s in self.specs if s.method in NEEDS_LLM]
             if blocked:
@@ -116,9 +121,13 @@ class EvalRunner:
         except ThinkgraphError as exc:
             return base | {"status": "error", "error": str(exc), "metrics": {}, "cost": {}}
         retrieved = list(dict.fromkeys(c.doc_id for c in answer.citations))
+        metrics = score(q, None if self.retrieval_only else answer.text, retrieved)
+        if self.judge and q.answers and self.tg.llm is not None:
+            verdict = await judge_correct(self.tg.llm, q.question, list(q.answers), answer.text)
+            if verdict is not None:  # an unparseable verdict is left out (and counted by the LLM layer)
+                metrics["llm_correct"] = verdict
         return base | {"status": answer.status, "answer": answer.text, "retrieved": retrieved,
-                       "metrics": score(q, None if self.retrieval_only else answer.text, retrieved),
-                       "cost": asdict(answer.cost)}
+                       "metrics": metrics, "cost": asdict(answer.cost)}
 
     def summary(self, questions: Sequence[Question]) -> list[dict[str, Any]]:
         wanted = {q.id for q in questions}
@@ -139,7 +148,8 @@ class EvalRunner:
             if self.retrieval_only:
                 keys = [k for k in keys if k.startswith("recall@")]
             for key in keys:
-                row[key] = 100 * statistics.mean(r["metrics"].get(key, 0.0) for r in rs)
+                values = [r["metrics"][key] for r in rs if key in r["metrics"]]
+                row[key] = 100 * statistics.mean(values) if values else 0.0
             costs = [r["cost"] for r in rs if r["cost"]]
             for name in ("calls", "prompt_tokens", "completion_tokens", "seconds"):
                 values = [c[name] for c in costs]
@@ -148,3 +158,37 @@ class EvalRunner:
             rows.append(row)
         (self.out / "summary.json").write_text(json.dumps(rows, indent=2), encoding="utf-8")
         return rows
+
+
+async def pairwise(tg: ThinkGraph, out_dir: str | Path, questions: Sequence[Question], reference: str,
+                   labels: Sequence[str]) -> dict[str, Any]:
+    """Each label against the reference with the pairwise judge (both orders), win rates per criterion,
+    and ELO ratings with the reference at 1600 (ToG-3 App. F.3). Written to pairwise.json."""
+    if tg.llm is None:
+        raise ConfigError("pairwise judging needs an LLM endpoint")
+    out = Path(out_dir)
+    answers: dict[str, dict[str, str]] = {}
+    for line in (out / RECORDS_FILE).read_text(encoding="utf-8").splitlines():
+        try:
+            r = json.loads(line)
+        except json.JSONDecodeError:
+            continue
+        if r.get("answer"):
+            answers.setdefault(r["label"], {})[r["qid"]] = r["answer"]
+    if reference not in answers:
+        raise ConfigError(f"no recorded answers for the reference {reference!r}")
+    result: dict[str, Any] = {"reference": reference, "methods": {}}
+    for label in labels:
+        if label == reference:
+            continue
+        outcomes = [await judge_pair(tg.llm, q.question, answers[label][q.id], answers[reference][q.id])
+                    for q in questions if q.id in answers.get(label, {}) and q.id in answers[reference]]
+        rates = WinRates.from_outcomes(outcomes)
+        per = {}
+        for criterion in CRITERIA:
+            rate = rates.rate_a(criterion)
+            per[criterion] = {"win_rate": rate, "elo": None if rate is None else elo_rating(rate),
+                              "inconsistent": rates.inconsistent[criterion], "failed": rates.failed[criterion]}
+        result["methods"][label] = {"pairs": len(outcomes), "criteria": per}
+    (out / "pairwise.json").write_text(json.dumps(result, indent=2), encoding="utf-8")
+    return result

@@ -1,0 +1,126 @@
+"""LLM judges: a correctness judge (GPT4Score-style) and a pairwise judge on comprehensiveness,
+diversity, empowerment and overall that asks both answer orders and counts a win only when the two
+verdicts agree; win rates, and the ELO conversion of ToG-3 App. F.3."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Literal
+
+from pydantic import BaseModel
+
+from thinkgraph.errors import StructuredOutputError
+from thinkgraph.llm.service import LLM
+
+CRITERIA = ("comprehensiveness", "diversity", "empowerment", "overall")
+ELO_REFERENCE_RATING = 1600.0  # R_ref of ToG-3 App. F.3
+
+CORRECTNESS_PROMPT = """Decide whether the predicted answer means the same as the gold answer for the
+question (wording may differ; extra correct detail is fine; a different or missing fact is wrong).
+Reply with JSON only: {{"correct": true or false}}
+
+Question: {question}
+Gold answer: {gold}
+Predicted answer: {prediction}"""
+
+PAIRWISE_PROMPT = """Compare two answers to the question on four criteria:
+- comprehensiveness: how much detail it gives to cover all aspects of the question;
+- diversity: how varied its perspectives and insights are;
+- empowerment: how well it helps the reader understand the topic and make informed judgements;
+- overall: the best answer considering the three criteria together.
+For each criterion name the better answer, 1 or 2.
+Reply with JSON only: {{"comprehensiveness": 1 or 2, "diversity": 1 or 2, "empowerment": 1 or 2, "overall": 1 or 2}}
+
+Question: {question}
+
+Answer 1:
+{first}
+
+Answer 2:
+{second}"""
+
+
+class CorrectnessVerdict(BaseModel):
+    correct: bool
+
+
+class PairwiseVerdict(BaseModel):
+    comprehensiveness: Literal[1, 2]
+    diversity: Literal[1, 2]
+    empowerment: Literal[1, 2]
+    overall: Literal[1, 2]
+
+
+async def judge_correct(llm: LLM, question: str, golds: list[str], prediction: str | None) -> float | None:
+    """1.0 / 0.0, or None when the judge's reply could not be parsed (counted by the LLM layer)."""
+    if not prediction or not golds:
+        return 0.0
+    prompt = CORRECTNESS_PROMPT.format(question=question, gold=" | ".join(golds), prediction=prediction)
+    try:
+        verdict = await llm.json([{"role": "user", "content": prompt}], CorrectnessVerdict, step="eval.judge.correct")
+    except StructuredOutputError:
+        return None
+    return float(verdict.correct)
+
+
+Outcome = Literal["a", "b", "inconsistent", "failed"]
+
+
+async def judge_pair(llm: LLM, question: str, answer_a: str, answer_b: str) -> dict[str, Outcome]:
+    """Per criterion: "a" or "b" when both orders agree, "inconsistent" when the verdict follows the
+    position (position bias), "failed" when a reply could not be parsed."""
+    async def ask(first: str, second: str) -> PairwiseVerdict | None:
+        prompt = PAIRWISE_PROMPT.format(question=question, first=first, second=second)
+        try:
+            return await llm.json([{"role": "user", "content": prompt}], PairwiseVerdict, step="eval.judge.pairwise")
+        except StructuredOutputError:
+            return None
+
+    forward, backward = await ask(answer_a, answer_b), await ask(answer_b, answer_a)
+    out: dict[str, Outcome] = {}
+    for criterion in CRITERIA:
+        if forward is None or backward is None:
+            out[criterion] = "failed"
+            continue
+        first_pick = "a" if getattr(forward, criterion) == 1 else "b"
+        second_pick = "b" if getattr(backward, criterion) == 1 else "a"
+        out[criterion] = first_pick if first_pick == second_pick else "inconsistent"
+    return out
+
+
+@dataclass
+class WinRates:
+    """Win rate of method a over b per criterion, among consistent verdicts; position bias apart."""
+
+    wins_a: dict[str, int] = field(default_factory=dict)
+    wins_b: dict[str, int] = field(default_factory=dict)
+    inconsistent: dict[str, int] = field(default_factory=dict)
+    failed: dict[str, int] = field(default_factory=dict)
+
+    @classmethod
+    def from_outcomes(cls, outcomes: list[dict[str, Outcome]]) -> WinRates:
+        rates = cls()
+        for criterion in CRITERIA:
+            values = [o[criterion] for o in outcomes]
+            rates.wins_a[criterion] = values.count("a")
+            rates.wins_b[criterion] = values.count("b")
+            rates.inconsistent[criterion] = values.count("inconsistent")
+            rates.failed[criterion] = values.count("failed")
+        return rates
+
+    def rate_a(self, criterion: str) -> float | None:
+        decided = self.wins_a[criterion] + self.wins_b[criterion]
+        return None if decided == 0 else self.wins_a[criterion] / decided
+
+
+def elo_rating(win_rate: float, reference_rating: float = ELO_REFERENCE_RATING) -> float:
+    """R_i = R_ref - 400 log10(1/w_i - 1), w_i the win rate of method i against the reference.
+    Win rates of exactly 0 or 1 have no finite rating; they are clipped to [0.001, 0.999]."""
+    w = min(max(win_rate, 0.001), 0.999)
+    return reference_rating - 400.0 * math.log10(1.0 / w - 1.0)
+
+
+def elo_win_probability(rating_i: float, rating_j: float) -> float:
+    """P(i beats j) = 1 / (1 + 10^((R_j - R_i) / 400))."""
+    return 1.0 / (1.0 + 10.0 ** ((rating_j - rating_i) / 400.0))
