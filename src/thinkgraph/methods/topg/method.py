@@ -9,7 +9,7 @@ from functools import cached_property
 
 from pydantic import BaseModel, Field
 
-from thinkgraph.errors import LLMUnavailableError, StructuredOutputError
+from thinkgraph.errors import ConfigError, LLMUnavailableError, StructuredOutputError
 from thinkgraph.llm.service import LLM
 from thinkgraph.methods.base import NO_LLM_MESSAGE, MethodContext
 from thinkgraph.methods.synthesis import citations_for
@@ -48,7 +48,11 @@ class ToPGMethod:
 
     @cached_property
     def suggester(self) -> Suggester:
-        return Suggester(self.graph or build_proposition_graph(self.ctx.view), self.config)
+        graph = self.graph or build_proposition_graph(self.ctx.view)
+        if graph.n == 0:
+            raise ConfigError("topg needs propositions or triplets in the index; build it with "
+                              "--extractor propositions, llm or import (the model-free extractor makes neither)")
+        return Suggester(graph, self.config)
 
     def _facts(self, props: list[int]) -> str:
         return "\n".join(f"[{i}] {self.suggester.graph.texts[p]}" for i, p in enumerate(props, 1))
