@@ -122,12 +122,18 @@ def test_a2rag_and_review_through_the_cli(built_index: Path) -> None:
     assert wrong.returncode == 1 and "no pending proposal 99" in wrong.stderr
 
 
-def test_topg_through_the_cli(built_index: Path) -> None:
-    result = run("-i", str(built_index), "ask", "Who made the lens?", "-m", "topg", "-o", "mode=naive", "-k", "4",
+def test_topg_through_the_cli(built_index: Path, tmp_path: Path) -> None:
+    result = run("-i", str(built_index), "ask", "Who made the lens?", "-m", "topg")
+    assert result.returncode == 1 and "topg needs propositions or triplets" in result.stderr  # model-free index
+    index = tmp_path / "openie.db"
+    assert run("-i", str(index), "index", str(FIXTURES / "corpus_small.jsonl"), "--openie",
+               str(FIXTURES / "openie_sample.jsonl")).returncode == 0
+    result = run("-i", str(index), "ask", "Who trained Lena Sorensen?", "-m", "topg", "-o", "mode=naive", "-k", "4",
                  "--json")
     assert result.returncode == 0, result.stderr
     answer = json.loads(result.stdout)
     assert answer["status"] == "evidence_only" and answer["method"] == "topg"
+    assert "Joseph Okafor trained Lena Sorensen" in [n["text"] for n in answer["evidence"]["nodes"]]
 
 
 def test_llm_only_methods_say_so_in_one_line(built_index: Path) -> None:
