@@ -158,5 +158,6 @@ def test_eval_through_the_cli_retrieval_only_and_with_the_real_client(built_inde
                      env={"THINKGRAPH_LLM_BASE_URL": server.url})
     assert result.returncode == 0, result.stderr
     assert "100.0" in result.stdout and (tmp_path / "e" / "summary.json").exists()
+    assert "## Answer quality" in (tmp_path / "e" / "report.md").read_text()
     summary = json.loads((tmp_path / "e" / "summary.json").read_text())
     assert summary[0]["em"] == 100.0 and summary[0]["calls_mean"] == 1

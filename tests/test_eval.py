@@ -134,3 +134,21 @@ async def test_correctness_judge_and_pairwise_elo_through_the_runner(open_bridge
     assert (tmp_path / "out" / "pairwise.json").exists()
     with pytest.raises(ConfigError, match="retrieval-only"):
         EvalRunner(tg, [MethodSpec.parse("naive")], tmp_path / "y", retrieval_only=True, judge=True)
+
+
+def test_markdown_report_tables() -> None:
+    from thinkgraph.eval.report import render_report
+
+    columns = ("calls", "prompt_tokens", "completion_tokens", "seconds")
+    cost = {f"{c}_{s}": 1.0 for c in columns for s in ("mean", "p95")}
+    rows = [{"method": "naive", "questions": 3, "errors": 0, "em": 33.3333, "recall@5": 50.0, **cost},
+            {"method": "ppr", "questions": 3, "errors": 1, "em": 66.6667, "recall@5": 75.0, **cost}]
+    pair = {"reference": "naive", "methods": {"ppr": {"pairs": 3, "criteria": {
+        "overall": {"win_rate": 0.75, "elo": 1790.8, "inconsistent": 1, "failed": 0}}}}}
+    stats = {"nodes": {"chunk": 4}, "edges": {"OPENREL": 7}, "size_bytes": 2_000_000,
+             "llm_usage": {"index.extract_triplets": {"calls": 4}, "answer.from_passages": {"calls": 9}}}
+    text = render_report(rows, title="T", index_stats=stats, pairwise=pair)
+    assert "| naive | 3 | 33.3 |" in text and "| ppr | 3 | 66.7 |" in text
+    assert "## Retrieval (%)" in text and "| ppr | 3 | 75.0 |" in text
+    assert "| indexing LLM calls | 4 |" in text and "| chunk nodes | 4 |" in text
+    assert "| ppr | overall | 75.0 | 1790.8 | 1 | 3 |" in text

@@ -268,6 +268,7 @@ def evaluate(
 ) -> None:
     """Evaluate methods on a question set (resumable: recorded questions are not asked again)."""
     from thinkgraph.eval.datasets import load_questions
+    from thinkgraph.eval.report import render_report, write_report
     from thinkgraph.eval.runner import EvalRunner, MethodSpec, pairwise
 
     qs = load_questions(questions, limit)
@@ -278,8 +279,10 @@ def evaluate(
     with ThinkGraph(ctx.obj["index"], settings=settings, create=False) as tg:
         runner = EvalRunner(tg, specs, out, retrieval_only=retrieval_only, concurrency=concurrency, judge=judge)
         rows = run_sync(runner.run(qs))
-        if pairwise_reference:
-            run_sync(pairwise(tg, out, qs, pairwise_reference, [s.label for s in specs]))
+        judged = run_sync(pairwise(tg, out, qs, pairwise_reference, [s.label for s in specs])) \
+            if pairwise_reference else None
+        title = f"Evaluation of {questions.name}: {len(qs)} questions{' (retrieval only)' if retrieval_only else ''}"
+        write_report(out / "report.md", render_report(rows, title=title, index_stats=tg.stats(), pairwise=judged))
     if as_json:
         print(json.dumps(rows, indent=2))
         return
@@ -293,7 +296,8 @@ def evaluate(
                                        for c in columns])
     wide = Console(width=200)
     wide.print(table)
-    wide.print(f"records: {out / 'records.jsonl'}  summary: {out / 'summary.json'}", highlight=False)
+    wide.print(f"records: {out / 'records.jsonl'}  summary: {out / 'summary.json'}  report: {out / 'report.md'}",
+               highlight=False)
 
 
 @app.command()
