@@ -161,3 +161,41 @@ def test_eval_through_the_cli_retrieval_only_and_with_the_real_client(built_inde
     assert "## Answer quality" in (tmp_path / "e" / "report.md").read_text()
     summary = json.loads((tmp_path / "e" / "summary.json").read_text())
     assert summary[0]["em"] == 100.0 and summary[0]["calls_mean"] == 1
+
+
+def test_eval_extraction_loss_and_plots_through_the_cli(built_index: Path, tmp_path: Path) -> None:
+    questions = tmp_path / "q.jsonl"
+    questions.write_text(json.dumps({"id": "q1", "question": "Who trained Lena Sorensen?", "answer": "Joseph Okafor",
+                                     "supporting_ids": ["people.md"]}) + "\n", encoding="utf-8")
+    result = run("-i", str(built_index), "eval", str(questions), "-m", "ppr", "--retrieval-only", "--out",
+                 str(tmp_path / "r"), "--extraction-loss", "0,0.5", "--loss-seeds", "2", "--json")
+    assert result.returncode == 0, result.stderr
+    data = json.loads(result.stdout)
+    assert [(r["fraction"], r["seeds"]) for r in data["extraction_loss"]] == [(0.0, 1), (0.5, 2)]
+    report = (tmp_path / "r" / "report.md").read_text()
+    assert "## Extraction loss" in report and "![extraction_loss](extraction_loss.png)" in report
+    assert (tmp_path / "r" / "extraction_loss.png").read_bytes()[:4] == b"\x89PNG"
+    bad = run("-i", str(built_index), "eval", str(questions), "--retrieval-only", "--extraction-loss", "2")
+    assert bad.returncode == 1 and "fraction must be in [0, 1)" in bad.stderr
+
+
+def test_questions_command_generates_abstract_questions(built_index: Path, tmp_path: Path) -> None:
+    def reply(payload: dict) -> str:
+        prompt = payload["messages"][-1]["content"]
+        if "Imagine 1 different people" in prompt:
+            return json.dumps({"users": [{"user": "coach", "tasks": ["plan training"]}]})
+        if "Write 2 questions" in prompt:
+            return json.dumps({"questions": ["What shapes the athletes' careers?", "How do coaches differ?"]})
+        return "A collection about athletes and their coaches."
+
+    target = tmp_path / "abstract.jsonl"
+    with FakeOpenAIServer() as server:
+        server.responder = reply
+        result = run("-i", str(built_index), "questions", str(target), "--users", "1", "--tasks", "1",
+                     "--per-task", "2", env={"THINKGRAPH_LLM_BASE_URL": server.url})
+    assert result.returncode == 0, result.stderr
+    assert "wrote 2 questions" in result.stdout
+    rows = [json.loads(x) for x in target.read_text().splitlines()]
+    assert rows[0]["user"] == "coach" and rows[1]["question"] == "How do coaches differ?"
+    no_llm = run("-i", str(built_index), "questions", str(tmp_path / "x.jsonl"))
+    assert no_llm.returncode == 1 and "needs an LLM" in no_llm.stderr

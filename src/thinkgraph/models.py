@@ -174,6 +174,8 @@ class Answer:
     trace: list[TraceStep] = field(default_factory=list)
     cost: Cost = field(default_factory=Cost)
     message: str | None = None
+    # Method-specific figures for evaluation reports (a2rag stage, tog3 rounds, topg anchors, kgr outcome).
+    stats: dict[str, Any] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

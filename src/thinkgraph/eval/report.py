@@ -7,7 +7,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-ANSWER_METRICS = ("em", "em_substring", "f1", "precision", "recall", "rouge_l", "llm_correct")
+ANSWER_METRICS = ("em", "em_substring", "f1", "precision", "recall", "rouge_l", "llm_correct", "accuracy",
+                  "factual_f1", "similarity")
 RETRIEVAL_METRICS = ("recall@2", "recall@5", "recall@10")
 COST_COLUMNS = ("calls", "prompt_tokens", "completion_tokens", "seconds")
 
@@ -24,8 +25,37 @@ def _fmt(value: Any) -> str:
     return f"{value:.1f}" if isinstance(value, float) else str(value)
 
 
+def _stat_text(value: Any) -> str:
+    if "mean" in value:
+        return f"mean {value['mean']:.2f}, max {value['max']:g}"
+    return ", ".join(f"{k}: {v}" for k, v in value.items())
+
+
+def _sections(rows: Sequence[dict[str, Any]], loss: Sequence[dict[str, Any]] | None,
+              plots: Sequence[Path]) -> list[str]:
+    parts: list[str] = []
+    typed = [(r["method"], t, v) for r in rows for t, v in sorted(r.get("by_type", {}).items())]
+    if typed:
+        present = [m for m in ANSWER_METRICS if any(m in v for _, _, v in typed)]
+        parts += ["## By question type (%)", "", _table(["method", "type", "questions", *present],
+                  [[m, t, str(v["questions"]), *(_fmt(v.get(k)) for k in present)] for m, t, v in typed]), ""]
+    stats = [(r["method"], key, _stat_text(v)) for r in rows for key, v in r.get("stats", {}).items()]
+    if stats:
+        parts += ["## Method statistics", "", _table(["method", "figure", "value"], [list(x) for x in stats]), ""]
+    if loss:
+        keys = [k for k in RETRIEVAL_METRICS if any(k in r for r in loss)]
+        parts += ["## Extraction loss (entities deleted; mean over seeds)", "",
+                  _table(["method", "deleted (%)", "seeds", *keys],
+                         [[r["method"], f"{100 * r['fraction']:.0f}", str(r["seeds"]), *(_fmt(r.get(k)) for k in keys)]
+                          for r in loss]), ""]
+    if plots:
+        parts += ["## Plots", "", *(f"![{p.stem}]({p.name})" for p in plots), ""]
+    return parts
+
+
 def render_report(rows: Sequence[dict[str, Any]], *, title: str, index_stats: dict[str, Any] | None = None,
-                  pairwise: dict[str, Any] | None = None) -> str:
+                  pairwise: dict[str, Any] | None = None, loss: Sequence[dict[str, Any]] | None = None,
+                  plots: Sequence[Path] = ()) -> str:
     parts = [f"# {title}", ""]
     for heading, metrics in (("Answer quality (%)", ANSWER_METRICS), ("Retrieval (%)", RETRIEVAL_METRICS)):
         present = [m for m in metrics if any(m in r for r in rows)]
@@ -54,6 +84,7 @@ def render_report(rows: Sequence[dict[str, Any]], *, title: str, index_stats: di
                                _fmt(v["elo"]), str(v["inconsistent"]), str(data["pairs"])])
         parts += [f"## Pairwise against {ref} (ELO: {ref} = 1600)", "",
                   _table(["method", "criterion", "win rate (%)", "ELO", "position-biased", "pairs"], rows_p), ""]
+    parts += _sections(rows, loss, plots)
     return "\n".join(parts)
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import json
 import statistics
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -13,6 +14,7 @@ from typing import Any
 
 from thinkgraph.api import ThinkGraph
 from thinkgraph.errors import ConfigError, ThinkgraphError
+from thinkgraph.eval.accuracy import answer_accuracy
 from thinkgraph.eval.datasets import Question
 from thinkgraph.eval.judges import CRITERIA, WinRates, elo_rating, judge_correct, judge_pair
 from thinkgraph.eval.metrics import exact_match, percentile, recall_at_k, rouge_l, substring_match, token_f1
@@ -58,10 +60,32 @@ def score(question: Question, text: str | None, retrieved: list[str]) -> dict[st
     return metrics
 
 
+def metric_means(records: Sequence[dict[str, Any]], keys: Sequence[str]) -> dict[str, float]:
+    """Each metric's mean over the records that have it, in percent."""
+    out = {}
+    for key in keys:
+        values = [r["metrics"][key] for r in records if key in r["metrics"]]
+        out[key] = 100 * statistics.mean(values) if values else 0.0
+    return out
+
+
+def method_stats(per_question: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """Method-specific figures over questions: the mean of numbers (tog3 rounds, topg facts) and the
+    counts of labels (a2rag's final stage, kgr's outcome)."""
+    out: dict[str, Any] = {}
+    for key in sorted({k for s in per_question for k in s}):
+        values = [s[key] for s in per_question if key in s]
+        if all(isinstance(v, int | float) and not isinstance(v, bool) for v in values):
+            out[key] = {"mean": statistics.mean(values), "max": max(values)}
+        else:
+            out[key] = dict(sorted(Counter(str(v) for v in values).items()))
+    return out
+
+
 class EvalRunner:
     def __init__(self, tg: ThinkGraph, specs: Sequence[MethodSpec], out_dir: str | Path, *,
                  retrieval_only: bool = False, concurrency: int = 4, depth: int = 10,
-                 judge: bool = False) -> None:
+                 judge: bool = False, accuracy: bool = False) -> None:
         self.tg = tg
         self.specs = list(specs)
         self.out = Path(out_dir)
@@ -69,8 +93,9 @@ class EvalRunner:
         self.concurrency = concurrency
         self.depth = depth
         self.judge = judge
-        if judge and (retrieval_only or tg.llm is None):
-            raise ConfigError("the LLM judge needs an LLM endpoint and a run that is not retrieval-only")
+        self.accuracy = accuracy
+        if (judge or accuracy) and (retrieval_only or tg.llm is None):
+            raise ConfigError("LLM judging needs an LLM endpoint and a run that is not retrieval-only")
         if retrieval_only:
             blocked = [s.method for s in self.specs if s.method in NEEDS_LLM]
             if blocked:
@@ -88,6 +113,11 @@ class EvalRunner:
             except (json.JSONDecodeError, KeyError):
                 continue  # a line cut by a kill: that question runs again
         return done
+
+    def missing(self, questions: Sequence[Question]) -> bool:
+        """Whether any (method, question) pair still has no record."""
+        done = self._done()
+        return any((spec.label, q.id) not in done for spec in self.specs for q in questions)
 
     def _options(self, spec: MethodSpec) -> dict[str, Any]:
         options = dict(spec.options)
@@ -112,10 +142,12 @@ class EvalRunner:
                     sink.flush()
 
                 await asyncio.gather(*(one(q) for q in todo))
-        return self.summary(questions)
+        rows = self.summary(questions)
+        (self.out / "summary.json").write_text(json.dumps(rows, indent=2), encoding="utf-8")
+        return rows
 
     async def _record(self, spec: MethodSpec, q: Question) -> dict[str, Any]:
-        base = {"label": spec.label, "method": spec.method, "qid": q.id, "question": q.question}
+        base = {"label": spec.label, "method": spec.method, "qid": q.id, "question": q.question, "type": q.type}
         try:
             answer = await self.tg.aask(q.question, spec.method, **self._options(spec))
         except ThinkgraphError as exc:
@@ -126,13 +158,20 @@ class EvalRunner:
             verdict = await judge_correct(self.tg.llm, q.question, list(q.answers), answer.text)
             if verdict is not None:  # an unparseable verdict is left out (and counted by the LLM layer)
                 metrics["llm_correct"] = verdict
+        if self.accuracy and q.answers and self.tg.llm is not None:
+            graded = await answer_accuracy(self.tg.llm, self.tg.embedder, q.question, q.answers[0], answer.text)
+            if graded is not None:
+                metrics |= {"accuracy": graded.accuracy, "factual_f1": graded.factual_f1,
+                            "similarity": graded.similarity}
         return base | {"status": answer.status, "answer": answer.text, "retrieved": retrieved,
-                       "metrics": metrics, "cost": asdict(answer.cost)}
+                       "metrics": metrics, "cost": asdict(answer.cost), "stats": answer.stats}
 
     def summary(self, questions: Sequence[Question]) -> list[dict[str, Any]]:
         wanted = {q.id for q in questions}
         records: dict[str, list[dict[str, Any]]] = {}
-        for line in (self.out / RECORDS_FILE).read_text(encoding="utf-8").splitlines():
+        path = self.out / RECORDS_FILE
+        lines = path.read_text(encoding="utf-8").splitlines() if path.exists() else []
+        for line in lines:
             try:
                 r = json.loads(line)
             except json.JSONDecodeError:
@@ -147,16 +186,20 @@ class EvalRunner:
             keys = sorted({k for r in rs for k in r["metrics"]})
             if self.retrieval_only:
                 keys = [k for k in keys if k.startswith("recall@")]
-            for key in keys:
-                values = [r["metrics"][key] for r in rs if key in r["metrics"]]
-                row[key] = 100 * statistics.mean(values) if values else 0.0
+            row |= metric_means(rs, keys)
+            types = sorted({r.get("type") or "" for r in rs} - {""})
+            if types:
+                row["by_type"] = {t: {"questions": sum(r.get("type") == t for r in rs),
+                                      **metric_means([r for r in rs if r.get("type") == t], keys)} for t in types}
             costs = [r["cost"] for r in rs if r["cost"]]
             for name in ("calls", "prompt_tokens", "completion_tokens", "seconds"):
                 values = [c[name] for c in costs]
                 row[f"{name}_mean"] = statistics.mean(values) if values else 0.0
                 row[f"{name}_p95"] = percentile(values, 95)
+            stats = method_stats([r.get("stats") or {} for r in rs])
+            if stats:
+                row["stats"] = stats
             rows.append(row)
-        (self.out / "summary.json").write_text(json.dumps(rows, indent=2), encoding="utf-8")
         return rows
 
 

@@ -142,6 +142,15 @@ class SQLiteStore:
             if outer:
                 self._db.execute("COMMIT")
 
+    def backup(self, target: str | Path) -> None:
+        """A consistent copy of this index at ``target`` (SQLite's online backup; safe while in use)."""
+        copy = sqlite3.connect(str(target))
+        try:
+            with self._lock:
+                self._db.backup(copy)
+        finally:
+            copy.close()
+
     def close(self) -> None:
         with self._lock:
             self._db.close()

@@ -86,14 +86,15 @@ class A2RAGMethod:
                 self.stage_counts["abstained"] += 1
                 return Answer(question=question, method=self.name, text=None, status="abstained", trace=trace,
                               message=f"out of scope: best summary similarity {score:.2f} < tau_g "
-                                      f"{self.config.tau_g}")
+                                      f"{self.config.tau_g}", stats={"stage": "abstained"})
         state = await self.retriever.retrieve(question, stop_when_sufficient=False)
         trace += state.trace
         self.stage_counts[state.stage] += 1
         chunks = state.ranked_chunks()[: self.config.evidence_chunks]
         return Answer(question=question, method=self.name, text=None, status="evidence_only",
                       citations=citations_for(self.retriever.passages(chunks)),
-                      evidence=self._subgraph(state), trace=trace, message=NO_LLM_MESSAGE)
+                      evidence=self._subgraph(state), trace=trace, message=NO_LLM_MESSAGE,
+                      stats={"stage": state.stage})
 
     async def _controlled(self, question: str, llm: LLM) -> Answer:
         c = self.config
@@ -107,9 +108,11 @@ class A2RAGMethod:
                     fallback = await NoRetrievalMethod(self.ctx).answer(question)
                     fallback.trace = trace + fallback.trace
                     fallback.method = self.name
+                    fallback.stats = {"stage": "abstained"}
                     return fallback
                 return Answer(question=question, method=self.name, text=None, status="abstained", trace=trace,
-                              message=f"out of scope: best summary similarity {score:.2f} < tau_g {c.tau_g}")
+                              message=f"out of scope: best summary similarity {score:.2f} < tau_g {c.tau_g}",
+                              stats={"stage": "abstained"})
         query = question
         attempts: list[Attempt] = []
         state = RetrievalState(query=query)
@@ -130,7 +133,7 @@ class A2RAGMethod:
                     trace.append(TraceStep("controller", "hitl.propose", {}, {"proposals": proposals}))
                 return Answer(question=question, method=self.name, text=_CITE.sub("", reply).strip(),
                               status="answered", citations=citations_for(used), evidence=self._subgraph(state),
-                              trace=trace)
+                              trace=trace, stats={"stage": state.stage, "attempts": len(attempts)})
             if attempt == c.i_max:
                 break  # Alg. 1 rewrites here too, but no retry is left to use the rewrite
             query = await self._rewrite(llm, query, reply, state, failure, reason)
@@ -142,7 +145,8 @@ class A2RAGMethod:
                           state.ranked_chunks()[: c.evidence_chunks])),
                       evidence=self._subgraph(state), trace=trace,
                       message=f"no answer passed Triple-Check in {len(attempts)} attempts "
-                              f"(last failure: {last.failure}: {last.reason})")
+                              f"(last failure: {last.failure}: {last.reason})",
+                      stats={"stage": "failed", "attempts": len(attempts), "failure": last.failure or ""})
 
     async def _generate(self, llm: LLM, query: str, state: RetrievalState, passages: list) -> str:
         triples = "\n".join(self.retriever.triples_text(state.facts)) or "(none)"

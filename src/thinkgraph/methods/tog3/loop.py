@@ -92,7 +92,7 @@ class ToG3Method:
         return Answer(question=q, method=self.name, text=final, status="abstained" if abstained else "answered",
                       citations=citations_for(passages), trace=trace,
                       evidence=EvidenceSubgraph(path_texts=[f"{s} -> {p} -> {o}" for s, p, o in graph.triples]),
-                      message=f"{rounds} round(s); last reward {reward}")
+                      message=f"{rounds} round(s); last reward {reward}", stats={"rounds": rounds, "reward": reward})
 
     async def _respond(self, llm: LLM, q: str, graph: Subgraph, trace: list[TraceStep]) -> str:
         prompt = RESPOND.format(context=self.retriever.context(graph), query=q)

@@ -81,7 +81,7 @@ class ToPGMethod:
         nodes = [Node(g.ids[p], "proposition", g.texts[p]) for p in props]
         return Answer(question=question, method=self.name, text=text, status=status,
                       citations=citations_for(passages), evidence=EvidenceSubgraph(nodes=nodes),
-                      trace=trace, message=message)
+                      trace=trace, message=message, stats={"mode": self.config.mode, "facts": len(props)})
 
     async def _naive(self, question: str, llm: LLM) -> Answer:
         """Naive: SuggestNaive's propositions answer the question directly, without Select."""
