@@ -3,9 +3,7 @@ speaks the OpenAI-compatible chat and embeddings API with scripted behaviours.""
 
 from __future__ import annotations
 
-import hashlib
 import json
-import re
 import threading
 import time
 from collections import deque
@@ -17,39 +15,23 @@ from typing import Any
 
 import numpy as np
 
+from thinkgraph.embed.hashing import HashingEmbedder
+
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLE_CORPUS = ROOT / "examples" / "sample_corpus"
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 
 
-class HashEmbedder:
-    """Bag of hashed lowercase words: texts sharing words have positive cosine. A test double."""
+class HashEmbedder(HashingEmbedder):
+    """The product's hashing embedder at a small dimension, counting its calls. A test double."""
 
     def __init__(self, dim: int = 128, name: str = "test:hash") -> None:
-        self._dim = dim
-        self._name = name
+        super().__init__(dim, name)
         self.calls = 0
-
-    @property
-    def name(self) -> str:
-        return self._name
-
-    @property
-    def dim(self) -> int:
-        return self._dim
 
     def embed(self, texts: list[str]) -> np.ndarray:
         self.calls += 1
-        out = np.zeros((len(texts), self._dim), dtype=np.float32)
-        for i, text in enumerate(texts):
-            for word in re.findall(r"\w+", text.lower()):
-                h = int(hashlib.md5(word.encode()).hexdigest(), 16)
-                out[i, h % self._dim] += 1.0 if (h >> 64) % 2 else -1.0
-            norm = np.linalg.norm(out[i])
-            out[i] = out[i] / norm if norm else out[i]
-            if not norm:
-                out[i, 0] = 1.0
-        return out
+        return super().embed(texts)
 
 
 @dataclass

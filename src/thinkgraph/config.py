@@ -57,12 +57,13 @@ class LLMSettings(_Section):
 
 
 class EmbeddingSettings(_Section):
-    provider: Literal["local", "openai"] = "local"
+    provider: Literal["local", "openai", "hashing"] = "local"  # hashing: model-free, for huge graphs
     model: str = DEFAULT_EMBED_MODEL  # packaged default, a local sentence-transformers path, or a remote name
     base_url: str | None = None  # for provider "openai"
     api_key_env: str = "THINKGRAPH_EMBED_API_KEY"
     api_key: SecretStr | None = Field(default=None, exclude=True)
     batch_size: int = 64
+    dim: int | None = None  # for provider "hashing" (default 384)
     ann_threshold: int = 100_000  # exact numpy search below this many vectors, HNSW above
 
 

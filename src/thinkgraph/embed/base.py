@@ -40,4 +40,8 @@ def make_embedder(settings: EmbeddingSettings) -> Embedder:
             raise ConfigError("embedding provider 'openai' needs [embedding] base_url")
         key = settings.api_key.get_secret_value() if settings.api_key else None
         return RemoteEmbedder(settings.base_url, settings.model, api_key=key, batch_size=settings.batch_size)
-    raise ConfigError(f"unknown embedding provider {settings.provider!r} (valid: local, openai)")
+    if settings.provider == "hashing":
+        from thinkgraph.embed.hashing import HashingEmbedder
+
+        return HashingEmbedder(settings.dim or 384)
+    raise ConfigError(f"unknown embedding provider {settings.provider!r} (valid: local, openai, hashing)")
