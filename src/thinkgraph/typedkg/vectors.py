@@ -1,0 +1,55 @@
+"""The vector index over node texts, with faiss: exact inner product for small graphs, and above
+``IVF_THRESHOLD`` an inverted-file index with 8-bit scalar quantisation (a quarter of float32's
+memory, read memory-mapped) so that a five-million-node graph answers a search in about a millisecond."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from pathlib import Path
+
+import faiss
+import numpy as np
+
+from thinkgraph.embed.base import Embedder
+
+IVF_THRESHOLD = 50_000  # nodes; below it exact search is already fast
+IVF_NPROBE = 16  # inverted lists visited per query
+TRAIN_PER_LIST = 40  # faiss wants at least 39 training vectors per list
+EMBED_BATCH = 4096
+
+
+def _lists_for(n: int) -> int:
+    return int(min(4096, max(64, 4 * math.sqrt(n))))
+
+
+def build_vector_index(path: Path, embedder: Embedder, texts: Sequence[str]) -> None:
+    n, dim = len(texts), embedder.dim
+    if n < IVF_THRESHOLD:
+        index: faiss.Index = faiss.IndexFlatIP(dim)
+    else:
+        nlist = _lists_for(n)
+        quantizer = faiss.IndexFlatIP(dim)
+        index = faiss.IndexIVFScalarQuantizer(quantizer, dim, nlist, faiss.ScalarQuantizer.QT_8bit,
+                                              faiss.METRIC_INNER_PRODUCT)
+        sample = np.random.default_rng(0).choice(n, size=min(n, nlist * TRAIN_PER_LIST), replace=False)
+        index.train(embedder.embed([texts[i] for i in np.sort(sample)]))
+    for start in range(0, n, EMBED_BATCH):
+        index.add(np.ascontiguousarray(embedder.embed(list(texts[start:start + EMBED_BATCH])), dtype=np.float32))
+    faiss.write_index(index, str(path))
+
+
+class NodeVectors:
+    def __init__(self, path: Path, embedder: Embedder) -> None:
+        try:
+            self.index = faiss.read_index(str(path), faiss.IO_FLAG_MMAP | faiss.IO_FLAG_READ_ONLY)
+        except RuntimeError:  # index kinds without mmap support are read into memory
+            self.index = faiss.read_index(str(path))
+        if hasattr(self.index, "nprobe"):
+            self.index.nprobe = IVF_NPROBE
+        self.embedder = embedder
+
+    def search(self, text: str, k: int) -> list[tuple[int, float]]:
+        query = np.ascontiguousarray(self.embedder.embed([text]), dtype=np.float32)
+        scores, ids = self.index.search(query, k)
+        return [(int(i), float(s)) for i, s in zip(ids[0], scores[0], strict=True) if i >= 0]
