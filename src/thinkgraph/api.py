@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
 from typing import Any
@@ -10,7 +12,7 @@ from typing import Any
 from thinkgraph.asyncutil import run_sync
 from thinkgraph.config import Settings, load_settings
 from thinkgraph.embed.base import Embedder, make_embedder
-from thinkgraph.errors import ConfigError
+from thinkgraph.errors import ConfigError, InputError
 from thinkgraph.index.extract_import import ImportedFacts, ImportExtractor, load_openie, load_triple_file
 from thinkgraph.index.extract_llm import LLMTripletExtractor
 from thinkgraph.index.extract_nolm import NoLMExtractor
@@ -135,8 +137,6 @@ class ThinkGraph:
         return self.index((), documents=list(documents), **kwargs)
 
     def remove_document(self, doc_id: str, *, rebuild: bool = True) -> RemovalReport:
-        from thinkgraph.errors import InputError
-
         if self.store.get_document(doc_id) is None:
             raise InputError(f"no document {doc_id!r} in the index")
         report = self.store.remove_document(doc_id)
@@ -145,11 +145,34 @@ class ThinkGraph:
         self.__dict__.pop("view", None)
         return report
 
+    def import_kg(self, path: str | Path, *, kind: str = "auto") -> KGImportReport:
+        """Import a typed knowledge graph (GRBench graph.json, or typed triples TSV/CSV) as this
+        index's typed graph, with a vector index over node texts; replaces an earlier import."""
+        import time
+
+        from thinkgraph.typedkg import TypedGraphBuilder
+        from thinkgraph.typedkg.importers import load_grbench, load_typed_triples
+        from thinkgraph.typedkg.location import SOURCE_META, typed_graph_path
+
+        started = time.perf_counter()
+        file = Path(path)
+        if kind == "auto":
+            kind = "grbench" if file.suffix.lower() == ".json" else "triples"
+        if kind not in ("grbench", "triples"):
+            raise ConfigError(f"unknown graph format {kind!r}; valid: grbench, triples")
+        builder = TypedGraphBuilder()
+        (load_grbench if kind == "grbench" else load_typed_triples)(file, builder)
+        if builder.node_count == 0:
+            raise InputError(f"{file}: no nodes found")
+        written = builder.write(typed_graph_path(self.store.path), self.embedder,
+                                extra_meta={SOURCE_META: {"kind": kind, "file": str(file)}})
+        meta = json.loads((written / "meta.json").read_text(encoding="utf-8"))
+        return KGImportReport(str(written), meta["nodes"], sum(meta["edges"].values()), builder.skipped,
+                              time.perf_counter() - started)
+
     # asking -------------------------------------------------------------------------
     async def aask(self, question: str, method: str = DEFAULT_METHOD, **options: Any) -> Answer:
         if not question.strip():
-            from thinkgraph.errors import InputError
-
             raise InputError("the question is empty")
         ctx = MethodContext(store=self.store, view=self.view, settings=self.settings, llm=self.llm)
         return await make_method(method, ctx, **options).answer(question)
@@ -183,6 +206,15 @@ class ThinkGraph:
             key = str(node.props.get("level", 0))
             levels[key] = levels.get(key, 0) + 1
         return dict(sorted(levels.items()))
+
+
+@dataclass(frozen=True, slots=True)
+class KGImportReport:
+    path: str
+    nodes: int
+    edges: int
+    skipped: int
+    seconds: float
 
 
 def _triple_documents(ex: Extractor, triples: Sequence[str | Path]) -> list[list[SourceDocument]]:

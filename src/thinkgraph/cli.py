@@ -73,11 +73,23 @@ def index(
     triples: list[Path] = typer.Option([], "--triples", help="Triple file(s) (TSV/CSV) to import."),
     include: list[str] = typer.Option([], "--include", help="Glob of files to take from directories."),
     exclude: list[str] = typer.Option([], "--exclude", help="Glob of files to leave out."),
+    kg: Path | None = typer.Option(None, "--kg", help="Import a typed knowledge graph: GRBench graph.json or "
+                                   "typed triples (TSV/CSV: head, relation, tail[, head type, tail type])."),
     as_json: bool = typer.Option(False, "--json", help="Print the report as JSON."),
 ) -> None:
     """Index documents (resumable and incremental: finished work is never redone)."""
-    if not paths and not triples:
-        raise ThinkgraphError("give at least one PATH or --triples FILE")
+    if not paths and not triples and kg is None:
+        raise ThinkgraphError("give at least one PATH, --triples FILE or --kg FILE")
+    if kg is not None:
+        with _open(ctx, create=True) as tg:
+            imported = tg.import_kg(kg)
+        if as_json:
+            print(json.dumps(dataclasses.asdict(imported), indent=2))
+        else:
+            out.print(f"imported {imported.nodes} nodes and {imported.edges} edges ({imported.skipped} records "
+                      f"skipped) in {imported.seconds:.1f} s into {imported.path}", highlight=False)
+        if not paths and not triples:
+            return
     with _open(ctx, create=True) as tg:
         if include:
             tg.settings.index.include = include
@@ -138,9 +150,16 @@ def ask(
     trace: bool = typer.Option(False, "--trace", help="Print every step of the method."),
     option: list[str] = typer.Option([], "--option", "-o",
                                      help="Method setting KEY=VALUE, e.g. -o i_max=3 -o relation_seeds=false"),
+    strategy: str | None = typer.Option(None, "--strategy", help="kgr: cot | tot | got."),
+    interaction: str | None = typer.Option(None, "--interaction", help="kgr: agent | explore."),
 ) -> None:
     """Answer a question (or, with no LLM configured, show the retrieved evidence)."""
     options = _parse_options(option)
+    for key, value in (("strategy", strategy), ("interaction", interaction)):
+        if value is not None:
+            if method != "kgr":
+                raise ThinkgraphError(f"--{key} applies to method kgr only")
+            options[key] = value
     if top_k:
         options["top_k" if method in ("naive", "ppr") else "evidence_chunks" if method == "a2rag" else "k"] = top_k
     with _open(ctx, create=False) as tg:

@@ -21,7 +21,7 @@ from thinkgraph.eval.metrics import exact_match, percentile, recall_at_k, rouge_
 
 # How deep each retriever returns evidence in retrieval-only runs (enough for Recall@10).
 RETRIEVAL_DEPTH = {"naive": "top_k", "ppr": "top_k", "a2rag": "evidence_chunks", "topg": "k"}
-NEEDS_LLM = {"none", "tog3", "ircot"}
+NEEDS_LLM = {"none", "tog3", "ircot", "kgr", "kg-textrag", "kg-graphrag"}
 RECORDS_FILE = "records.jsonl"
 
 

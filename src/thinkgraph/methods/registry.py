@@ -11,6 +11,8 @@ from thinkgraph.errors import ConfigError, UnknownMethodError
 from thinkgraph.methods.a2rag import A2RAGConfig, A2RAGMethod
 from thinkgraph.methods.base import Method, MethodContext
 from thinkgraph.methods.ircot import IRCoTMethod
+from thinkgraph.methods.kgr import KGRConfig, KGRMethod
+from thinkgraph.methods.kgr.baselines import KGRagMethod
 from thinkgraph.methods.none import NoRetrievalMethod
 from thinkgraph.methods.passages import naive_method, ppr_method
 from thinkgraph.methods.tog3 import ToG3Config, ToG3Method
@@ -37,6 +39,18 @@ def topg_method(ctx: MethodContext, **options: Any) -> ToPGMethod:
     return ToPGMethod(ctx, _config("topg", ToPGConfig, options))
 
 
+def kgr_method(ctx: MethodContext, **options: Any) -> KGRMethod:
+    return KGRMethod(ctx, _config("kgr", KGRConfig, options))
+
+
+def kg_text_rag(ctx: MethodContext, **options: Any) -> KGRagMethod:
+    return KGRagMethod(ctx, "text", **options)
+
+
+def kg_graph_rag(ctx: MethodContext, **options: Any) -> KGRagMethod:
+    return KGRagMethod(ctx, "graph", **options)
+
+
 _FACTORIES: dict[str, Callable[..., Method]] = {
     "none": NoRetrievalMethod,
     "naive": naive_method,
@@ -45,6 +59,9 @@ _FACTORIES: dict[str, Callable[..., Method]] = {
     "topg": topg_method,
     "tog3": tog3_method,
     "ircot": IRCoTMethod,
+    "kgr": kgr_method,
+    "kg-textrag": kg_text_rag,
+    "kg-graphrag": kg_graph_rag,
 }
 METHOD_NAMES = tuple(_FACTORIES)
 DEFAULT_METHOD = "ppr"

@@ -88,7 +88,7 @@ class TypedGraphBuilder:
         self._src[k].extend([src] * len(dsts))
 
     def write(self, directory: str | Path, embedder: Embedder | None = None, *,
-              progress: Callable[[str], None] | None = None) -> Path:
+              progress: Callable[[str], None] | None = None, extra_meta: dict[str, Any] | None = None) -> Path:
         """Write the graph (replacing ``directory``); with an embedder, also the node-text vector index."""
         say = progress or (lambda stage: log.info("typed graph: %s", stage))
         out = Path(directory)
@@ -123,7 +123,7 @@ class TypedGraphBuilder:
         meta = {"version": layout.FORMAT_VERSION, "nodes": n, "node_types": list(self._type_names),
                 "edge_types": list(self._edge_names), "text_fields": list(self.text_fields),
                 "embedding": embedding, "edges": {name: len(self._src[k]) for name, k in self._edge_names.items()},
-                "schema": self._schema()}
+                "schema": self._schema(), **(extra_meta or {})}
         (tmp / layout.META).write_text(json.dumps(meta, indent=2), encoding="utf-8")
         shutil.rmtree(out, ignore_errors=True)
         tmp.rename(out)  # a crash mid-write never leaves a half graph under the final name

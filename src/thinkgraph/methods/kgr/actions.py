@@ -1,0 +1,123 @@
+"""The agent's graph actions (Graph-CoT): parsing a model's step into a thought and actions, and
+running actions on a typed graph. Bad actions become observations that tell the model what went
+wrong, so that it can correct itself; they never raise."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from thinkgraph.errors import InputError, ThinkgraphError
+from thinkgraph.typedkg import TypedGraph
+
+ACTION_NAMES = ("RetrieveNode", "NodeFeature", "NeighborCheck", "NodeDegree", "Finish")
+_ALIASES = {"neighbourcheck": "NeighborCheck", "neighborcheck": "NeighborCheck", "retrievenode": "RetrieveNode",
+            "nodefeature": "NodeFeature", "nodedegree": "NodeDegree", "finish": "Finish"}
+_ACTION = re.compile(r"\b(RetrieveNode|NodeFeature|Neighbou?rCheck|NodeDegree|Finish)\s*\[(.*?)\]",
+                     re.IGNORECASE | re.DOTALL)
+_THOUGHT = re.compile(r"^\s*(?:Thought\s*\d*\s*:)?\s*(.*?)\s*(?:Action\s*\d*\s*:|$)", re.IGNORECASE | re.DOTALL)
+INVALID = ("Invalid action. Use RetrieveNode[text], NodeFeature[node id, feature], NeighborCheck[node id, edge type], "
+           "NodeDegree[node id, edge type] or Finish[answer].")
+
+
+@dataclass(frozen=True, slots=True)
+class Action:
+    name: str
+    args: tuple[str, ...]
+
+    def render(self) -> str:
+        return f"{self.name}[{', '.join(self.args)}]"
+
+
+@dataclass
+class Observation:
+    text: str
+    nodes: list[str] = field(default_factory=list)  # external ids the observation is grounded in
+    answer: str | None = None  # set by Finish
+    invalid: bool = False
+
+
+def parse_step(reply: str) -> tuple[str, list[Action]]:
+    """The thought and the actions of one model step ("Thought: ... Action: X[...]")."""
+    match = _THOUGHT.match(reply)
+    thought = match.group(1).strip() if match else reply.strip()
+    thought = re.split(r"\n\s*Observation\s*\d*\s*:", thought)[0].strip()
+    tail = reply[reply.lower().find("action"):] if "action" in reply.lower() else reply
+    actions = [Action(_ALIASES[m.group(1).lower()], _split_args(m.group(1), m.group(2)))
+               for m in _ACTION.finditer(tail)]
+    return thought, actions
+
+
+def _split_args(name: str, raw: str) -> tuple[str, ...]:
+    if name.lower() in ("retrievenode", "finish"):
+        return (raw.strip(),)
+    return tuple(part.strip().strip("'\"") for part in raw.rsplit(",", 1)) if "," in raw else (raw.strip(),)
+
+
+class GraphEnvironment:
+    def __init__(self, graph: TypedGraph, *, retrieve_k: int = 1, max_neighbors: int = 50,
+                 max_chars: int = 4000) -> None:
+        self.graph = graph
+        self.retrieve_k = retrieve_k
+        self.max_neighbors = max_neighbors
+        self.max_chars = max_chars
+
+    def run(self, actions: list[Action]) -> Observation:
+        if not actions:
+            return Observation(INVALID, invalid=True)
+        parts = [self.run_one(a) for a in actions]
+        answer = next((p.answer for p in parts if p.answer is not None), None)
+        text = " ".join(p.text for p in parts)
+        if len(text) > self.max_chars:
+            text = text[: self.max_chars] + " ... (cut)"
+        return Observation(text, [n for p in parts for n in p.nodes], answer, all(p.invalid for p in parts))
+
+    def run_one(self, action: Action) -> Observation:
+        try:
+            return getattr(self, f"_{action.name}")(*action.args)
+        except TypeError:
+            wanted = "one argument" if action.name in ("RetrieveNode", "Finish") else "two arguments"
+            return Observation(f"{action.name} takes {wanted}; got {action.render()}.", invalid=True)
+        except InputError as exc:
+            return Observation(f"{exc}.", invalid=True)
+
+    def _RetrieveNode(self, text: str) -> Observation:  # noqa: N802
+        if not text:
+            return Observation("RetrieveNode needs a text to search for.", invalid=True)
+        try:
+            hits = self.graph.search(text, self.retrieve_k)
+        except ThinkgraphError as exc:
+            return Observation(f"Node search is unavailable: {exc}.", invalid=True)
+        if not hits:
+            return Observation("No node was found.")
+        listed = "; ".join(f"{h.ext_id} ({self.graph.node_type(h.node)}: {h.text})" for h in hits)
+        return Observation(f"The most related node{'s are' if len(hits) > 1 else ' is'} {listed}.",
+                           [h.ext_id for h in hits])
+
+    def _NodeFeature(self, node_ref: str, feature: str) -> Observation:  # noqa: N802
+        node = self.graph.resolve(node_ref)
+        features = self.graph.features(node)
+        if feature not in features:
+            return Observation(f"Node {node_ref} has no feature {feature!r}; its features are: "
+                               f"{', '.join(features) or '(none)'}.", invalid=True)
+        return Observation(f"The {feature} of {node_ref} is: {features[feature]}.", [self.graph.ext_id(node)])
+
+    def _NeighborCheck(self, node_ref: str, edge_type: str) -> Observation:  # noqa: N802
+        node = self.graph.resolve(node_ref)
+        neighbors = self.graph.neighbors(node, edge_type)
+        shown = [self._label(int(n)) for n in neighbors[: self.max_neighbors]]
+        more = f" (and {len(neighbors) - len(shown)} more)" if len(neighbors) > len(shown) else ""
+        grounded = [self.graph.ext_id(node)] + [self.graph.ext_id(int(n)) for n in neighbors[: self.max_neighbors]]
+        return Observation(f"The {edge_type} neighbours of {node_ref} are: [{', '.join(shown)}]{more}.", grounded)
+
+    def _NodeDegree(self, node_ref: str, edge_type: str) -> Observation:  # noqa: N802
+        node = self.graph.resolve(node_ref)
+        return Observation(f"Node {node_ref} has {self.graph.degree(node, edge_type)} {edge_type} neighbours.",
+                           [self.graph.ext_id(node)])
+
+    def _Finish(self, answer: str) -> Observation:  # noqa: N802
+        return Observation(f"Finished: {answer}", answer=answer.strip())
+
+    def _label(self, node: int) -> str:
+        ext, text = self.graph.ext_id(node), self.graph.text(node)
+        return ext if text == ext else f"{ext} ({text})"

@@ -1,0 +1,147 @@
+"""Automatic graph exploration (§4.2.2, App. B Fig. 10, Alg. 1): a thought; entities extracted from
+it (or from the question) and linked to nodes; then a breadth-first search to ``search_depth`` in
+which the model prunes each entity's relations, then the neighbours along each kept relation, and
+names the relevant attributes; found triples condition the next thought. An End? check after each
+depth stops the search once the facts suffice."""
+
+from __future__ import annotations
+
+import re
+from itertools import count
+
+from thinkgraph.llm.service import LLM
+from thinkgraph.methods.kgr.config import KGRConfig
+from thinkgraph.methods.kgr.prompts import (
+    END_CHECK,
+    ENTITY_EXTRACTION,
+    EXPLORE_THOUGHT,
+    MERGE,
+    MERGE_EXPLORE_FORMAT,
+    PRUNE_ENTITIES,
+    PRUNE_RELATIONS,
+    SEARCH_ATTRIBUTES,
+)
+from thinkgraph.methods.kgr.state import ChainState, Step, bracket_list, merge_steps
+from thinkgraph.methods.kgr.trace import Recorder
+from thinkgraph.typedkg import TypedGraph
+
+_FINISH = re.compile(r"Finish\s*\[(.*)\]", re.IGNORECASE | re.DOTALL)
+_YES = re.compile(r"^\W*yes\b", re.IGNORECASE)
+
+
+class ExploreStepper:
+    def __init__(self, llm: LLM, graph: TypedGraph, config: KGRConfig, question: str, recorder: Recorder,
+                 ids: count) -> None:
+        self.llm, self.graph, self.config, self.question = llm, graph, config, question
+        self.recorder, self.ids = recorder, ids
+        self.graph_definition = graph.describe()
+
+    async def _ask(self, prompt: str, step: str) -> str:
+        return await self.llm.text([{"role": "user", "content": prompt}], step=step)
+
+    async def step(self, state: ChainState, variant: str) -> ChainState:
+        prompt = EXPLORE_THOUGHT.format(
+            graph=self.graph_definition, question=self.question, variant=variant,
+            triples="\n".join(f"{h} -> {r} -> {t}" for h, r, t in state.triples) or "(none)",
+            attributes="\n".join(state.attributes) or "(none)",
+            thoughts="\n".join(s.thought for s in state.steps) or "(none)")
+        thought = (await self._ask(prompt, "kgr.thought")).strip()
+        return await self._advance(state, thought, merged=False, parents=(state.id,))
+
+    async def merge(self, a: ChainState, b: ChainState, variant: str) -> ChainState:
+        prompt = MERGE.format(format=MERGE_EXPLORE_FORMAT, question=self.question, chain_1=a.render(),
+                              chain_2=b.render(), variant=variant)
+        thought = (await self._ask(prompt, "kgr.merge")).strip()
+        base = ChainState(-1, merge_steps(a, b), depth=max(a.depth, b.depth) - 1, seen={**a.seen, **b.seen})
+        return await self._advance(base, thought, merged=True, parents=(a.id, b.id))
+
+    async def _advance(self, state: ChainState, thought: str, *, merged: bool,
+                       parents: tuple[int, ...]) -> ChainState:
+        if finish := _FINISH.search(thought):
+            child = state.child(self.ids, Step(thought, merged=merged), finish.group(1).strip())
+        else:
+            text = thought if state.steps else f"{self.question}\n{thought}"
+            seen = dict(state.seen)
+            linked = await self._link(text, seen)
+            triples, attributes = await self.graph_explore(state, seen)
+            step = Step(thought, observation=f"{len(triples)} triples, {len(attributes)} attributes",
+                        nodes=linked + [n for n in seen if seen[n] and n not in state.seen], triples=triples,
+                        attributes=attributes, merged=merged)
+            child = state.child(self.ids, step, seen=seen)
+        child.parents = parents
+        self.recorder.state(child)
+        return child
+
+    async def _link(self, text: str, seen: dict[str, bool]) -> list[str]:
+        """Entities named in the text, each linked to its best-matching node (new ones unvisited)."""
+        reply = await self._ask(ENTITY_EXTRACTION.format(text=text), "kgr.entities")
+        names = bracket_list(reply)
+        if names is None:
+            self.recorder.parse_failures += 1
+            names = []
+        linked = []
+        for name in names:
+            hits = self.graph.search(name, 1)
+            if hits:
+                linked.append(hits[0].ext_id)
+                seen.setdefault(hits[0].ext_id, False)
+        self.recorder.note("link", {"entities": names}, {"nodes": linked})
+        return linked
+
+    async def graph_explore(self, state: ChainState, seen: dict[str, bool]) -> tuple[list[tuple[str, str, str]],
+                                                                                  list[str]]:
+        """Alg. 1: BFS over unvisited entities to ``search_depth``, pruning relations then neighbours."""
+        triples: list[tuple[str, str, str]] = []
+        attributes: list[str] = []
+        for depth in range(self.config.search_depth):
+            frontier = [ext for ext, visited in seen.items() if not visited]
+            reached: list[str] = []
+            for ext in frontier:
+                seen[ext] = True
+                node = self.graph.resolve(ext)
+                attributes += await self._attributes(node)
+                for relation, tails in await self._pruned_neighbors(node):
+                    head = self.graph.text(node)
+                    triples += [(head, relation, self.graph.text(t)) for t in tails]
+                    reached += [self.graph.ext_id(t) for t in tails]
+            for ext in reached:
+                seen.setdefault(ext, False)
+            if not frontier or await self._enough(state, triples, attributes):
+                break
+            self.recorder.note("explore.depth", {"depth": depth + 1}, {"triples": len(triples)})
+        return triples, attributes
+
+    async def _pruned_neighbors(self, node: int) -> list[tuple[str, list[int]]]:
+        relations = self.graph.edge_types_of(node)
+        if not relations:
+            return []
+        entity = self.graph.text(node)
+        reply = await self._ask(PRUNE_RELATIONS.format(question=self.question, entity=entity,
+                                                       relations=", ".join(relations)), "kgr.prune_relations")
+        kept = [r for r in (bracket_list(reply) or []) if r in relations]
+        out = []
+        for relation in kept:
+            neighbors = [int(n) for n in self.graph.neighbors(node, relation)[: self.config.max_neighbors]]
+            names = {self.graph.text(n): n for n in neighbors}
+            reply = await self._ask(PRUNE_ENTITIES.format(question=self.question, entity=entity, relation=relation,
+                                                          neighbors=", ".join(names)), "kgr.prune_entities")
+            chosen = [names[x] for x in (bracket_list(reply) or []) if x in names]
+            out.append((relation, chosen))
+        self.recorder.note("prune", {"entity": entity, "relations": relations},
+                           {"kept": {r: [self.graph.ext_id(n) for n in ns] for r, ns in out}})
+        return out
+
+    async def _attributes(self, node: int) -> list[str]:
+        features = {k: v for k, v in self.graph.features(node).items() if v not in (None, "", [])}
+        if not features:
+            return []
+        reply = await self._ask(SEARCH_ATTRIBUTES.format(question=self.question, entity=self.graph.text(node),
+                                                         attributes=", ".join(features)), "kgr.attributes")
+        chosen = [k for k in (bracket_list(reply) or []) if k in features]
+        return [f"{self.graph.text(node)}: {k} = {str(features[k])[:500]}" for k in chosen]
+
+    async def _enough(self, state: ChainState, triples: list[tuple[str, str, str]], attributes: list[str]) -> bool:
+        prompt = END_CHECK.format(question=self.question, thoughts=" ".join(s.thought for s in state.steps) or "(none)",
+                                  triples="\n".join(f"{h} -> {r} -> {t}" for h, r, t in state.triples + triples)
+                                  or "(none)", attributes="\n".join(state.attributes + attributes) or "(none)")
+        return bool(_YES.match((await self._ask(prompt, "kgr.end_check")).lstrip("[")))

@@ -1,0 +1,131 @@
+"""Prompts of `kgr`, in our own words, following the structure of the paper's App. F."""
+
+AGENT_STEP = """Answer the question by alternating Thought, Action and Observation steps over a knowledge graph.
+A Thought reasons about what is known and what is still needed. An Action queries the graph with one of:
+(1) RetrieveNode[text]: find the node that best matches the text; returns its node id.
+(2) NodeFeature[node id, feature name]: the value of one feature of a node.
+(3) NeighborCheck[node id, edge type]: the neighbours of a node along one edge type.
+(4) NodeDegree[node id, edge type]: how many neighbours a node has along one edge type.
+(5) Finish[answer]: give the final answer (use names or values, not node ids).
+Write exactly one Thought and one Action, in this format:
+Thought: ...
+Action: ...
+
+Graph definition:
+{graph}
+
+Question: {question}
+{scratchpad}{variant}"""
+
+EXPLORE_THOUGHT = """Think step by step towards the answer to the question. You are given facts from a knowledge
+graph (triples and entity attributes) found so far, and your previous thoughts. Write the next thought.
+When the facts are enough to answer, write only: Finish[answer]
+
+Graph definition:
+{graph}
+
+Question: {question}
+Knowledge triples:
+{triples}
+Entity attributes:
+{attributes}
+Previous thoughts:
+{thoughts}
+{variant}Next thought:"""
+
+ENTITY_EXTRACTION = """List the entities in the text that may be nodes of a knowledge graph (people, works, places,
+organisations, concepts). Reply with the entities in brackets at the end, separated by commas: [entity 1, entity 2]
+
+Text: {text}
+Entities:"""
+
+PRUNE_RELATIONS = """Which of the relations of this entity could help answer the question? Reply with the relevant
+relations in brackets at the end, separated by commas, or [] if none: [relation 1, relation 2]
+
+Question: {question}
+Entity: {entity}
+Relations: {relations}
+Relevant relations:"""
+
+PRUNE_ENTITIES = """Which of these neighbours, reached from the entity through the relation, could help answer the
+question? Reply with them in brackets at the end, separated by commas, or [] if none: [neighbour 1, neighbour 2]
+
+Question: {question}
+Entity: {entity}
+Relation: {relation}
+Neighbours: {neighbors}
+Relevant neighbours:"""
+
+SEARCH_ATTRIBUTES = """Which attributes of this entity are relevant to the question? Reply with the attribute names in
+brackets at the end, separated by commas, or [] if none: [attribute 1, attribute 2]
+
+Question: {question}
+Entity: {entity}
+Attributes: {attributes}
+Relevant attributes:"""
+
+END_CHECK = """Are the thoughts and the knowledge-graph facts below enough to answer the question? Start your reply
+with [Yes] or [No].
+
+Question: {question}
+Thoughts: {thoughts}
+Knowledge triples:
+{triples}
+Entity attributes:
+{attributes}
+Answer:"""
+
+SELECT_VOTE = """Several reasoning chains, grounded in a knowledge graph, try to answer the question. Decide which
+{count} are the most likely to lead to the correct answer. Analyse each briefly, then end with a last line
+"The best choices are: i, j, ..." listing {count} choice numbers, best first.
+
+Question: {question}
+
+{choices}"""
+
+SCORE_VOTE = """Estimate the probability that this reasoning chain, grounded in a knowledge graph, leads to the
+correct answer of the question. The chain may be unfinished; judge the steps it has. Reply with a single
+number between 0 and 1.
+
+Question: {question}
+Chain:
+{chain}
+Score:"""
+
+MERGE = """Two reasoning chains over a knowledge graph try to answer the question. Combine what they found,
+note any inconsistency or error between them, and continue the merged chain with its next step.
+{format}
+
+Question: {question}
+Chain 1:
+{chain_1}
+Chain 2:
+{chain_2}
+{variant}"""
+
+MERGE_AGENT_FORMAT = """Write exactly one Thought and one Action (RetrieveNode[text], NodeFeature[node id, feature],
+NeighborCheck[node id, edge type], NodeDegree[node id, edge type] or Finish[answer]):
+Thought: ...
+Action: ..."""
+
+MERGE_EXPLORE_FORMAT = "Write the next thought, or Finish[answer] when the facts suffice."
+
+VARIANT = "\n(Candidate {index} of {count}: where sensible, take a different next step from the other candidates.)\n"
+
+KG_RAG_ANSWER = """Answer the question using the knowledge-graph nodes below. Keep the answer short (names or values).
+If they do not contain the answer, reply "Unknown".
+
+Nodes:
+{context}
+
+Question: {question}
+Answer:"""
+
+WRONG_REASONING = """Here is a question, its correct answer, and a model's reasoning that ended with a wrong answer.
+Did the model follow an illogical or wrong reasoning step (as opposed to failing for another reason, such as
+missing data)? Reply with JSON only: {{"wrong_step": true or false}}
+
+Question: {question}
+Correct answer: {gold}
+Reasoning:
+{trace}"""

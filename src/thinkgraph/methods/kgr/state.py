@@ -1,0 +1,81 @@
+"""Reasoning states: a chain of steps, each grounded in graph nodes, with its parents (two for a
+GoT merge), its score and, once finished, its answer."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from itertools import count
+
+_BRACKETS = re.compile(r"\[([^\[\]]*)\]")
+
+
+@dataclass(eq=False)
+class Step:
+    thought: str
+    action: str = ""
+    observation: str = ""
+    nodes: list[str] = field(default_factory=list)  # external ids of the nodes this step touched
+    triples: list[tuple[str, str, str]] = field(default_factory=list)
+    attributes: list[str] = field(default_factory=list)
+    merged: bool = False
+
+
+@dataclass(eq=False)
+class ChainState:
+    id: int
+    steps: list[Step] = field(default_factory=list)
+    parents: tuple[int, ...] = ()
+    depth: int = 0
+    answer: str | None = None
+    score: float | None = None
+    seen: dict[str, bool] = field(default_factory=dict)  # explore: linked node -> visited
+
+    def child(self, ids: count, step: Step, answer: str | None = None,
+              seen: dict[str, bool] | None = None) -> ChainState:
+        return ChainState(next(ids), self.steps + [step], (self.id,), self.depth + 1, answer,
+                          seen=dict(self.seen if seen is None else seen))
+
+    @property
+    def triples(self) -> list[tuple[str, str, str]]:
+        return list(dict.fromkeys(t for s in self.steps for t in s.triples))
+
+    @property
+    def attributes(self) -> list[str]:
+        return list(dict.fromkeys(a for s in self.steps for a in s.attributes))
+
+    @property
+    def nodes(self) -> list[str]:
+        return list(dict.fromkeys(n for s in self.steps for n in s.nodes))
+
+    def scratchpad(self) -> str:
+        lines = []
+        for i, s in enumerate(self.steps, 1):
+            lines.append(f"Thought {i}: {s.thought}")
+            if s.action:
+                lines += [f"Action {i}: {s.action}", f"Observation {i}: {s.observation}"]
+        return "\n".join(lines) + ("\n" if lines else "")
+
+    def render(self) -> str:
+        """The chain for evaluators and merges: thoughts, actions and observations, then facts."""
+        text = self.scratchpad()
+        if self.triples:
+            text += "Triples:\n" + "\n".join(f"{h} -> {r} -> {t}" for h, r, t in self.triples) + "\n"
+        if self.attributes:
+            text += "Attributes:\n" + "\n".join(self.attributes) + "\n"
+        if self.answer is not None:
+            text += f"Final answer: {self.answer}\n"
+        return text or "(no steps yet)\n"
+
+
+def bracket_list(reply: str) -> list[str] | None:
+    """The items of the last [a, b, c] in a reply; None when there is no bracketed list."""
+    found = _BRACKETS.findall(reply)
+    if not found:
+        return None
+    return [item.strip().strip("'\"") for item in found[-1].split(",") if item.strip().strip("'\"")]
+
+
+def merge_steps(a: ChainState, b: ChainState) -> list[Step]:
+    """Chain a's steps, then chain b's steps that a does not share (common ancestors appear once)."""
+    return a.steps + [s for s in b.steps if not any(s is x for x in a.steps)]

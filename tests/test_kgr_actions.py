@@ -1,0 +1,72 @@
+"""kgr's agent actions against a small typed graph with known answers, including unknown ids, edge
+types and features, and the parsing of model steps."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from support import FIXTURES, HashEmbedder
+from thinkgraph.methods.kgr.actions import Action, GraphEnvironment, parse_step
+from thinkgraph.typedkg import TypedGraph, TypedGraphBuilder
+from thinkgraph.typedkg.importers import load_grbench
+
+
+@pytest.fixture
+def env(tmp_path: Path) -> GraphEnvironment:
+    builder = TypedGraphBuilder()
+    load_grbench(FIXTURES / "grbench_small.json", builder)
+    embedder = HashEmbedder()
+    return GraphEnvironment(TypedGraph(builder.write(tmp_path / "g.kg", embedder), embedder), max_neighbors=1)
+
+
+def run(env: GraphEnvironment, text: str):  # noqa: ANN201
+    return env.run(parse_step(text)[1])
+
+
+def test_each_action_returns_the_known_answer(env: GraphEnvironment) -> None:
+    found = run(env, "Action: RetrieveNode[Tomasz Nowak]")
+    assert found.text == "The most related node is a2 (author: Tomasz Nowak)." and found.nodes == ["a2"]
+    feature = run(env, "Action: NodeFeature[a2, organization]")
+    assert feature.text == "The organization of a2 is: Warsaw Institute." and not feature.invalid
+    degree = run(env, "Action: NodeDegree[v2, paper]")
+    assert degree.text == "Node v2 has 2 paper neighbours."
+    neighbours = run(env, "Action: NeighbourCheck[p2, cited_by]")  # British spelling, max_neighbors=1
+    assert neighbours.text == ("The cited_by neighbours of p2 are: [p1 (Graph reasoning with language models)] "
+                               "(and 1 more).")
+    assert neighbours.nodes == ["p2", "p1"]
+    done = run(env, "Thought: done.\nAction: Finish[Maria Lindqvist, Tomasz Nowak]")
+    assert done.answer == "Maria Lindqvist, Tomasz Nowak"
+
+
+@pytest.mark.parametrize(("step", "message"), [
+    ("Action: NodeFeature[p9, title]", "there is no node 'p9' in the graph."),
+    ("Action: NeighborCheck[p1, writer]", "unknown edge type 'writer'; edge types: author, venue, reference, "
+                                          "cited_by, paper."),
+    ("Action: NodeFeature[p1, colour]", "Node p1 has no feature 'colour'; its features are: title, year, keywords."),
+    ("Action: NodeDegree[p1]", "NodeDegree takes two arguments; got NodeDegree[p1]."),
+    ("Action: RetrieveNode[]", "RetrieveNode needs a text to search for."),
+    ("I will look it up.", "Invalid action. Use RetrieveNode[text]"),
+])
+def test_bad_actions_become_observations(env: GraphEnvironment, step: str, message: str) -> None:
+    observation = run(env, step)
+    assert observation.invalid and observation.text.startswith(message)
+
+
+def test_parse_steps_in_the_formats_models_write() -> None:
+    thought, actions = parse_step("Thought 3: Retrieve the names.\nAction 3: NodeFeature[U:1, name], "
+                                  "NodeFeature[U:2, name]\nObservation 3: invented by the model")
+    assert thought == "Retrieve the names." and actions == [Action("NodeFeature", ("U:1", "name")),
+                                                            Action("NodeFeature", ("U:2", "name"))]
+    assert parse_step("thought: x\naction: finish[a, b]")[1] == [Action("Finish", ("a, b",))]
+    assert parse_step("Action: RetrieveNode[Smith, John]")[1] == [Action("RetrieveNode", ("Smith, John",))]
+    assert parse_step("no action at all") == ("no action at all", [])
+
+
+def test_several_actions_and_long_observations(env: GraphEnvironment) -> None:
+    both = run(env, "Action: NodeFeature[a1, name], NodeFeature[a3, name]")
+    assert both.text == "The name of a1 is: Maria Lindqvist. The name of a3 is: Aiko Tanaka."
+    env.max_chars = 200
+    long = env.run([Action("NodeFeature", ("p1", "title"))] * 10)
+    assert long.text.endswith("... (cut)") and len(long.text) == 200 + len(" ... (cut)")
