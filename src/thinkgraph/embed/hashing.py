@@ -7,10 +7,17 @@ from __future__ import annotations
 
 import hashlib
 import re
+from functools import lru_cache
 
 import numpy as np
 
 _WORD = re.compile(r"\w+")
+
+
+@lru_cache(maxsize=1 << 20)
+def _word_hash(word: str) -> int:
+    """md5 of a word, cached: words repeat, and a pure function's cache is not shared state."""
+    return int.from_bytes(hashlib.md5(word.encode()).digest(), "big")
 
 
 class HashingEmbedder:
@@ -30,11 +37,9 @@ class HashingEmbedder:
         out = np.zeros((len(texts), self._dim), dtype=np.float32)
         for i, text in enumerate(texts):
             for word in _WORD.findall(text.lower()):
-                h = int.from_bytes(hashlib.md5(word.encode()).digest(), "big")
+                h = _word_hash(word)
                 out[i, h % self._dim] += 1.0 if (h >> 64) % 2 else -1.0
-            norm = np.linalg.norm(out[i])
-            if norm:
-                out[i] /= norm
-            else:
-                out[i, 0] = 1.0  # an empty text still gets a unit vector
-        return out
+        norms = np.linalg.norm(out, axis=1)
+        out[norms == 0, 0] = 1.0  # an empty text still gets a unit vector
+        norms[norms == 0] = 1.0
+        return out / norms[:, None]
