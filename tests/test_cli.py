@@ -199,3 +199,35 @@ def test_questions_command_generates_abstract_questions(built_index: Path, tmp_p
     assert rows[0]["user"] == "coach" and rows[1]["question"] == "How do coaches differ?"
     no_llm = run("-i", str(built_index), "questions", str(tmp_path / "x.jsonl"))
     assert no_llm.returncode == 1 and "needs an LLM" in no_llm.stderr
+
+
+def test_kg_import_and_kgr_tot_agent_through_the_cli(tmp_path: Path) -> None:
+    index = tmp_path / "kg.db"
+    config = tmp_path / "thinkgraph.toml"
+    config.write_text('[embedding]\nprovider = "hashing"\ndim = 64\n', encoding="utf-8")
+    imported = run("-i", str(index), "-c", str(config), "index", "--kg", str(FIXTURES / "grbench_small.json"))
+    assert imported.returncode == 0, imported.stderr
+    assert "imported 8 nodes and 18 edges (0 records skipped)" in imported.stdout
+
+    def reply(payload: dict) -> str:
+        prompt = payload["messages"][-1]["content"]
+        if "Several reasoning chains" in prompt:
+            return "The best choices are: 1"
+        if "Observation 1:" in prompt:
+            return "Thought: found it.\nAction: Finish[Tomasz Nowak]"
+        return "Thought: search.\nAction: RetrieveNode[Tomasz Nowak]"
+
+    with FakeOpenAIServer() as server:
+        server.responder = reply
+        result = run("-i", str(index), "-c", str(config), "ask", "Who is Tomasz?", "--method", "kgr",
+                     "--strategy", "tot", "--interaction", "agent", "-o", "k=2", "-o", "t=1", "--json",
+                     env={"THINKGRAPH_LLM_BASE_URL": server.url})
+    assert result.returncode == 0, result.stderr
+    answer = json.loads(result.stdout)
+    assert answer["text"] == "Tomasz Nowak" and answer["stats"]["outcome"] == "finished"
+    assert any(step["agent"] == "evaluator" for step in answer["trace"])
+    assert answer["evidence"]["nodes"][0]["id"] == "a2"
+    wrong = run("-i", str(index), "ask", "q", "--strategy", "tot")
+    assert wrong.returncode == 1 and "--strategy applies to method kgr only" in wrong.stderr
+    missing = run("-i", str(tmp_path / "other.db"), "index", "--kg", str(tmp_path / "none.json"))
+    assert missing.returncode == 1 and "graph file not found" in missing.stderr

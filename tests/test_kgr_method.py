@@ -234,3 +234,46 @@ async def test_kgr_needs_an_llm_and_a_graph(kg, tmp_path: Path) -> None:  # noqa
         await no_llm.aask("q?", "kgr")
     with pytest.raises(ConfigError, match="kgr option strategy"):
         await kg(ScriptedBackend()).aask("q?", "kgr", strategy="bfs")
+
+
+async def test_error_taxonomy_of_wrong_answers(kg, tmp_path: Path) -> None:  # noqa: ANN001
+    import json
+
+    from thinkgraph.eval.datasets import load_questions
+    from thinkgraph.eval.runner import EvalRunner, MethodSpec
+    from thinkgraph.eval.taxonomy import FOUND_NOT_RETURNED, REACHED_LIMIT, mechanical_error
+
+    questions = tmp_path / "q.jsonl"
+    questions.write_text("".join(json.dumps(q) + "\n" for q in [
+        {"id": "found", "question": "Where does Tomasz Nowak work?", "answer": "Warsaw Institute"},
+        {"id": "limit", "question": "Who is Aiko?", "answer": "Aiko Tanaka"},
+        {"id": "wrong", "question": "Which venue?", "answer": "Journal of Network Science"},
+        {"id": "right", "question": "Maria's paper?", "answer": "Graph reasoning with language models"}]))
+
+    def step(request) -> str:  # noqa: ANN001
+        prompt = request.messages[-1]["content"].split("Question: ")[1]
+        if "Tomasz" in prompt:
+            return ("Thought: look.\nAction: Finish[Uppsala University]" if "Observation 1" in prompt
+                    else "Thought: look.\nAction: NodeFeature[a2, organization]")
+        if "Aiko" in prompt:
+            return "Thought: hmm.\nAction: RetrieveNode[someone]"
+        if "Which venue" in prompt:
+            return "Thought: guess.\nAction: Finish[Conference on Graph Learning]"
+        return "Thought: known.\nAction: Finish[Graph reasoning with language models]"
+
+    backend = ScriptedBackend(rules=[("illogical or wrong reasoning step", '{"wrong_step": true}'),
+                                     ("Decide whether the predicted answer", lambda r: json.dumps(
+                                         {"correct": "Prediction: Graph reasoning" in r.messages[-1]["content"]
+                                          or "Predicted answer: Graph reasoning" in r.messages[-1]["content"]})),
+                                     (AGENT, step)])
+    tg = kg(backend)
+    runner = EvalRunner(tg, [MethodSpec.parse("kgr:steps=2")], tmp_path / "out", judge=True)
+    (row,) = await runner.run(load_questions(questions))
+    records = {r["qid"]: r for r in map(json.loads, (tmp_path / "out" / "records.jsonl").read_text().splitlines())}
+    assert {q: r["stats"]["error_type"] for q, r in records.items()} == {
+        "found": FOUND_NOT_RETURNED, "limit": REACHED_LIMIT, "wrong": "wrong_reasoning", "right": "correct"}
+    assert row["stats"]["error_type"] == {"answer_found_not_returned": 1, "correct": 1, "reached_limit": 1,
+                                          "wrong_reasoning": 1}
+    # without a judge the third category is not claimed
+    answer = await tg.aask("Which venue?", "kgr", steps=2)
+    assert mechanical_error(answer, ["Journal of Network Science"]) is None

@@ -18,6 +18,7 @@ from thinkgraph.eval.accuracy import answer_accuracy
 from thinkgraph.eval.datasets import Question
 from thinkgraph.eval.judges import CRITERIA, WinRates, elo_rating, judge_correct, judge_pair
 from thinkgraph.eval.metrics import exact_match, percentile, recall_at_k, rouge_l, substring_match, token_f1
+from thinkgraph.eval.taxonomy import error_type
 
 # How deep each retriever returns evidence in retrieval-only runs (enough for Recall@10).
 RETRIEVAL_DEPTH = {"naive": "top_k", "ppr": "top_k", "a2rag": "evidence_chunks", "topg": "k"}
@@ -163,8 +164,13 @@ class EvalRunner:
             if graded is not None:
                 metrics |= {"accuracy": graded.accuracy, "factual_f1": graded.factual_f1,
                             "similarity": graded.similarity}
+        stats = dict(answer.stats)
+        if "outcome" in stats and q.answers and not self.retrieval_only:
+            correct = metrics.get("llm_correct", metrics.get("em_substring", 0.0)) == 1.0
+            stats["error_type"] = "correct" if correct else \
+                await error_type(answer, list(q.answers), self.tg.llm if self.judge else None)
         return base | {"status": answer.status, "answer": answer.text, "retrieved": retrieved,
-                       "metrics": metrics, "cost": asdict(answer.cost), "stats": answer.stats}
+                       "metrics": metrics, "cost": asdict(answer.cost), "stats": stats}
 
     def summary(self, questions: Sequence[Question]) -> list[dict[str, Any]]:
         wanted = {q.id for q in questions}

@@ -120,12 +120,3 @@ Nodes:
 
 Question: {question}
 Answer:"""
-
-WRONG_REASONING = """Here is a question, its correct answer, and a model's reasoning that ended with a wrong answer.
-Did the model follow an illogical or wrong reasoning step (as opposed to failing for another reason, such as
-missing data)? Reply with JSON only: {{"wrong_step": true or false}}
-
-Question: {question}
-Correct answer: {gold}
-Reasoning:
-{trace}"""
