@@ -123,4 +123,13 @@ async def test_nolm_extractor_links_cooccurring_entities() -> None:
     assert names[0] == "Curie" and "Marie Curie" in names and "Warsaw" in names
     assert ("Marie Curie", "Warsaw") in ext.cooccurrences
     records = extraction_records(CHUNK, ext)
-    assert any(e.type == "CO_OCCURS" for e in records.edges)
+    assert any(e.type == "CO_OCCURS" for e in records.edges) and not ext.propositions
+
+
+async def test_nolm_sentence_propositions_for_topg() -> None:
+    ext = await NoLMExtractor(sentence_propositions=True).extract(DOC, CHUNK)
+    assert ext.propositions and all(p.entities for p in ext.propositions)
+    first = next(p for p in ext.propositions if "Warsaw" in p.entities)
+    assert "Marie Curie" in first.entities and first.text in " ".join(CHUNK.text.split())
+    records = extraction_records(CHUNK, ext)
+    assert any(e.type == "MENTIONS" for e in records.edges) and any(n.type == "proposition" for n in records.nodes)

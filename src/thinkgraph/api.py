@@ -93,7 +93,7 @@ class ThinkGraph:
                        triples: Sequence[str | Path] = ()) -> Extractor:
         name = name or ("import" if openie or triples else self.settings.index.extractor)
         if name == "nolm":
-            return NoLMExtractor()
+            return NoLMExtractor(sentence_propositions=self.settings.index.nolm_propositions)
         if name == "llm":
             if self.llm is None:
                 raise ConfigError("extractor 'llm' needs an LLM endpoint (set THINKGRAPH_LLM_BASE_URL)")

@@ -72,6 +72,9 @@ class IndexSettings(_Section):
     chunk_overlap: int = TOG3_CHUNK_OVERLAP
     extractor: Literal["nolm", "llm", "propositions", "import"] = "nolm"
     max_triplets_per_chunk: int = TOG3_MAX_TRIPLETS_PER_CHUNK
+    # nolm: also keep each sentence that names an entity as a proposition, so that ToPG can run on
+    # an index built without a model (a sentence is a coarser unit than ToPG's LLM propositions).
+    nolm_propositions: bool = False
     synonym_threshold: float = TOPG_SYNONYM_COSINE
     max_cluster_size: int = TOG3_MAX_CLUSTER_SIZE
     leiden_seed: int = 42

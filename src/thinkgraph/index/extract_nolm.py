@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 from itertools import combinations
 
-from thinkgraph.index.records import EntitySpec, Extraction
+from thinkgraph.index.records import EntitySpec, Extraction, PropositionSpec
 from thinkgraph.models import Chunk, SourceDocument
 
 _SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'(])|\n{2,}")
@@ -60,6 +60,9 @@ class NoLMExtractor:
     name = "nolm"
     uses_llm = False
 
+    def __init__(self, *, sentence_propositions: bool = False) -> None:
+        self.sentence_propositions = sentence_propositions
+
     async def extract(self, doc: SourceDocument, chunk: Chunk) -> Extraction:
         out = Extraction()
         seen: set[str] = set()
@@ -74,4 +77,6 @@ class NoLMExtractor:
                     seen.add(name)
                     out.entities.append(EntitySpec(name))
             out.cooccurrences.extend(combinations(names, 2))
+            if self.sentence_propositions and names:
+                out.propositions.append(PropositionSpec(" ".join(sentence.split()), names))
         return out
