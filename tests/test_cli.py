@@ -137,7 +137,7 @@ def test_topg_through_the_cli(built_index: Path, tmp_path: Path) -> None:
 
 
 def test_llm_only_methods_say_so_in_one_line(built_index: Path) -> None:
-    for name in ("tog3", "ircot", "none"):
+    for name in ("ircot", "none", "kgr"):
         result = run("-i", str(built_index), "ask", "Who trained Lena Sorensen?", "-m", name)
         assert result.returncode == 1 and f"method '{name}' needs an LLM endpoint" in result.stderr
         assert len(result.stderr.strip().splitlines()) == 1

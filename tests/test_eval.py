@@ -93,7 +93,11 @@ async def test_retrieval_only_run_resumes_and_summarises(open_bridge, tmp_path: 
     records = (tmp_path / "out" / "records.jsonl").read_text().splitlines()
     assert len(records) == 9 and all(r["questions"] == 3 for r in rows)
     with pytest.raises(ConfigError, match="no retrieval-only mode"):
-        EvalRunner(tg, [MethodSpec.parse("tog3")], tmp_path / "x", retrieval_only=True)
+        EvalRunner(tg, [MethodSpec.parse("kgr")], tmp_path / "x", retrieval_only=True)
+    # tog3's Retriever runs without an LLM (no keyword expansion); none retrieves nothing
+    rows = await EvalRunner(tg, [MethodSpec.parse("tog3"), MethodSpec.parse("none")], tmp_path / "y",
+                            retrieval_only=True).run(qs)
+    assert rows[0]["errors"] == 0 and rows[0]["recall@10"] > 0 and rows[1]["recall@10"] == 0.0
 
 
 async def test_end_to_end_run_scores_answers_and_cost(open_bridge, tmp_path: Path) -> None:  # noqa: ANN001

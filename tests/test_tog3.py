@@ -11,7 +11,6 @@ import pytest
 from support import FIXTURES, FakeOpenAIServer, HashEmbedder
 from thinkgraph.api import ThinkGraph
 from thinkgraph.config import Settings
-from thinkgraph.errors import ConfigError
 from thinkgraph.llm.backend import ChatRequest
 from thinkgraph.methods.base import MethodContext
 from thinkgraph.methods.tog3 import ToG3Config, ToG3Method
@@ -165,10 +164,13 @@ def test_parse_triples() -> None:
     assert parse_triples("None") is None and parse_triples("nothing") == []
 
 
-async def test_needs_an_llm(index_path: Path) -> None:
-    with ThinkGraph.open(index_path, settings=Settings(), embedder=HashEmbedder()) as tg, \
-            pytest.raises(ConfigError, match="tog3"):
-        await tg.aask("q?", method="tog3")
+async def test_without_an_llm_shows_the_retrievers_evidence(index_path: Path) -> None:
+    with ThinkGraph.open(index_path, settings=Settings(), embedder=HashEmbedder()) as tg:
+        answer = await tg.aask("Who founded the observatory?", method="tog3")
+    assert answer.status == "evidence_only" and answer.text is None and answer.citations
+    assert "needs an LLM endpoint" in answer.message
+    (step,) = answer.trace
+    assert step.action == "retrieve" and step.inputs["keywords"] == []  # no keyword expansion
 
 
 async def test_through_the_real_http_client(index_path: Path, settings: Settings) -> None:

@@ -21,8 +21,12 @@ from thinkgraph.eval.metrics import exact_match, percentile, recall_at_k, rouge_
 from thinkgraph.eval.taxonomy import error_type
 
 # How deep each retriever returns evidence in retrieval-only runs (enough for Recall@10).
-RETRIEVAL_DEPTH = {"naive": "top_k", "ppr": "top_k", "a2rag": "evidence_chunks", "topg": "k"}
-NEEDS_LLM = {"none", "tog3", "ircot", "kgr", "kg-textrag", "kg-graphrag"}
+RETRIEVAL_DEPTH = {"naive": ("top_k",), "ppr": ("top_k",), "a2rag": ("evidence_chunks",), "topg": ("k",),
+                   "tog3": ("top_k", "context_passages")}
+# No retriever to measure without an LLM: ircot's later queries are the model's thoughts, kgr's
+# graph walk is the model's actions. `none` retrieves nothing by definition (Recall 0).
+NEEDS_LLM = {"ircot", "kgr", "kg-textrag", "kg-graphrag"}
+CLOSED_BOOK = "none"
 RECORDS_FILE = "records.jsonl"
 
 
@@ -123,7 +127,8 @@ class EvalRunner:
     def _options(self, spec: MethodSpec) -> dict[str, Any]:
         options = dict(spec.options)
         if self.retrieval_only and spec.method in RETRIEVAL_DEPTH:
-            options.setdefault(RETRIEVAL_DEPTH[spec.method], self.depth)
+            for key in RETRIEVAL_DEPTH[spec.method]:
+                options.setdefault(key, self.depth)
             if spec.method == "a2rag":
                 options.setdefault("gate", False)  # the gate is answer-level control, not retrieval
         return options
@@ -149,6 +154,9 @@ class EvalRunner:
 
     async def _record(self, spec: MethodSpec, q: Question) -> dict[str, Any]:
         base = {"label": spec.label, "method": spec.method, "qid": q.id, "question": q.question, "type": q.type}
+        if self.retrieval_only and spec.method == CLOSED_BOOK:
+            return base | {"status": "evidence_only", "answer": None, "retrieved": [],
+                           "metrics": score(q, None, []), "cost": {}, "stats": {}}
         try:
             answer = await self.tg.aask(q.question, spec.method, **self._options(spec))
         except ThinkgraphError as exc:

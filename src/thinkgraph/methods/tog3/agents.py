@@ -48,13 +48,15 @@ def parse_triples(text: str) -> list[Triple] | None:
 class Retriever:
     view: IndexView
     config: ToG3Config
-    llm: LLM
+    llm: LLM | None  # None: retrieval only, without keyword expansion
 
     def _types(self) -> list[str]:
         types = [NodeType.CHUNK, NodeType.TRIPLET]
         return types + [NodeType.COMMUNITY] if self.config.use_communities else types
 
     async def keywords(self, query: str) -> list[str]:
+        if self.llm is None:
+            return []
         reply = await self.llm.text([{"role": "user", "content": KEYWORDS.format(
             max_keywords=self.config.max_keywords, query=query)}], step="tog3.keywords", max_tokens=200)
         line = next((ln for ln in reply.splitlines() if "^" in ln), reply.splitlines()[0] if reply else "")

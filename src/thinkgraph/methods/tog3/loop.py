@@ -13,7 +13,7 @@ from pydantic import BaseModel
 
 from thinkgraph.errors import ConfigError, StructuredOutputError
 from thinkgraph.llm.service import LLM
-from thinkgraph.methods.base import MethodContext
+from thinkgraph.methods.base import NO_LLM_MESSAGE, MethodContext
 from thinkgraph.methods.synthesis import citations_for
 from thinkgraph.methods.tog3.agents import Constructor, Retriever, Subgraph
 from thinkgraph.methods.tog3.config import ToG3Config
@@ -46,7 +46,7 @@ class ToG3Method:
 
     @cached_property
     def retriever(self) -> Retriever:
-        return Retriever(self.ctx.view, self.config, self._llm())
+        return Retriever(self.ctx.view, self.config, self.ctx.llm)
 
     def _llm(self) -> LLM:
         if self.ctx.llm is None:
@@ -54,6 +54,8 @@ class ToG3Method:
         return self.ctx.llm
 
     async def answer(self, question: str) -> Answer:
+        if self.ctx.llm is None:
+            return await self._evidence_only(question)
         llm = self._llm()
         started = time.perf_counter()
         with llm.meter.scope() as cost:
@@ -61,6 +63,16 @@ class ToG3Method:
         answer.cost = cost
         answer.cost.seconds = time.perf_counter() - started
         return answer
+
+    async def _evidence_only(self, question: str) -> Answer:
+        """The Retriever's hybrid vector-graph retrieval and rerank alone (no keyword expansion, no
+        agents): what evaluation measures as ToG-3's retrieval without an LLM."""
+        trace: list[TraceStep] = []
+        graph = await self.retriever.retrieve(question, trace)
+        passages = passages_from_scores(self.ctx.store, [(cid, 0.0) for cid in graph.passages])
+        return Answer(question=question, method=self.name, text=None, status="evidence_only",
+                      citations=citations_for(passages), trace=trace, message=NO_LLM_MESSAGE,
+                      evidence=EvidenceSubgraph(path_texts=[f"{s} -> {p} -> {o}" for s, p, o in graph.triples]))
 
     async def _macer(self, q: str, llm: LLM) -> Answer:
         c = self.config
