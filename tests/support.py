@@ -118,3 +118,27 @@ class FakeOpenAIServer:
     @property
     def chat_requests(self) -> list[dict[str, Any]]:
         return [r for r in self.requests if r["path"].endswith("/chat/completions")]
+
+
+def make_pdf(pages: list[str]) -> bytes:
+    """A minimal PDF with one text line per page (an empty string makes a page with no text layer)."""
+    objects = ["<< /Type /Catalog /Pages 2 0 R >>", ""]
+    kids = []
+    for text in pages:
+        content = f"BT /F1 12 Tf 72 720 Td ({text}) Tj ET".encode() if text else b""
+        stream_id = len(objects) + 2
+        objects.append(f"<< /Length {len(content)} >>\nstream\n{content.decode()}\nendstream")
+        kids.append(len(objects) + 1)
+        objects.append(f"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents {stream_id - 1} 0 R "
+                       "/Resources << /Font << /F1 << /Type /Font /Subtype /Type1 /BaseFont /Helvetica >> >> >> >>")
+    objects[1] = f"<< /Type /Pages /Kids [{' '.join(f'{k} 0 R' for k in kids)}] /Count {len(kids)} >>"
+    out = b"%PDF-1.4\n"
+    offsets = []
+    for number, body in enumerate(objects, 1):
+        offsets.append(len(out))
+        out += f"{number} 0 obj\n{body}\nendobj\n".encode()
+    xref = len(out)
+    out += f"xref\n0 {len(objects) + 1}\n0000000000 65535 f \n".encode()
+    out += "".join(f"{o:010d} 00000 n \n" for o in offsets).encode()
+    out += f"trailer\n<< /Size {len(objects) + 1} /Root 1 0 R >>\nstartxref\n{xref}\n%%EOF\n".encode()
+    return out

@@ -39,7 +39,8 @@ def test_bad_files_are_skipped_with_reasons(tmp_path: Path) -> None:
     (tmp_path / "binary.txt").write_bytes(b"abc\x00\x01\x02")
     (tmp_path / "latin1.txt").write_bytes("caf\xe9".encode("latin-1"))
     (tmp_path / "big.md").write_text("x" * 5000, encoding="utf-8")
-    (tmp_path / "notes.pdf").write_bytes(b"%PDF")  # not matched by the include globs
+    (tmp_path / "notes.docx").write_bytes(b"PK")  # not matched by the include globs
+    (tmp_path / "notes.pdf").write_bytes(b"%PDF")  # matched, unreadable: skipped with a reason
     docs, skipped = _split(list(load_paths([tmp_path], max_bytes=1000)))
     assert [d.id for d in docs] == ["ok.txt"]
     reasons = {Path(s.source).name: s.reason for s in skipped}
@@ -47,14 +48,14 @@ def test_bad_files_are_skipped_with_reasons(tmp_path: Path) -> None:
     assert reasons["binary.txt"] == "binary file"
     assert reasons["latin1.txt"].startswith("not UTF-8")
     assert reasons["big.md"].startswith("too large")
-    assert "notes.pdf" not in reasons
+    assert "notes.docx" not in reasons and "unreadable PDF" in reasons["notes.pdf"]
 
 
 def test_explicit_unsupported_file_and_missing_path(tmp_path: Path) -> None:
-    pdf = tmp_path / "a.pdf"
-    pdf.write_bytes(b"%PDF-1.4")
-    (item,) = list(load_paths([pdf]))
-    assert isinstance(item, Skipped) and "unsupported file type" in item.reason
+    docx = tmp_path / "a.docx"
+    docx.write_bytes(b"PK\x03\x04")
+    (item,) = list(load_paths([docx]))
+    assert isinstance(item, Skipped) and "unsupported file type '.docx'" in item.reason
     with pytest.raises(InputError, match="no such file"):
         list(load_paths([tmp_path / "nope"]))
 
@@ -108,3 +109,25 @@ def test_token_counter_counts_and_truncates(counter: TokenCounter) -> None:
     assert counter.count(text) == 5
     assert counter.truncate(text, 2) == "alpha beta"
     assert counter.truncate(text, 50) == text
+
+
+def test_pdf_html_and_markdown_documents(tmp_path: Path) -> None:
+    from support import make_pdf
+    from thinkgraph.index.formats import page_of
+
+    (tmp_path / "report.pdf").write_bytes(make_pdf(["Alpha results on page one", "Beta results on page two"]))
+    (tmp_path / "scan.pdf").write_bytes(make_pdf(["", ""]))
+    (tmp_path / "broken.pdf").write_bytes(b"%PDF-1.4 truncated")
+    (tmp_path / "page.html").write_text("<html><head><title>Guide</title><style>p{}</style></head><body><h1>Guide"
+                                        "</h1><p>Use the <b>north</b> gate.</p><script>var x=1;</script></body></html>")
+    (tmp_path / "notes.md").write_text("# Notes\n\nSome *emphasis* and `code`.\n\n- item one\n")
+    items = {Path(i.source).name: i for i in load_paths([tmp_path])}
+    pdf = items["report.pdf"]
+    assert pdf.text == "Alpha results on page one\n\nBeta results on page two" and pdf.page_starts == (0, 27)
+    assert page_of(pdf.page_starts, pdf.text.index("Beta")) == 2 and page_of((), 5) is None
+    assert isinstance(items["scan.pdf"], Skipped) and "no text layer" in items["scan.pdf"].reason
+    assert isinstance(items["broken.pdf"], Skipped) and "PDF" in items["broken.pdf"].reason
+    html = items["page.html"]
+    assert html.title == "Guide" and "Use the\nnorth\ngate." in html.text and "var x" not in html.text
+    md = items["notes.md"]
+    assert md.title == "Notes" and "Some emphasis and code." in md.text and "*" not in md.text

@@ -175,7 +175,22 @@ class ThinkGraph:
         if not question.strip():
             raise InputError("the question is empty")
         ctx = MethodContext(store=self.store, view=self.view, settings=self.settings, llm=self.llm)
-        return await make_method(method, ctx, **options).answer(question)
+        answer = await make_method(method, ctx, **options).answer(question)
+        self._add_pages(answer)
+        return answer
+
+    def _add_pages(self, answer: Answer) -> None:
+        """Page numbers for citations into paged documents (their page starts are kept on the node)."""
+        from thinkgraph.ids import document_node_id
+        from thinkgraph.index.formats import page_of
+
+        docs = {c.doc_id for c in answer.citations}
+        nodes = {n.props.get("doc_id"): n for n in self.store.get_nodes([document_node_id(d) for d in docs])}
+        for citation in answer.citations:
+            node = nodes.get(citation.doc_id)
+            starts = node.props.get("page_starts") if node else None
+            if starts and citation.start is not None:
+                citation.page = page_of(starts, citation.start)
 
     def ask(self, question: str, method: str = DEFAULT_METHOD, **options: Any) -> Answer:
         return run_sync(self.aask(question, method, **options))

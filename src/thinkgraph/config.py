@@ -16,6 +16,8 @@ from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError
 
 from thinkgraph.errors import ConfigError
 
+DEFAULT_INCLUDE = ("*.txt", "*.md", "*.markdown", "*.jsonl", "*.html", "*.htm", "*.pdf")  # files taken from folders
+
 DEFAULT_CONFIG_FILE = "thinkgraph.toml"
 DEFAULT_EMBED_MODEL = "all-MiniLM-L6-v2"
 
@@ -87,7 +89,7 @@ class IndexSettings(_Section):
     # is configured (one call per document, cached) and takes the opening sentences otherwise.
     document_summaries: Literal["auto", "first_sentences", "llm"] = "auto"
     summary_words: int = 60
-    include: list[str] = Field(default_factory=lambda: ["*.txt", "*.md", "*.jsonl"])
+    include: list[str] = Field(default_factory=lambda: list(DEFAULT_INCLUDE))
     exclude: list[str] = Field(default_factory=list)
     batch_docs: int = 32  # documents committed per batch (a kill loses at most one batch)
 

@@ -87,6 +87,7 @@ class SourceDocument:
     title: str
     text: str
     source: str
+    page_starts: tuple[int, ...] = ()  # PDF: character offset where each page starts
 
 
 @dataclass(frozen=True, slots=True)
@@ -122,6 +123,7 @@ class Citation:
     end: int | None
     quote: str
     score: float | None = None
+    page: int | None = None  # 1-based page of ``start`` for paged documents (PDF)
 
 
 @dataclass(slots=True)

@@ -9,12 +9,15 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from thinkgraph.config import DEFAULT_INCLUDE
 from thinkgraph.errors import InputError
+from thinkgraph.index.formats import HTML_SUFFIXES, MARKDOWN_SUFFIXES, PDF_SUFFIXES, parse_document
 from thinkgraph.models import SourceDocument
 
 log = logging.getLogger(__name__)
 
 TEXT_SUFFIXES = {".txt", ".md", ".markdown"}
+PARSED_SUFFIXES = PDF_SUFFIXES | HTML_SUFFIXES | MARKDOWN_SUFFIXES
 JSONL_SUFFIXES = {".jsonl"}
 
 
@@ -45,6 +48,20 @@ def _markdown_title(text: str) -> str | None:
         if line.startswith("# "):
             return line[2:].strip()
     return None
+
+
+def _load_parsed_file(path: Path, doc_id: str, max_bytes: int) -> Iterator[SourceDocument | Skipped]:
+    size = path.stat().st_size
+    if size > max_bytes:
+        yield Skipped(str(path), f"too large ({size} bytes > {max_bytes})")
+        return
+    try:
+        parsed = parse_document(path.name, path.read_bytes())
+    except InputError as exc:
+        yield Skipped(str(path), str(exc).removeprefix(f"{path.name}: "))
+        return
+    yield SourceDocument(id=doc_id, title=parsed.title or path.stem, text=parsed.text, source=str(path),
+                         page_starts=parsed.page_starts)
 
 
 def _load_text_file(path: Path, doc_id: str, max_bytes: int) -> Iterator[SourceDocument | Skipped]:
@@ -90,7 +107,7 @@ def _matches(name: str, rel: str, patterns: Sequence[str]) -> bool:
 def load_paths(
     paths: Sequence[str | Path],
     *,
-    include: Sequence[str] = ("*.txt", "*.md", "*.jsonl"),
+    include: Sequence[str] = DEFAULT_INCLUDE,
     exclude: Sequence[str] = (),
     max_bytes: int = 20_000_000,
 ) -> Iterator[SourceDocument | Skipped]:
@@ -114,7 +131,9 @@ def _load_file(path: Path, doc_id: str, max_bytes: int, *, explicit: bool) -> It
     suffix = path.suffix.lower()
     if suffix in JSONL_SUFFIXES:
         yield from _load_jsonl(path, max_bytes)
+    elif suffix in PARSED_SUFFIXES:
+        yield from _load_parsed_file(path, doc_id, max_bytes)
     elif suffix in TEXT_SUFFIXES or not explicit:
         yield from _load_text_file(path, doc_id, max_bytes)
     else:
-        yield Skipped(str(path), f"unsupported file type '{suffix or path.name}' (use .txt, .md or .jsonl)")
+        yield Skipped(str(path), f"unsupported file type {suffix or path.name!r} (use .txt .md .html .pdf .jsonl)")

@@ -59,7 +59,8 @@ def document_records(doc: SourceDocument, chunks: list[Chunk], summary: str = ""
     out = GraphRecords()
     doc_node = document_node_id(doc.id)
     out.nodes.append(Node(doc_node, NodeType.DOCUMENT, summary or doc.title or doc.id,
-                          {"doc_id": doc.id, "source": doc.source, "title": doc.title}))
+                          {"doc_id": doc.id, "source": doc.source, "title": doc.title,
+                           **({"page_starts": list(doc.page_starts)} if doc.page_starts else {})}))
     for chunk in chunks:
         out.nodes.append(Node(chunk.id, NodeType.CHUNK, chunk.text,
                               {"doc_id": doc.id, "title": doc.title, "index": chunk.index,
