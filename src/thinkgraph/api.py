@@ -25,7 +25,7 @@ from thinkgraph.llm.backend import ChatBackend
 from thinkgraph.llm.service import LLM
 from thinkgraph.methods.base import MethodContext
 from thinkgraph.methods.registry import DEFAULT_METHOD, make_method
-from thinkgraph.models import Answer, Cost, SourceDocument
+from thinkgraph.models import Answer, Cost, Node, SourceDocument
 from thinkgraph.retrieval.views import IndexView
 from thinkgraph.store.base import RemovalReport
 from thinkgraph.store.sqlite import SQLiteStore
@@ -49,6 +49,7 @@ class ThinkGraph:
         self._backend = backend
         self._embedder = embedder
         self.counter = TokenCounter()
+        self._generation = self.store.get_meta("generation")
 
     @classmethod
     def open(cls, path: str | Path = DEFAULT_INDEX, **kwargs: Any) -> ThinkGraph:
@@ -127,7 +128,7 @@ class ThinkGraph:
         report = await indexer.run(item for group in items for item in group)
         if isinstance(ex, ImportExtractor):
             report.skipped.extend(ex.facts.skipped)
-        self.__dict__.pop("view", None)  # the graph changed
+        self.mark_changed()  # the graph changed (also for other processes sharing the index)
         return report
 
     def index(self, paths: Sequence[str | Path] = (), **kwargs: Any) -> IndexReport:
@@ -142,7 +143,7 @@ class ThinkGraph:
         report = self.store.remove_document(doc_id)
         if rebuild:
             run_sync(update_derived(self.store, self.embedder, self.settings.index, IndexReport(), llm=self.llm))
-        self.__dict__.pop("view", None)
+        self.mark_changed()
         return report
 
     def import_kg(self, path: str | Path, *, kind: str = "auto") -> KGImportReport:
@@ -170,11 +171,43 @@ class ThinkGraph:
         return KGImportReport(str(written), meta["nodes"], sum(meta["edges"].values()), builder.skipped,
                               time.perf_counter() - started)
 
+    def edit_entity(self, node_id: str, *, name: str | None = None, description: str | None = None) -> Node:
+        from thinkgraph.index.curation import edit_entity
+
+        node = edit_entity(self.store, self.embedder, node_id, name=name, description=description)
+        self.mark_changed()
+        return node
+
+    def merge_entities(self, sources: list[str], target: str) -> Node:
+        from thinkgraph.index.curation import merge_entities
+
+        node = merge_entities(self.store, self.embedder, sources, target)
+        self.mark_changed()
+        return node
+
     # asking -------------------------------------------------------------------------
-    async def aask(self, question: str, method: str = DEFAULT_METHOD, **options: Any) -> Answer:
+    def refresh(self) -> None:
+        """Drop cached views when another process (a service worker) changed the index since."""
+        generation = self.store.get_meta("generation")
+        if generation != self._generation:
+            self.__dict__.pop("view", None)
+            self._generation = generation
+
+    def mark_changed(self) -> None:
+        self.store.set_meta("generation", str(int(self.store.get_meta("generation") or 0) + 1))
+        self.refresh()
+
+    async def aretrieve(self, question: str, method: str = DEFAULT_METHOD, **options: Any) -> Answer:
+        """The method's evidence without an LLM, even when one is configured."""
+        return await self.aask(question, method, _use_llm=False, **options)
+
+    async def aask(self, question: str, method: str = DEFAULT_METHOD, *, _use_llm: bool = True,
+                   **options: Any) -> Answer:
         if not question.strip():
             raise InputError("the question is empty")
-        ctx = MethodContext(store=self.store, view=self.view, settings=self.settings, llm=self.llm)
+        self.refresh()
+        ctx = MethodContext(store=self.store, view=self.view, settings=self.settings,
+                            llm=self.llm if _use_llm else None)
         answer = await make_method(method, ctx, **options).answer(question)
         self._add_pages(answer)
         return answer

@@ -1,6 +1,6 @@
 """Documents beyond plain text: PDF (its text layer, one page after another, with the character
 offset where each page starts, so citations can name pages), HTML (visible text, scripts and styles
-dropped) and Markdown (rendered to plain text). An empty, binary or image-only document is an
+dropped) and Markdown (its source, titled by its first heading). An empty, binary or image-only document is an
 InputError naming the file, never a hang."""
 
 from __future__ import annotations
@@ -86,19 +86,14 @@ def parse_html(markup: str) -> ParsedDocument:
 
 
 def parse_markdown(source: str) -> ParsedDocument:
+    """Markdown keeps its source text, so that citation spans point into the file a reader opens; the
+    parser finds the title (the first level-1 heading, in either syntax)."""
     from markdown_it import MarkdownIt
 
     tokens = MarkdownIt("commonmark").parse(source)
-    blocks, title = [], None
-    for i, token in enumerate(tokens):
-        if token.type != "inline":
-            continue
-        text = "".join(child.content for child in token.children or [] if child.type in ("text", "code_inline")) \
-            or token.content
-        if title is None and i and tokens[i - 1].type == "heading_open" and tokens[i - 1].tag == "h1":
-            title = text
-        blocks.append(text)
-    return ParsedDocument("\n\n".join(b for b in blocks if b.strip()), title)
+    title = next((tokens[i + 1].content for i, t in enumerate(tokens[:-1])
+                  if t.type == "heading_open" and t.tag == "h1"), None)
+    return ParsedDocument(source, title)
 
 
 def page_of(page_starts: list[int] | tuple[int, ...], offset: int) -> int | None:

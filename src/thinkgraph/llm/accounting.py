@@ -11,6 +11,9 @@ from thinkgraph.errors import BudgetExceededError
 from thinkgraph.models import Cost
 
 _SCOPES: contextvars.ContextVar[tuple[Cost, ...]] = contextvars.ContextVar("thinkgraph_cost_scopes", default=())
+# Callbacks told of every LLM call made in the current context (a service streams them as events).
+_LISTENERS: contextvars.ContextVar[tuple[Callable[[str, Cost], None], ...]] = contextvars.ContextVar(
+    "thinkgraph_call_listeners", default=())
 
 UsageSink = Callable[[str, Cost], None]
 
@@ -38,6 +41,8 @@ class UsageMeter:
             scope.add(cost)
         if self.sink is not None and (cost.calls or cost.cached_calls):
             self.sink(step, cost)
+        for listener in _LISTENERS.get():
+            listener(step, cost)
 
     @contextmanager
     def scope(self) -> Iterator[Cost]:
@@ -48,3 +53,13 @@ class UsageMeter:
             yield cost
         finally:
             _SCOPES.reset(token)
+
+
+@contextmanager
+def listen(callback: Callable[[str, Cost], None]) -> Iterator[None]:
+    """Call ``callback(step, cost)`` for every LLM call made inside the block (and tasks it starts)."""
+    token = _LISTENERS.set((*_LISTENERS.get(), callback))
+    try:
+        yield
+    finally:
+        _LISTENERS.reset(token)

@@ -19,6 +19,7 @@ from thinkgraph.models import DocStatus, DocumentRecord, Edge, Node, Proposal, P
 from thinkgraph.store.base import RemovalReport
 
 SCHEMA_VERSION = 1
+BUSY_TIMEOUT_S = 60.0
 APP_MARKER = "thinkgraph-index"
 
 _SCHEMA = """
@@ -50,6 +51,8 @@ CREATE TABLE IF NOT EXISTS proposals(
     id INTEGER PRIMARY KEY AUTOINCREMENT, question TEXT NOT NULL, subject TEXT NOT NULL,
     predicate TEXT NOT NULL, object TEXT NOT NULL, chunk_id TEXT NOT NULL, doc_id TEXT NOT NULL,
     status TEXT NOT NULL, created REAL NOT NULL);
+CREATE TABLE IF NOT EXISTS audit(id INTEGER PRIMARY KEY AUTOINCREMENT, at REAL NOT NULL, action TEXT NOT NULL,
+    payload TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS usage(
     step TEXT PRIMARY KEY, calls INTEGER NOT NULL, prompt_tokens INTEGER NOT NULL,
     completion_tokens INTEGER NOT NULL, seconds REAL NOT NULL);
@@ -80,7 +83,9 @@ class SQLiteStore:
         self._lock = threading.RLock()
         self._depth = 0
         try:
-            self._db = sqlite3.connect(str(self.path), check_same_thread=False, isolation_level=None)
+            # a generous busy timeout: several service workers may write one index at once
+            self._db = sqlite3.connect(str(self.path), check_same_thread=False, isolation_level=None,
+                                       timeout=BUSY_TIMEOUT_S)
             self._db.execute("PRAGMA journal_mode=WAL")
             self._db.execute("PRAGMA synchronous=NORMAL")
             self._db.execute("PRAGMA foreign_keys=OFF")
@@ -141,6 +146,15 @@ class SQLiteStore:
             self._depth -= 1
             if outer:
                 self._db.execute("COMMIT")
+
+    def add_audit(self, action: str, payload: dict[str, Any]) -> None:
+        with self.transaction():
+            self._db.execute("INSERT INTO audit(at, action, payload) VALUES (?, ?, ?)",
+                             (time.time(), action, json.dumps(payload, ensure_ascii=False)))
+
+    def list_audit(self, limit: int = 100) -> list[dict[str, Any]]:
+        rows = self._db.execute("SELECT id, at, action, payload FROM audit ORDER BY id DESC LIMIT ?", (limit,))
+        return [{"id": i, "at": at, "action": action, "payload": json.loads(p)} for i, at, action, p in rows]
 
     def backup(self, target: str | Path) -> None:
         """A consistent copy of this index at ``target`` (SQLite's online backup; safe while in use)."""
