@@ -1,0 +1,118 @@
+"""The service as users run it: `thinkgraph serve` with two worker processes under concurrent
+clients (no lost or torn writes), and the web page end to end in headless Chromium."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import httpx
+import pytest
+
+from support import FakeOpenAIServer
+
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+ALPHA = ("Lena Sorensen trained with coach Joseph Okafor in Velden. Okafor founded the Velden Rowing Club in 1988. "
+         "The club won the northern cup twice.")
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    tmp = tmp_path_factory.mktemp("serve")
+    with FakeOpenAIServer() as llm:
+        llm.responder = lambda payload: "Joseph Okafor [1]"
+        config = tmp / "thinkgraph.toml"
+        config.write_text(f'[embedding]\nprovider = "hashing"\ndim = 64\n[llm]\nbase_url = "{llm.url}"\n')
+        port = free_port()
+        env = {**os.environ, "HF_HUB_OFFLINE": "1"}
+        proc = subprocess.Popen([sys.executable, "-m", "thinkgraph", "-c", str(config), "serve", "--root",
+                                 str(tmp / "ws"), "--port", str(port), "--workers", "2"], env=env,
+                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        url = f"http://127.0.0.1:{port}"
+        for _ in range(200):
+            try:
+                if httpx.get(f"{url}/v1/health", timeout=1).is_success:
+                    break
+            except httpx.HTTPError:
+                time.sleep(0.1)
+        else:
+            proc.kill()
+            pytest.fail(f"server did not start: {proc.stdout.read() if proc.stdout else ''}")
+        httpx.post(f"{url}/v1/workspaces/default")
+        httpx.put(f"{url}/v1/workspaces/default/documents/rowing.txt", json={"text": ALPHA, "title": "Rowing"},
+                  timeout=60)
+        yield url
+        proc.terminate()
+        proc.wait(timeout=20)
+
+
+def test_concurrent_upserts_and_asks_across_workers_lose_nothing(server: str) -> None:
+    httpx.post(f"{server}/v1/workspaces/load")
+
+    def client(n: int) -> list[int]:
+        codes = []
+        with httpx.Client(base_url=server, timeout=120) as c:
+            for i in range(3):
+                text = f"Report {n}-{i}: the harbour of Town{n}x{i} opened in {1900 + 10 * n + i}."
+                codes.append(c.put(f"/v1/workspaces/load/documents/doc-{n}-{i}.txt", json={"text": text}).status_code)
+                codes.append(c.post("/v1/workspaces/load/ask", json={"question": f"When did Town{n}x{i} open?",
+                                                                      "method": "naive"}).status_code)
+            codes.append(c.put(f"/v1/workspaces/load/documents/doc-{n}-0.txt",  # an update racing other writes
+                               json={"text": f"Report {n}-0 (revised): Town{n}x0 opened in 1899."}).status_code)
+        return codes
+
+    with ThreadPoolExecutor(6) as pool:
+        codes = [code for result in pool.map(client, range(6)) for code in result]
+    assert set(codes) == {200}
+    docs = {d["id"]: d for d in httpx.get(f"{server}/v1/workspaces/load/documents").json()}
+    assert len(docs) == 18 and all(d["status"] == "done" for d in docs.values())
+    for n in range(6):
+        hits = httpx.get(f"{server}/v1/workspaces/load/search",
+                         params={"q": f"Report {n}-0 (revised): Town{n}x0 opened in 1899.", "type": "chunk", "k": 1})
+        assert "revised" in hits.json()[0]["text"]  # every worker sees the last write
+    answer = httpx.post(f"{server}/v1/workspaces/load/ask", json={"question": "Town3x2", "method": "naive"}).json()
+    assert answer["citations"] and all(c["doc_id"].startswith("doc-") for c in answer["citations"])
+
+
+@pytest.mark.skipif(CHROMIUM is None, reason="Debian's chromium is not installed (CI installs it)")
+def test_web_page_asks_streams_cites_and_draws_the_graph(server: str, tmp_path: Path) -> None:
+    from PIL import Image
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
+        page = browser.new_page(viewport={"width": 1280, "height": 900})
+        page.goto(server)
+        page.wait_for_function("document.querySelectorAll('#method option').length > 3")
+        page.fill("#question", "Who trained Lena Sorensen?")
+        page.select_option("#method", "ppr")
+        page.click("#ask")
+        page.wait_for_function("document.getElementById('status').textContent === 'answered'", timeout=60_000)
+        assert page.inner_text("#answer") == "Joseph Okafor"
+        assert "LLM call: answer" in page.inner_text("#trace") or "LLM call" in page.inner_text("#trace")
+        assert page.locator("#citations a.citation").count() >= 1
+        page.locator("#citations a.citation").first.click()
+        page.wait_for_selector("#highlight")
+        assert page.inner_text("#highlight").strip() in ALPHA and "rowing.txt" in page.inner_text("#passage")
+        page.wait_for_function("window.evidenceGraphReady === true")
+        page.wait_for_timeout(300)
+        shot = tmp_path / "graph.png"
+        page.locator("#graph").screenshot(path=str(shot))
+        browser.close()
+    image = Image.open(shot).convert("RGB")
+    colours = image.getcolors(maxcolors=1 << 20) or []
+    blue = sum(count for count, (r, g, b) in colours if b > 150 and r < 110 and g < 160)  # drawn nodes
+    assert image.size[1] > 300 and len(colours) > 20 and blue > 50
