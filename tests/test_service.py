@@ -87,6 +87,8 @@ def test_ask_returns_the_answer_with_citations_evidence_trace_and_cost(client: T
     citation = answer["citations"][0]
     assert citation["doc_id"] == "rowing.txt" and ALPHA[citation["start"]:citation["end"]].startswith(citation["quote"])
     assert answer["evidence"]["nodes"] and answer["trace"] and answer["cost"]["calls"] == 1
+    ids = {n["id"] for n in answer["evidence"]["nodes"]}
+    assert answer["evidence"]["edges"] and all(e["src"] in ids and e["dst"] in ids for e in answer["evidence"]["edges"])
     bad = client.post("/v1/workspaces/alpha/ask", json={"question": "q", "method": "nope"})
     assert bad.status_code == 400 and "unknown method 'nope'" in bad.json()["detail"]
     assert client.post("/v1/workspaces/zeta/ask", json={"question": "q"}).status_code == 404

@@ -118,4 +118,5 @@ def test_web_page_asks_streams_cites_and_draws_the_graph(server: str, tmp_path: 
     image = Image.open(shot).convert("RGB")
     colours = image.getcolors(maxcolors=1 << 20) or []
     blue = sum(count for count, (r, g, b) in colours if b > 150 and r < 110 and g < 160)  # drawn nodes
-    assert image.size[1] > 300 and len(colours) > 20 and blue > 50
+    grey = sum(count for count, (r, g, b) in colours if abs(r - 154) < 25 and abs(g - 165) < 25 and abs(b - 181) < 25)
+    assert image.size[1] > 300 and len(colours) > 20 and blue > 50 and grey > 10  # nodes and edges drawn
