@@ -10,7 +10,7 @@ from pathlib import Path  # noqa: E402
 
 import pytest  # noqa: E402
 
-from support import FakeOpenAIServer, HashEmbedder  # noqa: E402
+from support import FakeOpenAIServer, HashEmbedder, index_opener  # noqa: E402
 from thinkgraph.config import Settings  # noqa: E402
 
 
@@ -40,21 +40,8 @@ def index_path(tmp_path: Path) -> Path:
 
 @pytest.fixture
 def open_bridge(tmp_path: Path) -> Iterator:
-    """A factory opening one small OpenIE-built index (tests/fixtures/bridge_*) with a given scripted
-    backend (or none); every index it opens is closed at the end of the test."""
+    """One small OpenIE-built index (tests/fixtures/bridge_*), opened with a given backend."""
     from support import FIXTURES
-    from thinkgraph.api import ThinkGraph
 
-    path = tmp_path / "bridge.db"
-    with ThinkGraph(path, settings=Settings(), embedder=HashEmbedder()) as built:
-        built.index([FIXTURES / "bridge_corpus.jsonl"], openie=FIXTURES / "bridge_openie.jsonl")
-    opened: list[ThinkGraph] = []
-
-    def make(backend: object | None = None) -> ThinkGraph:
-        tg = ThinkGraph.open(path, settings=Settings(), embedder=HashEmbedder(), backend=backend)
-        opened.append(tg)
-        return tg
-
-    yield make
-    for tg in opened:
-        tg.close()
+    yield from index_opener(tmp_path / "bridge.db", lambda tg: tg.index(
+        [FIXTURES / "bridge_corpus.jsonl"], openie=FIXTURES / "bridge_openie.jsonl"))

@@ -7,7 +7,7 @@ import json
 import threading
 import time
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -142,3 +142,23 @@ def make_pdf(pages: list[str]) -> bytes:
     out += "".join(f"{o:010d} 00000 n \n" for o in offsets).encode()
     out += f"trailer\n<< /Size {len(objects) + 1} /Root 1 0 R >>\nstartxref\n{xref}\n%%EOF\n".encode()
     return out
+
+
+def index_opener(path: Path, build: Callable[[object], object]) -> Iterator:
+    """Build an index at ``path`` once (``build(tg)``), then yield a factory opening it with a given
+    scripted backend (or none); every index it opened is closed at the end of the test."""
+    from thinkgraph.api import ThinkGraph
+    from thinkgraph.config import Settings
+
+    with ThinkGraph(path, settings=Settings(), embedder=HashEmbedder()) as built:
+        build(built)
+    opened: list[ThinkGraph] = []
+
+    def make(backend: object | None = None) -> ThinkGraph:
+        tg = ThinkGraph.open(path, settings=Settings(), embedder=HashEmbedder(), backend=backend)
+        opened.append(tg)
+        return tg
+
+    yield make
+    for tg in opened:
+        tg.close()

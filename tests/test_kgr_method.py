@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from support import FIXTURES, HashEmbedder
+from support import FIXTURES, HashEmbedder, index_opener
 from thinkgraph.api import ThinkGraph
 from thinkgraph.config import Settings
 from thinkgraph.testing import ScriptedBackend
@@ -25,19 +25,7 @@ END = "Are the thoughts and the knowledge-graph facts"
 
 @pytest.fixture
 def kg(tmp_path: Path) -> Iterator[Callable[[ScriptedBackend], ThinkGraph]]:
-    path = tmp_path / "kg.db"
-    with ThinkGraph(path, settings=Settings(), embedder=HashEmbedder()) as built:
-        built.import_kg(FIXTURES / "grbench_small.json")
-    opened: list[ThinkGraph] = []
-
-    def make(backend: ScriptedBackend) -> ThinkGraph:
-        tg = ThinkGraph.open(path, settings=Settings(), embedder=HashEmbedder(), backend=backend)
-        opened.append(tg)
-        return tg
-
-    yield make
-    for tg in opened:
-        tg.close()
+    yield from index_opener(tmp_path / "kg.db", lambda tg: tg.import_kg(FIXTURES / "grbench_small.json"))
 
 
 def calls(backend: ScriptedBackend, needle: str) -> int:
