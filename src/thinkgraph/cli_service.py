@@ -1,0 +1,52 @@
+"""`thinkgraph serve and mcp` commands (registered on the main CLI app)."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+from pathlib import Path
+
+import typer
+
+from thinkgraph.cli import app, one_line_errors, out
+
+
+@app.command()
+@one_line_errors
+def serve(
+    ctx: typer.Context,
+    root: Path = typer.Option(Path("workspaces"), "--root", help="Folder holding one index per workspace."),
+    host: str = typer.Option("127.0.0.1", "--host"),
+    port: int = typer.Option(8765, "--port"),
+    workers: int = typer.Option(1, "--workers", help="Worker processes (they share each workspace's index)."),
+    token_env: str = typer.Option("THINKGRAPH_SERVICE_TOKEN", "--token-env",
+                                  help="Environment variable holding the access token (required off loopback)."),
+    max_request_mb: float = typer.Option(25.0, "--max-request-mb"),
+) -> None:
+    """Serve the HTTP API, the web page and the OpenAI-compatible endpoint over workspaces."""
+    import uvicorn
+
+    from thinkgraph.service.settings import ServiceSettings
+
+    settings = ServiceSettings(root=root, host=host, port=port, token=os.environ.get(token_env) or None,
+                               max_request_bytes=int(max_request_mb * 1e6), config_path=ctx.obj["config"])
+    settings.check()
+    os.environ["THINKGRAPH_SERVICE_SETTINGS"] = json.dumps({**dataclasses.asdict(settings), "root": str(root),
+                                                            "config_path": str(settings.config_path or "")})
+    out.print(f"thinkgraph on http://{host}:{port}/ (workspaces in {root})", highlight=False)
+    uvicorn.run("thinkgraph.service.entry:app_from_environment", factory=True, host=host, port=port,
+                workers=workers, log_level="warning")
+
+
+@app.command()
+@one_line_errors
+def mcp(
+    ctx: typer.Context,
+    root: Path = typer.Option(Path("workspaces"), "--root", help="Folder holding one index per workspace."),
+) -> None:
+    """Serve `ask` and `retrieve` as MCP tools over stdio (for agent clients)."""
+    from thinkgraph.service.mcp_server import build_mcp_server
+    from thinkgraph.service.workspaces import Workspaces
+
+    build_mcp_server(Workspaces(root, ctx.obj["config"])).run("stdio")
