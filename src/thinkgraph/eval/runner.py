@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import json
 import statistics
+import time
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
@@ -157,10 +158,13 @@ class EvalRunner:
         if self.retrieval_only and spec.method == CLOSED_BOOK:
             return base | {"status": "evidence_only", "answer": None, "retrieved": [],
                            "metrics": score(q, None, []), "cost": {}, "stats": {}}
+        started = time.perf_counter()
         try:
             answer = await self.tg.aask(q.question, spec.method, **self._options(spec))
         except ThinkgraphError as exc:
             return base | {"status": "error", "error": str(exc), "metrics": {}, "cost": {}}
+        if not answer.cost.seconds:  # a method that does not time itself is timed here
+            answer.cost.seconds = time.perf_counter() - started
         retrieved = list(dict.fromkeys(c.doc_id for c in answer.citations))
         metrics = score(q, None if self.retrieval_only else answer.text, retrieved)
         if self.judge and q.answers and self.tg.llm is not None:
