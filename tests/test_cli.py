@@ -231,3 +231,22 @@ def test_kg_import_and_kgr_tot_agent_through_the_cli(tmp_path: Path) -> None:
     assert wrong.returncode == 1 and "--strategy applies to method kgr only" in wrong.stderr
     missing = run("-i", str(tmp_path / "other.db"), "index", "--kg", str(tmp_path / "none.json"))
     assert missing.returncode == 1 and "graph file not found" in missing.stderr
+
+
+def test_eval_seed_sample_and_run_record(built_index: Path, tmp_path: Path) -> None:
+    questions = tmp_path / "q.jsonl"
+    questions.write_text("".join(json.dumps({"id": f"q{i}", "question": f"Who trained Lena Sorensen {i}?",
+                                             "answer": "Joseph Okafor"}) + "\n" for i in range(5)), encoding="utf-8")
+    with FakeOpenAIServer() as server:
+        server.push(Behaviour(content="Joseph Okafor [1]"), Behaviour(content="Joseph Okafor [1]"))
+        result = run("-i", str(built_index), "eval", str(questions), "-m", "naive", "--sample", "2", "--seed", "7",
+                     "--out", str(tmp_path / "e"), "--json", env={"THINKGRAPH_LLM_BASE_URL": server.url})
+        sent = server.chat_requests
+    assert result.returncode == 0, result.stderr
+    record = json.loads((tmp_path / "e" / "run.json").read_text())
+    assert record["seed"] == 7 and record["count"] == 2 and record["sample"] == 2
+    asked = [json.loads(x)["qid"] for x in (tmp_path / "e" / "records.jsonl").read_text().splitlines()]
+    import random
+    expected = [q["id"] for q in random.Random(7).sample([{"id": f"q{i}"} for i in range(5)], 2)]
+    assert sorted(asked) == sorted(expected)
+    assert len(sent) == 2 and all(payload["seed"] == 7 for payload in sent)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import random
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +28,8 @@ def evaluate(
     out: Path = typer.Option(Path("eval-out"), "--out", help="Folder for records, summary, report and plots."),
     retrieval_only: bool = typer.Option(False, "--retrieval-only", help="Recall@k of the retrievers; no LLM."),
     limit: int | None = typer.Option(None, "--limit", help="Only the first N questions."),
+    sample: int | None = typer.Option(None, "--sample", help="N questions drawn at random (with --seed)."),
+    seed: int = typer.Option(0, "--seed", help="Seed for --sample and for the LLM's sampling."),
     concurrency: int = typer.Option(4, "--concurrency"),
     judge: bool = typer.Option(False, "--judge", help="Add an LLM correctness judge (llm_correct)."),
     accuracy: bool = typer.Option(False, "--accuracy", help="Add GraphRAG-Bench answer accuracy (LLM fact "
@@ -44,8 +47,16 @@ def evaluate(
     from thinkgraph.eval.runner import EvalRunner, MethodSpec, pairwise
 
     qs = load_questions(questions, limit)
+    if sample is not None and sample < len(qs):
+        qs = random.Random(seed).sample(qs, sample)
     specs = [MethodSpec.parse(m) for m in method]
     settings = load_settings(ctx.obj["config"])
+    settings.llm.seed = seed
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "run.json").write_text(json.dumps({"questions": str(questions), "count": len(qs), "methods": method,
+                                              "retrieval_only": retrieval_only, "seed": seed, "limit": limit,
+                                              "sample": sample, "index": str(ctx.obj["index"]),
+                                              "model": settings.llm.model}, indent=2), encoding="utf-8")
     if retrieval_only:
         settings.llm.base_url = None
     fractions = parse_fractions(extraction_loss) if extraction_loss else []

@@ -45,6 +45,7 @@ class LLMSettings(_Section):
     context_window: int = 8192  # tokens the model accepts, prompt plus completion
     max_tokens: int = 1024  # completion tokens asked for per call
     temperature: float = 0.0  # greedy decoding, as ToG-3 App. A
+    seed: int | None = None  # sent with every request when set (eval --seed sets it)
     timeout_s: float = 120.0
     max_retries: int = 4
     backoff_s: float = 1.0  # first retry delay; doubles each retry, capped at 30 s

@@ -25,6 +25,7 @@ class ChatRequest:
     temperature: float = 0.0
     max_tokens: int = 1024
     response_format: dict[str, Any] | None = None
+    seed: int | None = None  # OpenAI-compatible servers that sample honour it (vLLM, llama.cpp, OpenAI)
 
     def payload(self) -> dict[str, Any]:
         body: dict[str, Any] = {
@@ -35,6 +36,8 @@ class ChatRequest:
         }
         if self.response_format is not None:
             body["response_format"] = self.response_format
+        if self.seed is not None:
+            body["seed"] = self.seed
         return body
 
 

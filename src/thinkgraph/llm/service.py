@@ -92,7 +92,8 @@ class LLM:
     # public API ---------------------------------------------------------------
     async def text(self, messages: list[Message], *, step: str, max_tokens: int | None = None) -> str:
         max_tokens = max_tokens or self.settings.max_tokens
-        key = cache_key(self.model, messages, {"max_tokens": max_tokens, "t": self.settings.temperature})
+        key = cache_key(self.model, messages, {"max_tokens": max_tokens, "t": self.settings.temperature,
+                                                   "seed": self.settings.seed})
         cached = self._cached(key, step)
         if isinstance(cached, str):
             return cached
@@ -107,7 +108,8 @@ class LLM:
         StructuredOutputError (counted in ``meter.parse_failures``). Only valid replies are cached."""
         max_tokens = max_tokens or self.settings.max_tokens
         schema_json = schema.model_json_schema()
-        params = {"max_tokens": max_tokens, "t": self.settings.temperature, "schema": schema_json}
+        params = {"max_tokens": max_tokens, "t": self.settings.temperature, "schema": schema_json,
+                  "seed": self.settings.seed}
         key = cache_key(self.model, messages, params)
         cached = self._cached(key, step)
         if cached is not None:
@@ -162,7 +164,7 @@ class LLM:
             while True:
                 request = ChatRequest(messages=tuple(fitted), model=self.model,
                                       temperature=self.settings.temperature, max_tokens=max_tokens,
-                                      response_format=self._response_format(schema))
+                                      response_format=self._response_format(schema), seed=self.settings.seed)
                 started = time.perf_counter()
                 try:
                     result = await self.backend.chat(request)
