@@ -112,9 +112,18 @@ async def test_malformed_select_keeps_nothing_and_is_counted(open_tg) -> None:  
 
 async def test_without_llm_returns_naive_evidence(open_tg) -> None:  # noqa: ANN001
     tg = open_tg(None)
-    answer = await tg.aask("Alice Stone founded what?", method="topg", k=3)
+    answer = await tg.aask("Alice Stone founded what?", method="topg", k=3, mode="naive")
     assert answer.status == "evidence_only" and len(answer.evidence.nodes) == 3
     assert answer.evidence.nodes[0].type == "proposition"
+
+
+async def test_without_llm_local_mode_walks_from_the_naive_seeds(open_tg) -> None:  # noqa: ANN001
+    tg = open_tg(None)
+    naive = await tg.aask("Alice Stone founded what?", method="topg", k=3, mode="naive")
+    walked = await tg.aask("Alice Stone founded what?", method="topg", k=3, max_iter=2)
+    assert [n.id for n in walked.evidence.nodes[:3]] == [n.id for n in naive.evidence.nodes]
+    assert len(walked.evidence.nodes) > 3 and len({n.id for n in walked.evidence.nodes}) == len(walked.evidence.nodes)
+    assert [s.action for s in walked.trace] == ["suggest.naive", "suggest.local", "suggest.local"]
 
 
 async def test_bad_option(open_tg) -> None:  # noqa: ANN001

@@ -39,6 +39,9 @@ class NextQuestions(BaseModel):
     questions: list[str] = Field(default_factory=list)
 
 
+EVIDENCE_SEEDS = 5  # propositions that seed the LLM-free walk (session 1's Suggest benchmark setting)
+
+
 @dataclass
 class ToPGMethod:
     ctx: MethodContext
@@ -61,8 +64,7 @@ class ToPGMethod:
         started = time.perf_counter()
         llm = self.ctx.llm
         if llm is None:
-            props = self.suggester.naive(self.ctx.view.embed_query(question))
-            trace = [TraceStep("suggester", "suggest.naive", {"k": self.config.k}, {"propositions": len(props)})]
+            props, trace = self._suggest_only(question)
             answer = self._answer(question, None, "evidence_only", props, trace)
             answer.message = NO_LLM_MESSAGE
         else:
@@ -72,6 +74,22 @@ class ToPGMethod:
             answer.cost = cost
         answer.cost.seconds = time.perf_counter() - started
         return answer
+
+    def _suggest_only(self, question: str) -> tuple[list[int], list[TraceStep]]:
+        """Without an LLM there is no Select: mode naive shows SuggestNaive's propositions; local and
+        global show the query-aware walk, Suggest-local iterated ``max_iter`` times from naive's
+        best ``EVIDENCE_SEEDS`` propositions with every suggestion kept."""
+        vec = self.ctx.view.embed_query(question)
+        naive = self.suggester.naive(vec)
+        trace = [TraceStep("suggester", "suggest.naive", {"k": self.config.k}, {"propositions": len(naive)})]
+        if self.config.mode == "naive":
+            return naive, trace
+        pool = naive[:EVIDENCE_SEEDS]
+        for iteration in range(self.config.max_iter):
+            new = [p for p in self.suggester.local(vec, pool) if p not in pool]
+            pool += new
+            trace.append(TraceStep("suggester", "suggest.local", {"iteration": iteration + 1}, {"new": len(new)}))
+        return pool, trace
 
     def _answer(self, question: str, text: str | None, status: str, props: list[int],
                 trace: list[TraceStep], message: str | None = None) -> Answer:
