@@ -87,6 +87,9 @@ async def run_extraction_loss(tg: ThinkGraph, specs: Sequence[MethodSpec], out_d
             for leftover in copy_path.parent.glob(copy_path.name + "-*"):
                 leftover.unlink()  # SQLite's -wal / -shm files
         rows_by_setting.append((setting, probe.summary(questions)))
+    copies = out / "loss-indexes"
+    if copies.is_dir() and not any(copies.iterdir()):
+        copies.rmdir()
     return average_over_seeds(specs, rows_by_setting)
 
 
