@@ -15,8 +15,9 @@ import numpy as np
 
 from thinkgraph.errors import IndexFileError
 from thinkgraph.ids import document_node_id, edge_id
-from thinkgraph.models import DocStatus, DocumentRecord, Edge, Node, Proposal, Provenance
+from thinkgraph.models import DocStatus, DocumentRecord, Edge, Node, Provenance
 from thinkgraph.store.base import RemovalReport
+from thinkgraph.store.sqlite_bookkeeping import SQLiteBookkeeping
 
 SCHEMA_VERSION = 1
 BUSY_TIMEOUT_S = 60.0
@@ -71,7 +72,7 @@ def _minus_to_none(value: int) -> int | None:
     return None if value < 0 else value
 
 
-class SQLiteStore:
+class SQLiteStore(SQLiteBookkeeping):
     """GraphStore over one SQLite file. Safe to share between threads (one lock)."""
 
     def __init__(self, path: str | Path, *, create: bool = True) -> None:
@@ -146,15 +147,6 @@ class SQLiteStore:
             self._depth -= 1
             if outer:
                 self._db.execute("COMMIT")
-
-    def add_audit(self, action: str, payload: dict[str, Any]) -> None:
-        with self.transaction():
-            self._db.execute("INSERT INTO audit(at, action, payload) VALUES (?, ?, ?)",
-                             (time.time(), action, json.dumps(payload, ensure_ascii=False)))
-
-    def list_audit(self, limit: int = 100) -> list[dict[str, Any]]:
-        rows = self._db.execute("SELECT id, at, action, payload FROM audit ORDER BY id DESC LIMIT ?", (limit,))
-        return [{"id": i, "at": at, "action": action, "payload": json.loads(p)} for i, at, action, p in rows]
 
     def backup(self, target: str | Path) -> None:
         """A consistent copy of this index at ``target`` (SQLite's online backup; safe while in use)."""
@@ -367,76 +359,6 @@ class SQLiteStore:
             f"SELECT id, type, text, props FROM nodes WHERE type IN ({marks})"
             " AND id NOT IN (SELECT node_id FROM vectors) ORDER BY rowid", types).fetchall()
         return [self._node(r) for r in rows]
-
-    # stages, failures, cache, usage -------------------------------------------
-    def mark_done(self, stage: str, key: str) -> None:
-        with self.transaction():
-            self._db.execute("INSERT OR IGNORE INTO stages(stage, key) VALUES (?, ?)", (stage, key))
-
-    def is_done(self, stage: str, key: str) -> bool:
-        return self._db.execute("SELECT 1 FROM stages WHERE stage=? AND key=?", (stage, key)).fetchone() is not None
-
-    def record_failure(self, stage: str, key: str, message: str) -> None:
-        with self.transaction():
-            self._db.execute(
-                "INSERT INTO failures(stage, key, message, count) VALUES (?, ?, ?, 1)"
-                " ON CONFLICT(stage, key) DO UPDATE SET message=excluded.message, count=count+1",
-                (stage, key, message[:500]))
-
-    def clear_failure(self, stage: str, key: str) -> None:
-        with self.transaction():
-            self._db.execute("DELETE FROM failures WHERE stage=? AND key=?", (stage, key))
-
-    def failure_counts(self) -> dict[str, int]:
-        return dict(self._db.execute("SELECT stage, COUNT(*) FROM failures GROUP BY stage ORDER BY stage"))
-
-    def failures(self, stage: str | None = None) -> list[tuple[str, str, str, int]]:
-        sql = "SELECT stage, key, message, count FROM failures"
-        rows = self._db.execute(sql + " WHERE stage=?", (stage,)) if stage else self._db.execute(sql)
-        return [tuple(r) for r in rows]
-
-    def cache_get(self, key: str) -> Any | None:
-        row = self._db.execute("SELECT value FROM llm_cache WHERE key=?", (key,)).fetchone()
-        return None if row is None else json.loads(row[0])
-
-    def cache_put(self, key: str, value: Any) -> None:
-        with self.transaction():
-            self._db.execute("INSERT OR REPLACE INTO llm_cache(key, value, created) VALUES (?, ?, ?)",
-                             (key, json.dumps(value, ensure_ascii=False), time.time()))
-
-    def add_proposal(self, proposal: Proposal) -> int:
-        with self.transaction():
-            cur = self._db.execute(
-                "INSERT INTO proposals(question, subject, predicate, object, chunk_id, doc_id, status, created)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                (proposal.question, proposal.subject, proposal.predicate, proposal.object, proposal.chunk_id,
-                 proposal.doc_id, proposal.status, time.time()))
-            return int(cur.lastrowid)
-
-    def list_proposals(self, status: str | None = None) -> list[Proposal]:
-        sql = "SELECT id, question, subject, predicate, object, chunk_id, doc_id, status FROM proposals"
-        rows = self._db.execute(sql + " WHERE status=? ORDER BY id", (status,)) if status else \
-            self._db.execute(sql + " ORDER BY id")
-        return [Proposal(*r[1:], id=r[0]) for r in rows]
-
-    def set_proposal_status(self, proposal_id: int, status: str) -> None:
-        with self.transaction():
-            self._db.execute("UPDATE proposals SET status=? WHERE id=?", (status, proposal_id))
-
-    def record_usage(self, step: str, calls: int, prompt_tokens: int, completion_tokens: int,
-                     seconds: float) -> None:
-        with self.transaction():
-            self._db.execute(
-                "INSERT INTO usage VALUES (?, ?, ?, ?, ?) ON CONFLICT(step) DO UPDATE SET"
-                " calls=calls+excluded.calls, prompt_tokens=prompt_tokens+excluded.prompt_tokens,"
-                " completion_tokens=completion_tokens+excluded.completion_tokens, seconds=seconds+excluded.seconds",
-                (step, calls, prompt_tokens, completion_tokens, seconds))
-
-    def usage_totals(self) -> dict[str, dict[str, float]]:
-        rows = self._db.execute("SELECT step, calls, prompt_tokens, completion_tokens, seconds FROM usage"
-                                " ORDER BY step")
-        return {r[0]: {"calls": r[1], "prompt_tokens": r[2], "completion_tokens": r[3], "seconds": r[4]}
-                for r in rows}
 
     def file_size(self) -> int:
         return sum(p.stat().st_size for p in (self.path, Path(f"{self.path}-wal")) if p.exists())
