@@ -16,10 +16,10 @@ from thinkgraph.typedkg.importers import load_from_index, load_grbench, load_typ
 GRBENCH = FIXTURES / "grbench_small.json"
 
 
-@pytest.fixture
-def graph(tmp_path: Path) -> TypedGraph:
+@pytest.fixture(params=[False, True], ids=["per-map", "per-node"])
+def graph(tmp_path: Path, request: pytest.FixtureRequest) -> TypedGraph:
     builder = TypedGraphBuilder()
-    assert load_grbench(GRBENCH, builder) == 8
+    assert load_grbench(GRBENCH, builder, per_node=request.param) == 8
     embedder = HashEmbedder()
     return TypedGraph(builder.write(tmp_path / "g.kg", embedder), embedder)
 
@@ -63,13 +63,17 @@ def test_missing_and_malformed_graph_files(tmp_path: Path) -> None:
         TypedGraph(tmp_path / "none.kg")
     bad = tmp_path / "bad.json"
     bad.write_text('{"paper_nodes": {"p1": {"features": {}, "neighbors": {}}, "p2": [1, 2]}, "x": 1, "author_nodes": {')
-    builder = TypedGraphBuilder()
-    with pytest.raises(InputError, match="bad.json: malformed JSON"):
-        load_grbench(bad, builder)
+    for per_node in (False, True):
+        with pytest.raises(InputError, match="bad.json: malformed JSON"):
+            load_grbench(bad, TypedGraphBuilder(), per_node=per_node)
     skipped = tmp_path / "skip.json"
-    skipped.write_text('{"paper_nodes": {"p1": {"features": {"title": "t"}, "neighbors": {}}, "p2": [1]}}')
-    builder = TypedGraphBuilder()
-    assert load_grbench(skipped, builder) == 1 and builder.skipped == 1
+    skipped.write_text('{"meta": 3, "paper_nodes": {"p1": {"features": {"title": "t"}, "neighbors": {}}, "p2": [1]},'
+                       ' "venue_nodes": {"v1": {"features": {"name": "V"}, "neighbors": {"paper": ["p1"]}}}}')
+    for per_node in (False, True):
+        builder = TypedGraphBuilder()
+        assert load_grbench(skipped, builder, per_node=per_node) == 2 and builder.skipped == 1
+        graph = TypedGraph(builder.write(tmp_path / f"s{per_node}.kg"))
+        assert graph.node_type(graph.resolve("v1")) == "venue" and graph.node_type(graph.resolve("p1")) == "paper"
 
 
 def test_typed_triples_and_unknown_neighbour_type(tmp_path: Path) -> None:
