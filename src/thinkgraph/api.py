@@ -22,10 +22,11 @@ from thinkgraph.index.loaders import Skipped, load_paths
 from thinkgraph.index.pipeline import Indexer, IndexReport, Progress, update_derived
 from thinkgraph.llm.accounting import UsageMeter
 from thinkgraph.llm.backend import ChatBackend
+from thinkgraph.llm.dialects import remembered_forms
 from thinkgraph.llm.service import LLM
 from thinkgraph.methods.base import MethodContext
 from thinkgraph.methods.registry import DEFAULT_METHOD, make_method
-from thinkgraph.models import Answer, Cost, Node, SourceDocument
+from thinkgraph.models import Answer, Cost, Node, SourceDocument, TraceStep
 from thinkgraph.retrieval.views import IndexView
 from thinkgraph.store.base import RemovalReport
 from thinkgraph.store.sqlite import SQLiteStore
@@ -77,10 +78,11 @@ class ThinkGraph:
                            sink=self._persist_usage)
         if self._backend is not None:
             return LLM(self._backend, settings=self.settings.llm, cache=self.store, meter=meter,
-                       counter=self.counter)
+                       counter=self.counter, memory=self.store)
         if not self.settings.llm.configured:
             return None
-        return LLM.from_settings(self.settings.llm, cache=self.store, meter=meter, counter=self.counter)
+        return LLM.from_settings(self.settings.llm, cache=self.store, meter=meter, counter=self.counter,
+                                 memory=self.store)
 
     def _persist_usage(self, step: str, cost: Cost) -> None:
         self.store.record_usage(step, cost.calls, cost.prompt_tokens, cost.completion_tokens, cost.seconds)
@@ -208,7 +210,12 @@ class ThinkGraph:
         self.refresh()
         ctx = MethodContext(store=self.store, view=self.view, settings=self.settings,
                             llm=self.llm if _use_llm else None)
+        before = ctx.llm.describe() if ctx.llm is not None else None
         answer = await make_method(method, ctx, **options).answer(question)
+        if ctx.llm is not None and before is not None:
+            answer.trace.append(_llm_step(before, ctx.llm.describe()))
+        if answer.status == "answered" and not (answer.text or "").strip():
+            answer.status, answer.message = "failed", "the model returned an empty answer"
         self._add_pages(answer)
         self._connect_evidence(answer)
         return answer
@@ -261,6 +268,7 @@ class ThinkGraph:
             "communities_by_level": self._community_levels(),
             "extraction_failures": self.store.failure_counts(),
             "llm_usage": self.store.usage_totals(),
+            "llm_structured_output": remembered_forms(self.store),
         }
 
     def _community_levels(self) -> dict[str, int]:
@@ -269,6 +277,17 @@ class ThinkGraph:
             key = str(node.props.get("level", 0))
             levels[key] = levels.get(key, 0) + 1
         return dict(sorted(levels.items()))
+
+
+_LLM_COUNTERS = ("repairs", "parse_failures", "format_refusals", "truncations")
+
+
+def _llm_step(before: dict[str, Any], after: dict[str, Any]) -> TraceStep:
+    """The model and endpoint a question used, the structured-output form negotiated with it, and how
+    many repairs, unusable replies, refused forms and cut prompts the question cost."""
+    outputs = {k: v for k, v in after.items() if k not in _LLM_COUNTERS}
+    outputs |= {k: after[k] - before[k] for k in _LLM_COUNTERS}
+    return TraceStep(agent="llm", action="endpoint", outputs=outputs)
 
 
 @dataclass(frozen=True, slots=True)

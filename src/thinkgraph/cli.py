@@ -239,6 +239,8 @@ def inspect(
         usage.add_row(step, str(u["calls"]), str(u["prompt_tokens"]), str(u["completion_tokens"]),
                       f"{u['seconds']:.1f}")
     out.print(usage)
+    for endpoint, form in stats["llm_structured_output"].items():
+        out.print(f"structured output with {endpoint}: {form}")
 
 
 @app.command()

@@ -108,14 +108,14 @@ class ToG3Method:
 
     async def _respond(self, llm: LLM, q: str, graph: Subgraph, trace: list[TraceStep]) -> str:
         prompt = RESPOND.format(context=self.retriever.context(graph), query=q)
-        answer = (await llm.text([{"role": "user", "content": prompt}], step="tog3.respond")).strip()
+        answer = (await llm.text([{"role": "user", "content": prompt}], step="tog3.respond", kind="answer")).strip()
         trace.append(TraceStep("responser", "respond", {"query": q}, {"answer": answer}, prompt="RESPOND"))
         return answer
 
     async def _reward(self, llm: LLM, q: str, graph: Subgraph, answer: str, trace: list[TraceStep]) -> int:
         prompt = SUFFICIENCY.format(query=q, answer=answer, context=self.retriever.context(graph))
         try:
-            verdict = await llm.json([{"role": "user", "content": prompt}], Reward, step="tog3.reflect")
+            verdict = await llm.json([{"role": "user", "content": prompt}], Reward, step="tog3.reflect", kind="verdict")
             reward = int(verdict.sufficient)
             reason = verdict.reason
         except StructuredOutputError as exc:  # counted by the LLM layer; unsure means keep looking
@@ -128,7 +128,7 @@ class ToG3Method:
                             trace: list[TraceStep]) -> str | None:
         reasoning = "\n".join(f"- {h.sub_query} -> {h.answer}" for h in history) or f"- {q} -> {answer}"
         prompt = EVOLVE_QUERY.format(query=q, context=self.retriever.context(graph), reasoning=reasoning)
-        reply = (await llm.text([{"role": "user", "content": prompt}], step="tog3.evolve_query")).strip()
+        reply = (await llm.text([{"role": "user", "content": prompt}], step="tog3.evolve_query", kind="query")).strip()
         line = reply.splitlines()[0].removeprefix("Next question:").strip() if reply else ""
         sub_query = None if not line or line.strip(".'\"").casefold() == "none" else line
         trace.append(TraceStep("reflector", "evolve_query", {}, {"sub_query": sub_query}, prompt="EVOLVE_QUERY"))
@@ -139,6 +139,6 @@ class ToG3Method:
         steps = [*history, Step(q, answer, 0, graph.summary())]
         trajectory = "\n".join(f"- {h.sub_query} -> {h.answer}" for h in steps)
         prompt = FINAL.format(query=q, trajectory=trajectory, context=self.retriever.context(graph))
-        final = (await llm.text([{"role": "user", "content": prompt}], step="tog3.final")).strip()
+        final = (await llm.text([{"role": "user", "content": prompt}], step="tog3.final", kind="answer")).strip()
         trace.append(TraceStep("responser", "final", {"rounds": len(history) + 1}, {"answer": final}, prompt="FINAL"))
         return final
