@@ -38,7 +38,7 @@ def llm() -> Iterator[FakeOpenAIServer]:
 def client(tmp_path: Path, llm: FakeOpenAIServer, monkeypatch: pytest.MonkeyPatch) -> Iterator[TestClient]:
     monkeypatch.setenv("THINKGRAPH_LLM_API_KEY", SECRET)
     settings = ServiceSettings(root=tmp_path / "ws", config_path=config(tmp_path, llm.url), max_request_bytes=200_000)
-    with TestClient(create_app(settings)) as c:
+    with TestClient(create_app(settings), base_url="http://127.0.0.1:8765") as c:
         assert c.post("/v1/workspaces/alpha").status_code == 201
         assert c.put("/v1/workspaces/alpha/documents/rowing.txt", json={"text": ALPHA, "title": "Rowing"}).is_success
         yield c
@@ -70,9 +70,9 @@ def test_uploads_pdf_html_and_bad_files(client: TestClient, tmp_path: Path) -> N
     html = b"<html><head><title>Guide</title><script>x()</script></head><body><p>North gate.</p></body></html>"
     assert client.post("/v1/workspaces/alpha/documents", files={"file": ("g.html", html, "text/html")}).is_success
     scan = client.post("/v1/workspaces/alpha/documents", files={"file": ("scan.pdf", make_pdf([""]), "x")})
-    assert scan.status_code == 400 and "no text layer" in scan.json()["detail"]
+    assert scan.status_code == 400 and "no text layer" in scan.json()["error"]["message"]
     empty = client.post("/v1/workspaces/alpha/documents", files={"file": ("e.txt", b"  ", "text/plain")})
-    assert empty.status_code == 400 and "empty" in empty.json()["detail"]
+    assert empty.status_code == 400 and "empty" in empty.json()["error"]["message"]
     evil = client.post("/v1/workspaces/alpha/documents", files={"file": ("../../../evil.txt", b"Evil text.", "x")})
     assert evil.json()["document"]["id"] == "evil.txt"
     windows = client.post("/v1/workspaces/alpha/documents", files={"file": ("..\\..\\win.txt", b"Win.", "x")})
@@ -90,7 +90,7 @@ def test_ask_returns_the_answer_with_citations_evidence_trace_and_cost(client: T
     ids = {n["id"] for n in answer["evidence"]["nodes"]}
     assert answer["evidence"]["edges"] and all(e["src"] in ids and e["dst"] in ids for e in answer["evidence"]["edges"])
     bad = client.post("/v1/workspaces/alpha/ask", json={"question": "q", "method": "nope"})
-    assert bad.status_code == 400 and "unknown method 'nope'" in bad.json()["detail"]
+    assert bad.status_code == 400 and "unknown method 'nope'" in bad.json()["error"]["message"]
     assert client.post("/v1/workspaces/zeta/ask", json={"question": "q"}).status_code == 404
     assert client.post("/v1/workspaces/../etc/ask", json={"question": "q"}).status_code in (400, 404)
     assert client.post("/v1/workspaces/a..b/ask", json={"question": "q"}).status_code == 400
@@ -103,7 +103,8 @@ def test_ask_streams_trace_events_while_the_method_runs(client: TestClient) -> N
         events = [line.removeprefix("event: ") for line in response.iter_lines() if line.startswith("event: ")]
     assert events[0] == "started" and events[-1] == "answer"
     assert "llm_call" in events and "trace" in events
-    assert events.index("llm_call") < events.index("trace")  # calls are streamed as they happen
+    # each step is streamed the moment the method records it: retrieval, then the model call, then its step
+    assert events == ["started", "trace", "llm_call", "trace", "answer"]
     with client.stream("POST", "/v1/workspaces/alpha/ask", json={"question": "q", "method": "bad",
                                                                  "stream": True}) as response:
         body = "".join(response.iter_text())
@@ -202,7 +203,7 @@ def test_token_required_off_loopback_and_checked(tmp_path: Path) -> None:
         create_app(ServiceSettings(root=tmp_path / "w", host="0.0.0.0"))
     app = create_app(ServiceSettings(root=tmp_path / "w", host="0.0.0.0", token="t0ken",
                                      config_path=config(tmp_path, None)))
-    with TestClient(app) as c:
+    with TestClient(app, base_url="http://127.0.0.1:8765") as c:
         assert c.get("/v1/workspaces").status_code == 401
         assert c.get("/v1/workspaces", headers={"Authorization": "Bearer wrong"}).status_code == 401
         assert c.get("/v1/workspaces", headers={"Authorization": "Bearer t0ken"}).json() == []
