@@ -227,23 +227,34 @@ def test_request_size_limit(client: TestClient) -> None:
     assert [d["id"] for d in client.get("/v1/workspaces/alpha/documents").json()] == ["rowing.txt"]
 
 
-async def test_mcp_tools_ask_and_retrieve(tmp_path: Path, llm: FakeOpenAIServer) -> None:
+async def test_mcp_tools_list_ask_and_retrieve_with_clear_errors(tmp_path: Path, llm: FakeOpenAIServer) -> None:
     from mcp import Client
 
-    from thinkgraph.service.mcp_server import build_mcp_server
+    from thinkgraph.models import SourceDocument
+    from thinkgraph.service.mcp_server import MAX_ANSWER_CHARS, build_mcp_server
     from thinkgraph.service.workspaces import Workspaces
 
     spaces = Workspaces(tmp_path / "ws", config(tmp_path, llm.url))
-    spaces.get("default", create=True).add_documents([__import__("thinkgraph.models", fromlist=["x"]).SourceDocument(
-        "rowing.txt", "Rowing", ALPHA, "test")])
+    spaces.get("default", create=True).add_documents([SourceDocument("rowing.txt", "Rowing", ALPHA, "test")])
     async with Client(build_mcp_server(spaces)) as session:
         names = {t.name for t in (await session.list_tools()).tools}
-        assert names == {"ask", "retrieve"}
+        assert names == {"ask", "retrieve", "list_workspaces", "list_documents"}
+        listed = await session.call_tool("list_workspaces", {})
+        assert "default" in listed.content[0].text
+        docs = json.loads((await session.call_tool("list_documents", {})).content[0].text)
+        assert docs == {"id": "rowing.txt", "title": "Rowing", "status": "done", "chars": len(ALPHA), "error": None}
         asked = await session.call_tool("ask", {"question": "Who trained Lena Sorensen?"})
         data = json.loads(asked.content[0].text)
         assert data["answer"] == "Joseph Okafor" and data["citations"][0]["doc_id"] == "rowing.txt"
         found = json.loads((await session.call_tool("retrieve", {"question": "Velden club"})).content[0].text)
         assert found["citations"][0]["doc_id"] == "rowing.txt"
         missing = await session.call_tool("ask", {"question": "q", "workspace": "nowhere"})
-        assert missing.is_error
+        assert missing.is_error and "no workspace 'nowhere'" in missing.content[0].text
+        assert "Traceback" not in missing.content[0].text
+        bad = await session.call_tool("ask", {"question": "q", "method": "gpt"})
+        assert bad.is_error and "unknown method 'gpt'" in bad.content[0].text
+        llm.responder = lambda payload: "word " * 3000 + "[1]"
+        long = json.loads((await session.call_tool("ask", {"question": "Tell me everything"})).content[0].text)
+        assert len(long["answer"]) <= MAX_ANSWER_CHARS + 10 and long["answer"].endswith("[cut]")
+        assert long["citations"]
     spaces.close()
