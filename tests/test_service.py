@@ -66,7 +66,8 @@ def test_uploads_pdf_html_and_bad_files(client: TestClient, tmp_path: Path) -> N
     answer = client.post("/v1/workspaces/alpha/ask", json={"question": "Who rebuilt the Morrow Refractor?",
                                                           "method": "naive"}).json()
     cited = next(c for c in answer["citations"] if c["doc_id"] == "report.pdf")
-    assert cited["page"] == 1 and cited["start"] == 0  # one chunk, starting on page 1
+    # one chunk over both pages; the citation is its best-matching sentence, on page 2
+    assert cited["page"] == 2 and cited["quote"] == "Ada Quinn rebuilt the Morrow Refractor on page two"
     html = b"<html><head><title>Guide</title><script>x()</script></head><body><p>North gate.</p></body></html>"
     assert client.post("/v1/workspaces/alpha/documents", files={"file": ("g.html", html, "text/html")}).is_success
     scan = client.post("/v1/workspaces/alpha/documents", files={"file": ("scan.pdf", make_pdf([""]), "x")})

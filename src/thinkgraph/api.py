@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from thinkgraph.asyncutil import run_sync
+from thinkgraph.citations import focus_answer
 from thinkgraph.config import Settings, load_settings
 from thinkgraph.embed.base import Embedder, make_embedder
 from thinkgraph.errors import ConfigError, IndexFileError, InputError
@@ -234,6 +235,8 @@ class ThinkGraph:
         answer = await make_method(method, ctx, **top_k_options(method, top_k, options)).answer(question)
         if top_k is not None:
             del answer.citations[top_k:]
+        chunks = self.store.get_nodes(list(dict.fromkeys(c.chunk_id for c in answer.citations)))
+        focus_answer(answer, {n.id: n.text for n in chunks})  # each citation: its best-matching sentence
         self._add_pages(answer)
         self._connect_evidence(answer)
         return answer
