@@ -68,6 +68,7 @@ TG.showPassage = async (chunkId, start = null, end = null, page = null) => {
 
 // tabs ---------------------------------------------------------------------------------------------
 TG.showTab = (name) => {
+  TG.notice("");
   document.querySelectorAll("#tabs button").forEach((b) => b.setAttribute("aria-selected", String(b.dataset.tab === name)));
   document.querySelectorAll(".tab").forEach((s) => { s.hidden = s.id !== `tab-${name}`; });
   document.dispatchEvent(new CustomEvent("tab", { detail: name }));
