@@ -14,6 +14,7 @@ from thinkgraph.citations import focus_answer
 from thinkgraph.config import Settings, load_settings
 from thinkgraph.embed.base import Embedder, make_embedder
 from thinkgraph.errors import ConfigError, IndexFileError, InputError
+from thinkgraph.index.extract_combined import CombinedExtractor
 from thinkgraph.index.extract_import import ImportedFacts, ImportExtractor, load_openie, load_triple_file
 from thinkgraph.index.extract_llm import LLMTripletExtractor
 from thinkgraph.index.extract_nolm import NoLMExtractor
@@ -112,7 +113,9 @@ class ThinkGraph:
     # indexing ---------------------------------------------------------------------
     def make_extractor(self, name: str | None = None, *, openie: str | Path | None = None,
                        triples: Sequence[str | Path] = ()) -> Extractor:
-        name = name or ("import" if openie or triples else self.settings.index.extractor)
+        name = name or ("import" if openie else self.settings.index.extractor)
+        if triples and name != "import":  # the file's facts are added to the extractor's work
+            return CombinedExtractor(self.make_extractor("import", triples=triples), self.make_extractor(name))
         if name == "nolm":
             return NoLMExtractor(sentence_propositions=self.settings.index.nolm_propositions)
         if name == "llm":
@@ -146,10 +149,21 @@ class ThinkGraph:
         items.extend(_triple_documents(ex, triples))
         indexer = Indexer(self.store, self.embedder, ex, s, llm=self.llm, counter=self.counter, progress=progress)
         report = await indexer.run(item for group in items for item in group)
-        if isinstance(ex, ImportExtractor):
+        if isinstance(ex, ImportExtractor | CombinedExtractor):
             report.skipped.extend(ex.facts.skipped)
+            report.skipped.extend(self._unplaced_facts(ex.facts))
         self.mark_changed()  # the graph changed (also for other processes sharing the index)
         return report
+
+    def _unplaced_facts(self, facts: ImportedFacts) -> list[str]:
+        """Imported facts whose document is not in the index: said, rather than silently dropped."""
+        missing = {doc_id: len(ext.triples) for doc_id, ext in facts.by_doc.items()
+                   if self.store.get_document(doc_id) is None}
+        if not missing:
+            return []
+        names = ", ".join(list(missing)[:5]) + (" ..." if len(missing) > 5 else "")
+        return [f"{sum(missing.values())} imported triple(s) name {len(missing)} document(s) not in the index "
+                f"({names}); index those documents in the same run (their ids must match the file's doc_id column)"]
 
     def index(self, paths: Sequence[str | Path] = (), **kwargs: Any) -> IndexReport:
         return run_sync(self.aindex(paths, **kwargs))
@@ -311,7 +325,7 @@ class KGImportReport:
 
 def _triple_documents(ex: Extractor, triples: Sequence[str | Path]) -> list[list[SourceDocument]]:
     """Triple files become documents of their own so their facts have provenance."""
-    if not isinstance(ex, ImportExtractor) or not triples:
+    if not isinstance(ex, ImportExtractor | CombinedExtractor) or not triples:
         return []
     docs: list[SourceDocument] = []
     for doc_id, ext in ex.facts.by_doc.items():
