@@ -92,13 +92,13 @@ class _Base:
 
 
 async def _chunks(tg: ThinkGraph, question: str, method: str, base: _Base, redact: Any) -> AsyncIterator[str]:
-    streamed = False  # whether the answer text already went out token by token
+    # Model tokens are not forwarded as content: a method streams several answer-kind calls (tog3's
+    # per-round responses, then its final answer) and a chat delta cannot be taken back, so the
+    # content deltas start when the final answer is known.
+    streamed = False
     async for event in run_events(lambda: tg.aask(question, method), {}, redact=redact):
         if event.name == "started":
             yield base.chunk({"role": "assistant", "content": ""})
-        elif event.name == "token" and event.data.get("answer", False):
-            streamed = True
-            yield base.chunk({"content": event.data["text"]})
         elif event.name in ("trace", "heartbeat"):  # comments: clients ignore them, proxies see traffic
             yield f": {event.data.get('agent', '')} {event.data.get('action', 'working')}\n\n"
         elif event.name == "error":

@@ -140,6 +140,7 @@
     const decoder = new TextDecoder();
     let buffer = "";
     let streamed = "";
+    let streamStep = null;
     for (;;) {
       const { done, value } = await reader.read();
       if (done) break;
@@ -153,7 +154,11 @@
         const data = JSON.parse(/^data: (.*)$/m.exec(block)?.[1] ?? "null");
         if (name === "trace") addStep(stepText(data));
         else if (name === "llm_call") addStep(`model call: ${data.step} (${data.prompt_tokens} + ${data.completion_tokens} tokens${data.cached ? ", cached" : ""})`, "call");
-        else if (name === "token") { streamed += data.text; $("answer").textContent = streamed; }
+        else if (name === "token") { // the model writing, live; each call's text replaces the last one's
+          if (data.step !== streamStep) { streamStep = data.step; streamed = ""; }
+          streamed += data.text;
+          $("answer").textContent = streamed;
+        }
         else if (name === "answer") { showAnswer(data); $("status").textContent = data.status.replace("_", " "); }
         else if (name === "error") fail(data.message);
       }
