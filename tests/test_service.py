@@ -101,11 +101,16 @@ def test_ask_streams_trace_events_while_the_method_runs(client: TestClient) -> N
     with client.stream("POST", "/v1/workspaces/alpha/ask", json={"question": "Who trained Lena Sorensen?",
                                                                  "method": "naive", "stream": True}) as response:
         assert response.headers["content-type"].startswith("text/event-stream")
-        events = [line.removeprefix("event: ") for line in response.iter_lines() if line.startswith("event: ")]
+        lines = list(response.iter_lines())
+    events = [line.removeprefix("event: ") for line in lines if line.startswith("event: ")]
+    data = [json.loads(line[6:]) for line in lines if line.startswith("data: ")]
     assert events[0] == "started" and events[-1] == "answer"
-    assert "llm_call" in events and "trace" in events
-    # each step is streamed the moment the method records it: retrieval, then the model call, then its step
-    assert events == ["started", "trace", "llm_call", "trace", "answer"]
+    # each step is streamed the moment the method records it: retrieval, the answer's tokens as the model
+    # writes them, the model call, the responder's step, the model/endpoint summary
+    assert [e for e in events if e != "token"] == ["started", "trace", "llm_call", "trace", "trace", "answer"]
+    assert events.index("token") < events.index("llm_call")
+    tokens = [d["text"] for e, d in zip(events, data, strict=True) if e == "token"]
+    assert len(tokens) > 1 and "".join(tokens) == "Joseph Okafor [1]"
     with client.stream("POST", "/v1/workspaces/alpha/ask", json={"question": "q", "method": "bad",
                                                                  "stream": True}) as response:
         body = "".join(response.iter_text())

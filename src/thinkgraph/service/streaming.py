@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from thinkgraph.errors import ThinkgraphError
-from thinkgraph.llm.accounting import listen
+from thinkgraph.llm.accounting import listen, listen_tokens
 from thinkgraph.models import Answer, Cost, TraceStep
 from thinkgraph.tracing import listen_steps
 
@@ -25,15 +25,6 @@ HEARTBEAT_SECONDS = 15.0  # a comment line keeps proxies from closing a quiet st
 class Event:
     name: str  # started | trace | llm_call | token | answer | error | heartbeat
     data: dict[str, Any]
-
-
-def _token_listener() -> Callable[[Callable[[str, str], None]], Any] | None:
-    """The LLM layer's listener for streamed completion deltas, where this version has one."""
-    try:
-        from thinkgraph.llm.accounting import listen_tokens  # type: ignore[attr-defined]
-    except ImportError:
-        return None
-    return listen_tokens
 
 
 async def run_events(run: Callable[[], Awaitable[Answer]], started: dict[str, Any], *,
@@ -59,12 +50,8 @@ async def run_events(run: Callable[[], Awaitable[Answer]], started: dict[str, An
         put(Event("token", {"step": step, "text": delta}))
 
     async def body() -> Answer:
-        tokens = _token_listener()
-        with listen(on_call), listen_steps(on_step):
-            if tokens is None:
-                return await run()
-            with tokens(on_token):
-                return await run()
+        with listen(on_call), listen_steps(on_step), listen_tokens(on_token):
+            return await run()
 
     task = asyncio.create_task(body())
     yield Event("started", started)
