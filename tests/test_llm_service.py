@@ -10,7 +10,7 @@ from pydantic import BaseModel
 
 from thinkgraph.asyncutil import run_sync
 from thinkgraph.config import LLMSettings
-from thinkgraph.errors import BudgetExceededError, StructuredOutputError
+from thinkgraph.errors import BudgetExceededError, CallBudgetReached, StructuredOutputError
 from thinkgraph.llm.backend import ChatRequest, ChatResult
 from thinkgraph.llm.service import LLM, cache_key
 from thinkgraph.store.sqlite import SQLiteStore
@@ -86,6 +86,25 @@ async def test_budget_stops_cleanly() -> None:
     with pytest.raises(BudgetExceededError, match="2 calls"):
         await llm.text([{"role": "user", "content": "3"}], step="s")
     assert len(backend.requests) == 2
+
+
+async def test_per_question_call_limit_is_shared_by_tasks_and_nests() -> None:
+    async def slow(request: ChatRequest) -> ChatResult:  # every call in flight at once before any ends
+        await asyncio.sleep(0.01)
+        return ChatResult(text=request.messages[-1]["content"])
+
+    backend = ScriptedBackend()
+    backend.chat = slow  # type: ignore[method-assign]
+    llm = _llm(backend)
+    with llm.meter.limit(3) as spent:
+        results = await asyncio.gather(*(llm.text([{"role": "user", "content": str(i)}], step="s")
+                                         for i in range(5)), return_exceptions=True)
+        assert sum(isinstance(r, CallBudgetReached) for r in results) == 2 and spent.calls == 3
+        with pytest.raises(CallBudgetReached, match="3 LLM calls"):
+            await llm.text([{"role": "user", "content": "more"}], step="s")
+    with llm.meter.limit(None):
+        await llm.text([{"role": "user", "content": "after"}], step="s")  # the limit ended with its block
+    assert llm.meter.run.calls == 4 and isinstance(CallBudgetReached("x"), BudgetExceededError)
 
 
 async def test_token_budget() -> None:

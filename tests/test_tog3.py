@@ -74,7 +74,8 @@ async def test_sufficient_at_round_zero(index_path: Path) -> None:
 
 
 async def test_insufficient_then_sufficient_after_one_evolution(index_path: Path) -> None:
-    script = Script(keywords=["kw"], respond=["Unknown", "Kestrel Bay"], reward=[INSUFFICIENT, SUFFICIENT],
+    script = Script(keywords=["kw"], respond=["Unknown", "By ferry from Kestrel Bay.", "Kestrel Bay"],
+                    reward=[INSUFFICIENT, SUFFICIENT],
                     evolve=["Next question: How is Skarn reached?"], extract=[EXTRACTION],
                     refine=lambda r: "Skarn -> reached by ferry from -> Kestrel Bay\n"
                                      "Joseph Okafor -> trained -> Lena Sorensen",
@@ -83,12 +84,15 @@ async def test_insufficient_then_sufficient_after_one_evolution(index_path: Path
     answer = await m.answer("From which town does the ferry to Skarn leave?")
     assert answer.text == "Kestrel Bay" and m.rounds == {2: 1}
     assert script.calls[:4] == ["keywords", "respond", "reward", "evolve"]
-    assert script.calls[-3:] == ["respond", "reward", "final"] and "refine" in script.calls
+    assert script.calls[-4:] == ["respond", "respond", "reward", "final"] and "refine" in script.calls
     retrieve_queries = [s.inputs["query"] for s in answer.trace if s.action == "retrieve"]
     assert retrieve_queries == ["From which town does the ferry to Skarn leave?", "How is Skarn reached?"]
     refine = next(s for s in answer.trace if s.action == "refine")
-    assert ["Skarn", "reached by ferry from", "Kestrel Bay"] in refine.outputs["added"] or refine.outputs["removed"]
-    assert "How is Skarn reached? -> Unknown" in script.prompts[-1]  # the trajectory feeds the final answer
+    assert refine.outputs == {"added": [], "removed": [["Adela Morrow", "founded", "Harbor Hill Observatory"],
+                                                       ["Harbor Hill Observatory", "founded in", "1887"]]}
+    final = script.prompts[-1]  # the trajectory feeds the final answer: each question with its own answer
+    assert "- How is Skarn reached? -> By ferry from Kestrel Bay." in final
+    assert "- From which town does the ferry to Skarn leave? -> Unknown" in final
     tg.close()
 
 
@@ -107,14 +111,18 @@ async def test_constructor_extracts_triplets_from_newly_reached_chunks(index_pat
 
 
 async def test_horizon_reached(index_path: Path) -> None:
-    script = Script(keywords=["kw"], respond=["a1", "a2", "a3"], reward=[INSUFFICIENT], evolve=["q1", "q2"],
-                    extract=[EXTRACTION], refine=lambda r: "None", final=["Unknown"])
+    script = Script(keywords=["kw"], respond=[f"a{i}" for i in range(1, 7)], reward=[INSUFFICIENT],
+                    evolve=["q1?", "q2?", "q3?"], extract=[EXTRACTION], refine=lambda r: "None", final=["Unknown"])
     tg, m = method(index_path, script, horizon=3)
     answer = await m.answer("Something hard?")
-    actions = [s.action for s in answer.trace]  # (repeated identical prompts are served by the cache)
-    assert actions.count("respond") == 3 and actions.count("sufficiency") == 3
-    assert actions.count("evolve_query") == 2 and actions[-1] == "final"
+    actions = [s.action for s in answer.trace]
+    # Alg. 2: K rounds, each insufficient one evolves (K evolutions), every sub-query answered on G_{k+1}
+    assert actions.count("sufficiency") == 3 and actions.count("evolve_query") == 3
+    assert actions.count("respond") == 6 and actions[-1] == "final"
     assert m.rounds == {3: 1} and answer.status == "abstained"
+    assert answer.stats["evolutions"] == 3 and answer.stats["outcome"] == "horizon"
+    sub_queries = [s.inputs["query"] for s in answer.trace if s.action == "respond" and s.inputs["sub_query"]]
+    assert sub_queries == ["q1?", "q2?", "q3?"]
     tg.close()
 
 
@@ -124,6 +132,7 @@ async def test_reflector_none_stops(index_path: Path) -> None:
     answer = await m.answer("Who trained Lena Sorensen?")
     assert script.calls == ["keywords", "respond", "reward", "evolve", "final"]
     assert next(s for s in answer.trace if s.action == "evolve_query").outputs["sub_query"] is None
+    assert answer.stats["outcome"] == "reflector_stop"
     tg.close()
 
 
@@ -145,7 +154,7 @@ async def test_switches_change_the_call_pattern(index_path: Path) -> None:
     answer = await m.answer("Who trained Lena Sorensen?")
     assert "evolve" not in script.calls and "refine" not in script.calls and "extract" not in script.calls
     retrievals = [s.inputs["query"] for s in answer.trace if s.action == "retrieve"]
-    assert retrievals == ["Who trained Lena Sorensen?"] * 2  # round two retrieves again for the original
+    assert retrievals == ["Who trained Lena Sorensen?"] * 3  # each evolution retrieves again for the original
     tg.close()
     script = Script(keywords=["kw"], respond=["a"], reward=[SUFFICIENT], final=["a"])
     tg, m = method(index_path, script, use_communities=False)

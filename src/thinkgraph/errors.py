@@ -37,5 +37,10 @@ class BudgetExceededError(LLMError):
     """The configured call or token budget of the run is spent."""
 
 
+class CallBudgetReached(BudgetExceededError):  # noqa: N818 - a reached limit, reported as an outcome
+    """A method's own per-question call budget is spent. Methods catch it and report the outcome
+    ("budget_reached") in their Answer; it only escapes from code that has no such budget."""
+
+
 class UnknownMethodError(ThinkgraphError):
     """A method name that is not registered."""

@@ -7,10 +7,21 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 
-from thinkgraph.errors import BudgetExceededError
+from thinkgraph.errors import BudgetExceededError, CallBudgetReached
 from thinkgraph.models import Cost
 
 _SCOPES: contextvars.ContextVar[tuple[Cost, ...]] = contextvars.ContextVar("thinkgraph_cost_scopes", default=())
+
+
+@dataclass(slots=True)
+class _CallLimit:
+    allowed: int
+    started: int = 0  # counted when a call starts, so concurrent calls cannot overshoot
+
+
+# Per-question call limits in force, innermost last.
+_LIMITS: contextvars.ContextVar[tuple[_CallLimit, ...]] = contextvars.ContextVar("thinkgraph_call_limits",
+                                                                                 default=())
 # Callbacks told of every LLM call made in the current context (a service streams them as events).
 _LISTENERS: contextvars.ContextVar[tuple[Callable[[str, Cost], None], ...]] = contextvars.ContextVar(
     "thinkgraph_call_listeners", default=())
@@ -35,10 +46,18 @@ class UsageMeter:
     format_refusals: int = 0  # structured-output forms the server refused (each one steps down a dialect)
 
     def check_budget(self) -> None:
+        """Raise when a budget is spent; otherwise count the call that is about to start against every
+        per-question limit in force."""
         if self.budget_calls is not None and self.run.calls >= self.budget_calls:
             raise BudgetExceededError(f"LLM call budget of {self.budget_calls} calls is spent")
         if self.budget_tokens is not None and self.run.total_tokens >= self.budget_tokens:
             raise BudgetExceededError(f"LLM token budget of {self.budget_tokens} tokens is spent")
+        limits = _LIMITS.get()
+        for limit in limits:
+            if limit.started >= limit.allowed:
+                raise CallBudgetReached(f"the call budget of {limit.allowed} LLM calls is spent")
+        for limit in limits:
+            limit.started += 1
 
     def record(self, step: str, cost: Cost) -> None:
         self.run.add(cost)
@@ -59,6 +78,20 @@ class UsageMeter:
             yield cost
         finally:
             _SCOPES.reset(token)
+
+    @contextmanager
+    def limit(self, calls: int | None) -> Iterator[Cost]:
+        """A scope (see ``scope``) in which at most ``calls`` uncached calls may start; the next one
+        raises CallBudgetReached. Tasks started inside share the limit. ``None``: no limit."""
+        with self.scope() as cost:
+            if calls is None:
+                yield cost
+                return
+            token = _LIMITS.set((*_LIMITS.get(), _CallLimit(calls)))
+            try:
+                yield cost
+            finally:
+                _LIMITS.reset(token)
 
 
 @contextmanager

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import re
 import time
+from collections.abc import Sequence
+from typing import TypeVar
 
 from thinkgraph.llm.service import LLM, Message
 from thinkgraph.methods.base import NO_LLM_MESSAGE
@@ -15,6 +17,7 @@ ANSWER_STEP = "answer.from_passages"
 UNKNOWN = "Unknown"
 _CITE = re.compile(r"\[(\d+)\]")
 PROMPT_OVERHEAD_TOKENS = 200
+T = TypeVar("T")
 
 ANSWER_PROMPT = """Answer the question using only the numbered passages below. Cite the passages you
 used with their numbers in square brackets, like [1] or [2][3]. Keep the answer short: a name, a date,
@@ -47,6 +50,19 @@ def fit_passages(passages: list[ScoredPassage], budget_tokens: int, counter: Tok
     return kept
 
 
+def split_citations(reply: str, items: Sequence[T]) -> tuple[str, list[T]]:
+    """The reply without its [n] markers, and the numbered items it cited (every item when it cited
+    none: the answer rests on all it was shown)."""
+    cited = sorted({int(n) for n in _CITE.findall(reply) if 1 <= int(n) <= len(items)})
+    if not cited:
+        return reply.strip(), list(items)
+    return _CITE.sub("", reply).strip(), [items[n - 1] for n in cited]
+
+
+def numbered_passages(passages: Sequence[ScoredPassage]) -> str:
+    return "\n\n".join(f"[{i}] {p.title + ': ' if p.title else ''}{p.text}" for i, p in enumerate(passages, 1))
+
+
 def citations_for(passages: list[ScoredPassage]) -> list[Citation]:
     return [Citation(doc_id=p.doc_id, chunk_id=p.chunk_id, start=p.start, end=p.end, quote=p.text[:300],
                      score=p.score) for p in passages]
@@ -70,7 +86,7 @@ async def answer_from_evidence(llm: LLM, question: str, method: str, evidence: E
     budget = llm.settings.context_window - llm.settings.max_tokens.answer - PROMPT_OVERHEAD_TOKENS \
         - llm.counter.count(question)
     passages = fit_passages(evidence.passages, budget, llm.counter)
-    numbered = "\n\n".join(f"[{i}] {p.title + ': ' if p.title else ''}{p.text}" for i, p in enumerate(passages, 1))
+    numbered = numbered_passages(passages)
     messages: list[Message] = [{"role": "user", "content": ANSWER_PROMPT.format(
         unknown=UNKNOWN, paths=_paths_block(evidence), passages=numbered, question=question)}]
     started = time.perf_counter()
@@ -80,9 +96,7 @@ async def answer_from_evidence(llm: LLM, question: str, method: str, evidence: E
                            inputs={"passages": [p.chunk_id for p in passages],
                                    "left_out": len(evidence.passages) - len(passages)},
                            outputs={"reply": reply}, cost=_copy(cost), seconds=time.perf_counter() - started))
-    cited = sorted({int(n) for n in _CITE.findall(reply) if 1 <= int(n) <= len(passages)})
-    used = [passages[n - 1] for n in cited] or passages
-    text = _CITE.sub("", reply).strip() if cited else reply
+    text, used = split_citations(reply, passages)
     abstained = text.strip().strip(".").casefold() == UNKNOWN.casefold()
     return Answer(question=question, method=method, text=text, status="abstained" if abstained else "answered",
                   citations=citations_for(used), evidence=evidence_subgraph(evidence), trace=trace)

@@ -1,5 +1,5 @@
-"""The Retriever (keyword expansion, hybrid vector-graph retrieval, reranking) and the Constructor
-(retrieve for the sub-query, extract triplets from newly reached chunks, refine the subgraph)."""
+"""The Retriever of ToG-3 (keyword expansion, hybrid vector-graph retrieval, reranking) and the
+evidence subgraph it returns."""
 
 from __future__ import annotations
 
@@ -8,13 +8,10 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from thinkgraph.errors import LLMUnavailableError, StructuredOutputError
-from thinkgraph.index.extract_llm import LLMTripletExtractor
-from thinkgraph.index.records import extraction_records
 from thinkgraph.llm.service import LLM
 from thinkgraph.methods.tog3.config import ToG3Config
-from thinkgraph.methods.tog3.prompts import KEYWORDS, REFINE
-from thinkgraph.models import Chunk, EdgeType, NodeType, SourceDocument, TraceStep
+from thinkgraph.methods.tog3.prompts import KEYWORDS
+from thinkgraph.models import EdgeType, NodeType, TraceStep
 from thinkgraph.retrieval.views import IndexView
 
 Triple = tuple[str, str, str]
@@ -44,6 +41,15 @@ def parse_triples(text: str) -> list[Triple] | None:
     return out
 
 
+def parse_keywords(reply: str) -> list[str]:
+    """The '^'-separated keywords of a reply (the line that has them, after any "KEYWORDS:" label)."""
+    lines = [ln for ln in reply.splitlines() if ln.strip()]
+    line = next((ln for ln in lines if "^" in ln), lines[0] if lines else "")
+    label = line.casefold().rfind("keywords:")
+    line = line[label + len("keywords:"):] if label >= 0 else line
+    return [k.strip().strip("*'\"") for k in line.split("^") if k.strip().strip("*'\"")]
+
+
 @dataclass
 class Retriever:
     view: IndexView
@@ -59,9 +65,7 @@ class Retriever:
             return []
         reply = await self.llm.text([{"role": "user", "content": KEYWORDS.format(
             max_keywords=self.config.max_keywords, query=query)}], step="tog3.keywords", kind="query")
-        line = next((ln for ln in reply.splitlines() if "^" in ln), reply.splitlines()[0] if reply else "")
-        line = line.split(":", 1)[1] if line.lower().startswith("keywords:") else line
-        return [k.strip() for k in line.split("^") if k.strip()][: self.config.max_keywords]
+        return parse_keywords(reply)[: self.config.max_keywords]
 
     async def retrieve(self, query: str, trace: list[TraceStep]) -> Subgraph:
         keywords = await self.keywords(query)
@@ -79,7 +83,8 @@ class Retriever:
 
     def _expand(self, top: list[tuple[float, str, str]]) -> Subgraph:
         """Graph side of the hybrid retrieval: triplets lead to their chunks, chunks to their triplets,
-        communities to the triplets among their members."""
+        communities to the triplets among their members (SUMMARY_FOR -> entity, OPENREL between
+        members)."""
         store = self.view.store
         g = Subgraph()
         triplet_ids: list[str] = []
@@ -92,15 +97,32 @@ class Retriever:
                 g.passages += [e.dst for e in store.edges_of(nid, EdgeType.MENTIONED_IN)]
             else:
                 g.communities.append(nid)
-        triplets = store.get_nodes(list(dict.fromkeys(triplet_ids)))
-        ends = [t.props.get(k, "") for t in triplets for k in ("subject", "object")]
-        names = {n.id: n.text for n in store.get_nodes(ends)}
-        for node in triplets:
-            s, o = names.get(node.props.get("subject", "")), names.get(node.props.get("object", ""))
-            if s and o:
-                g.triples.append((s, str(node.props.get("predicate", "")), o))
+        ends: list[tuple[str, str, str]] = []
+        for node in store.get_nodes(list(dict.fromkeys(triplet_ids))):
+            ends.append((str(node.props.get("subject", "")), str(node.props.get("predicate", "")),
+                         str(node.props.get("object", ""))))
+        ends += self._member_relations(g.communities)
+        names = {n.id: n.text for n in store.get_nodes(list({x for s, _, o in ends for x in (s, o)}))}
+        for s, p, o in dict.fromkeys(ends):
+            if names.get(s) and names.get(o) and (names[s], p, names[o]) not in g.triples:
+                g.triples.append((names[s], p, names[o]))
         g.passages = list(dict.fromkeys(g.passages))
         return g
+
+    def _member_relations(self, communities: list[str]) -> list[tuple[str, str, str]]:
+        """(subject id, predicate, object id) of the OPENREL edges between members of each community,
+        up to ``max_triples_shown`` in all (a high-level community can have many members)."""
+        store = self.view.store
+        found: list[tuple[str, str, str]] = []
+        for cid in communities:
+            members = {e.dst for e in store.edges_of(cid, EdgeType.SUMMARY_FOR) if e.src == cid}
+            for member in sorted(members):
+                for e in store.edges_of(member, EdgeType.OPENREL):
+                    if e.src == member and e.dst in members:
+                        found.append((e.src, str(e.props.get("predicate", "")), e.dst))
+                if len(found) >= self.config.max_triples_shown:
+                    return found
+        return found
 
     def rerank(self, graph: Subgraph, vec: np.ndarray) -> Subgraph:
         """The Reranker: passages ordered by similarity to the query, the top ones kept."""
@@ -121,67 +143,3 @@ class Retriever:
             title = node.props.get("title")
             parts.append(f"Passage {i}: {title + ': ' if title else ''}{node.text}")
         return "\n\n".join(parts) or "(empty)"
-
-
-@dataclass
-class Constructor:
-    retriever: Retriever
-    llm: LLM
-    config: ToG3Config
-
-    async def evolve(self, sub_query: str, current: Subgraph, trace: list[TraceStep]) -> Subgraph:
-        new = await self.retriever.retrieve(sub_query, trace)
-        extracted = await self._extract_new_chunks(new.passages, trace)
-        merged = Subgraph(passages=list(dict.fromkeys(new.passages + current.passages)),
-                          triples=list(dict.fromkeys(current.triples + new.triples + extracted)),
-                          communities=list(dict.fromkeys(new.communities + current.communities)))
-        merged.passages = merged.passages[: self.config.context_passages]
-        return await self._refine(sub_query, merged, trace)
-
-    async def _extract_new_chunks(self, chunk_ids: list[str], trace: list[TraceStep]) -> list[Triple]:
-        """Triplets for reached chunks the index has none for, written to the index with provenance."""
-        store = self.retriever.view.store
-        extractor = LLMTripletExtractor(self.llm, max_triplets=self.config.max_triplets_per_chunk)
-        found: list[Triple] = []
-        for node in store.get_nodes(chunk_ids):
-            if store.edges_of(node.id, EdgeType.MENTIONED_IN):
-                continue
-            prov = next((p for p in store.provenance(node.id) if p.chunk_id == node.id), None)
-            if prov is None:
-                continue
-            chunk = Chunk(node.id, prov.doc_id, node.text, prov.start or 0, prov.end or len(node.text), 0, 0)
-            doc = SourceDocument(prov.doc_id, str(node.props.get("title", "")), node.text, prov.doc_id)
-            try:
-                extraction = await extractor.extract(doc, chunk)
-            except StructuredOutputError as exc:
-                trace.append(TraceStep("constructor", "extract.failed", {"chunk": node.id}, {"error": str(exc)}))
-                continue
-            except LLMUnavailableError:
-                raise
-            records = extraction_records(chunk, extraction)
-            with store.transaction():
-                store.add_nodes(records.nodes)
-                store.add_edges(records.edges)
-                store.add_provenance(records.provenance)
-            new = [(t.subject, t.predicate, t.object) for t in extraction.triples]
-            found += new
-            trace.append(TraceStep("constructor", "extract", {"chunk": node.id}, {"triples": new}))
-        return found
-
-    async def _refine(self, query: str, graph: Subgraph, trace: list[TraceStep]) -> Subgraph:
-        if not graph.triples:
-            return graph
-        listing = "\n".join(f"{s} -> {p} -> {o}" for s, p, o in graph.triples)
-        reply = await self.llm.text([{"role": "user", "content": REFINE.format(query=query, triples=listing)}],
-                                    step="tog3.refine", kind="extraction")
-        refined = parse_triples(reply)
-        if refined is not None and not refined:  # unparseable: keep the subgraph as it was
-            trace.append(TraceStep("constructor", "refine.unparsed", {}, {"reply": reply[:200]}))
-            return graph
-        refined = refined or []
-        before = set(graph.triples)
-        trace.append(TraceStep("constructor", "refine", {"query": query}, {
-            "removed": [list(t) for t in graph.triples if t not in set(refined)],
-            "added": [list(t) for t in refined if t not in before]}))
-        graph.triples = refined
-        return graph

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
 
 class ToG3Config(BaseModel):
@@ -11,9 +11,16 @@ class ToG3Config(BaseModel):
     top_k: int = 5  # App. A: the Retriever returns the top-5 nodes
     context_passages: int = 5  # App. A: Responser/Reflector use the top-5 retrieved passages
     max_keywords: int = 10  # keyword expansion ('^'-separated); the paper leaves the count open
-    horizon: int = 3  # K (Alg. 2)
+    horizon: int = Field(3, ge=1)  # K (Alg. 2): at most K evolutions of query and subgraph
     max_triplets_per_chunk: int = 2  # App. A, for triplets extracted on the fly
     max_triples_shown: int = 30
+    # The Constructor writes triplets it extracts on the fly into the index (the paper's graph
+    # evolves); false keeps them for the question only and leaves the index unchanged.
+    write_triplets: bool = True
+    # Our bound, not the paper's: LLM calls per question, the final synthesis included. K = 3 with
+    # extraction of every newly reached chunk needs about 35; the rest is room for repaired replies.
+    # When spent, the loop stops and the final answer is synthesised from the trajectory so far.
+    max_calls: int | None = Field(80, ge=1)
     # ablation switches
     evolve_query: bool = True  # off: every round retrieves for the original question
     evolve_subgraph: bool = True  # off: no on-the-fly extraction, no refinement; plain retrieval

@@ -1,6 +1,6 @@
 """The MACER loop (ToG-3 Alg. 2): respond, reflect (sufficiency reward), evolve the query, evolve the
-subgraph, until the reward is 1, the Reflector says None, or the horizon K; then a final answer
-synthesised from the whole trajectory."""
+subgraph and answer the evolved sub-query on it, until the reward is 1, the Reflector says None, or K
+evolutions; then a final answer synthesised from the whole trajectory H_K and its evidence."""
 
 from __future__ import annotations
 
@@ -11,16 +11,21 @@ from functools import cached_property
 
 from pydantic import BaseModel
 
-from thinkgraph.errors import ConfigError, StructuredOutputError
+from thinkgraph.errors import CallBudgetReached, StructuredOutputError
 from thinkgraph.ids import entity_id
 from thinkgraph.llm.service import LLM
 from thinkgraph.methods.base import NO_LLM_MESSAGE, MethodContext
-from thinkgraph.methods.synthesis import citations_for
-from thinkgraph.methods.tog3.agents import Constructor, Retriever, Subgraph
+from thinkgraph.methods.synthesis import citations_for, split_citations
+from thinkgraph.methods.tog3.agents import Retriever, Subgraph
 from thinkgraph.methods.tog3.config import ToG3Config
-from thinkgraph.methods.tog3.prompts import EVOLVE_QUERY, FINAL, RESPOND, SUFFICIENCY
+from thinkgraph.methods.tog3.constructor import Constructor
+from thinkgraph.methods.tog3.prompts import EVOLVE_QUERY, REASONING, RESPOND, SUFFICIENCY
+from thinkgraph.methods.tog3.trajectory import Trajectory, synthesise
 from thinkgraph.models import Answer, Edge, EdgeType, EvidenceSubgraph, Node, NodeType, TraceStep
 from thinkgraph.retrieval.evidence import passages_from_scores
+
+# What runs without an LLM, as evaluation reports name it.
+NO_LLM_VARIANT = "no LLM: Retriever only (hybrid vector-graph retrieval and rerank; no keywords, no MACER loop)"
 
 
 class Reward(BaseModel):
@@ -29,35 +34,20 @@ class Reward(BaseModel):
 
 
 @dataclass
-class Step:
-    """One entry of the history H: (sub-query, answer, reward, resulting subgraph)."""
-
-    sub_query: str
-    answer: str
-    reward: int
-    subgraph: dict[str, int]
-
-
-@dataclass
 class ToG3Method:
     ctx: MethodContext
     config: ToG3Config = field(default_factory=ToG3Config)
     name: str = "tog3"
-    rounds: Counter[int] = field(default_factory=Counter)  # how many rounds questions needed
+    rounds: Counter[int] = field(default_factory=Counter)  # how many Responser rounds questions needed
 
     @cached_property
     def retriever(self) -> Retriever:
         return Retriever(self.ctx.view, self.config, self.ctx.llm)
 
-    def _llm(self) -> LLM:
-        if self.ctx.llm is None:
-            raise ConfigError("method 'tog3' needs an LLM endpoint (set THINKGRAPH_LLM_BASE_URL)")
-        return self.ctx.llm
-
     async def answer(self, question: str) -> Answer:
-        if self.ctx.llm is None:
+        llm = self.ctx.llm
+        if llm is None:
             return await self._evidence_only(question)
-        llm = self._llm()
         started = time.perf_counter()
         with llm.meter.scope() as cost:
             answer = await self._macer(question, llm)
@@ -73,12 +63,12 @@ class ToG3Method:
         passages = passages_from_scores(self.ctx.store, [(cid, 0.0) for cid in graph.passages])
         return Answer(question=question, method=self.name, text=None, status="evidence_only",
                       citations=citations_for(passages), trace=trace, message=NO_LLM_MESSAGE,
-                      evidence=self._evidence(graph))
+                      evidence=self._evidence(graph), stats={"variant": NO_LLM_VARIANT})
 
     def _evidence(self, graph: Subgraph) -> EvidenceSubgraph:
-        """The final subgraph as nodes and edges: its passages and communities, the entities of its
-        triples with the relations between them (triples refined on the fly may name entities the
-        index lacks; they are drawn from their names)."""
+        """A subgraph as nodes and edges: its passages and communities, the entities of its triples
+        with the relations between them (triples refined on the fly may name entities the index
+        lacks; they are drawn from their names)."""
         store = self.ctx.store
         nodes = {n.id: n for n in store.get_nodes([*graph.passages, *graph.communities])}
         edges: list[Edge] = []
@@ -96,38 +86,70 @@ class ToG3Method:
         c = self.config
         trace: list[TraceStep] = []
         constructor = Constructor(self.retriever, llm, c)
-        graph = await self.retriever.retrieve(q, trace)
-        history: list[Step] = []
-        answer, reward, rounds = "", 0, 0
+        run = Trajectory(q)
+        try:  # one call of the budget is kept for the final synthesis
+            with llm.meter.limit(None if c.max_calls is None else c.max_calls - 1):
+                await self._loop(run, llm, constructor, trace)
+        except CallBudgetReached:
+            run.outcome = "budget_reached"
+            trace.append(TraceStep("controller", "budget_reached", {"max_calls": c.max_calls}, {}))
+        self.rounds[run.rounds] += 1
+        reply, shown = await synthesise(llm, self.ctx.store, run, self.retriever, trace)
+        text, cited = split_citations(reply, shown)
+        abstained = text.strip().strip(".").casefold() == "unknown"
+        notes = [f"{run.rounds} round(s), {len(run.steps)} evolution(s); last reward {run.reward}"]
+        if run.outcome == "budget_reached":
+            notes.append(f"stopped at the call budget (max_calls={c.max_calls})")
+        notes += [m for m in [constructor.log.message()] if m]
+        return Answer(question=q, method=self.name, text=text, status="abstained" if abstained else "answered",
+                      citations=citations_for(cited), trace=trace,
+                      evidence=self._evidence(run.evidence(shown, c.max_triples_shown)),
+                      message="; ".join(notes),
+                      stats={"rounds": run.rounds, "evolutions": len(run.steps), "reward": run.reward,
+                             "outcome": run.outcome, "extracted_triplets": constructor.log.triples,
+                             "triplets_written": constructor.log.triples if constructor.log.written else 0})
+
+    async def _loop(self, run: Trajectory, llm: LLM, constructor: Constructor, trace: list[TraceStep]) -> None:
+        """Alg. 2 lines 1-12: up to K rounds; each insufficient one evolves the query and the subgraph
+        (G_{k+1}) and answers the evolved sub-query on it, so that K evolutions are possible."""
+        c = self.config
+        graph = await self.retriever.retrieve(run.question, trace)
+        run.graphs.append(graph)
         for k in range(c.horizon):
-            rounds = k + 1
-            answer = await self._respond(llm, q, graph, trace)
-            reward = await self._reward(llm, q, graph, answer, trace)
-            if reward == 1:
-                break
-            if k + 1 == c.horizon:
-                break  # no round left for an evolved subgraph
-            sub_query = await self._evolve_query(llm, q, graph, history, answer, trace) if c.evolve_query else q
+            run.rounds = k + 1
+            answer = await self._respond(llm, run.question, graph, run, trace)
+            run.answers.append(answer)
+            run.reward = await self._reward(llm, run.question, graph, answer, trace)
+            if run.reward == 1:
+                run.outcome = "sufficient"
+                return
+            sub_query = await self._evolve_query(llm, run, graph, trace) if c.evolve_query else run.question
             if sub_query is None:
-                break  # the Reflector's STOP: nothing more can be extracted
+                run.outcome = "reflector_stop"  # the Reflector's STOP: nothing more can be extracted
+                return
             if c.evolve_subgraph:
                 graph = await constructor.evolve(sub_query, graph, trace)
             else:
                 graph = await self.retriever.retrieve(sub_query, trace)
-            history.append(Step(sub_query, answer, reward, graph.summary()))
-        self.rounds[rounds] += 1
-        final = await self._final(llm, q, graph, history, answer, trace)
-        abstained = final.strip().strip(".").casefold() == "unknown"
-        passages = passages_from_scores(self.ctx.store, [(cid, 0.0) for cid in graph.passages])
-        return Answer(question=q, method=self.name, text=final, status="abstained" if abstained else "answered",
-                      citations=citations_for(passages), trace=trace,
-                      evidence=self._evidence(graph), message=f"{rounds} round(s); last reward {reward}",
-                      stats={"rounds": rounds, "reward": reward})
+            run.graphs.append(graph)
+            sub_answer = await self._respond(llm, sub_query, graph, run, trace)
+            run.add_step(sub_query, sub_answer, answer, run.reward, graph)
+        run.outcome = "horizon"
 
-    async def _respond(self, llm: LLM, q: str, graph: Subgraph, trace: list[TraceStep]) -> str:
-        prompt = RESPOND.format(context=self.retriever.context(graph), query=q)
+    def _reasoning(self, run: Trajectory) -> str:
+        return "\n".join(f"- {s.sub_query} -> {s.sub_answer}" for s in run.steps)
+
+    async def _respond(self, llm: LLM, query: str, graph: Subgraph, run: Trajectory,
+                       trace: list[TraceStep]) -> str:
+        """The Responser: a_k from (q, G_k, H_k) (Alg. 2 line 4), or an evolved sub-query's answer on
+        its evolved subgraph."""
+        steps = self._reasoning(run)
+        prompt = RESPOND.format(context=self.retriever.context(graph), query=query,
+                                reasoning=REASONING.format(steps=steps) if steps else "")
         answer = (await llm.text([{"role": "user", "content": prompt}], step="tog3.respond", kind="answer")).strip()
-        trace.append(TraceStep("responser", "respond", {"query": q}, {"answer": answer}, prompt="RESPOND"))
+        trace.append(TraceStep("responser", "respond", {"query": query, "history": len(run.steps),
+                                                        "sub_query": query != run.question},
+                               {"answer": answer}, prompt="RESPOND"))
         return answer
 
     async def _reward(self, llm: LLM, q: str, graph: Subgraph, answer: str, trace: list[TraceStep]) -> int:
@@ -142,21 +164,21 @@ class ToG3Method:
                                prompt="SUFFICIENCY"))
         return reward
 
-    async def _evolve_query(self, llm: LLM, q: str, graph: Subgraph, history: list[Step], answer: str,
-                            trace: list[TraceStep]) -> str | None:
-        reasoning = "\n".join(f"- {h.sub_query} -> {h.answer}" for h in history) or f"- {q} -> {answer}"
-        prompt = EVOLVE_QUERY.format(query=q, context=self.retriever.context(graph), reasoning=reasoning)
+    async def _evolve_query(self, llm: LLM, run: Trajectory, graph: Subgraph, trace: list[TraceStep]) -> str | None:
+        steps = self._reasoning(run)
+        prompt = EVOLVE_QUERY.format(query=run.question, context=self.retriever.context(graph),
+                                     reasoning=f"\n{steps}" if steps else " None")
         reply = (await llm.text([{"role": "user", "content": prompt}], step="tog3.evolve_query", kind="query")).strip()
-        line = reply.splitlines()[0].removeprefix("Next question:").strip() if reply else ""
-        sub_query = None if not line or line.strip(".'\"").casefold() == "none" else line
+        sub_query = parse_sub_query(reply)
         trace.append(TraceStep("reflector", "evolve_query", {}, {"sub_query": sub_query}, prompt="EVOLVE_QUERY"))
         return sub_query
 
-    async def _final(self, llm: LLM, q: str, graph: Subgraph, history: list[Step], answer: str,
-                     trace: list[TraceStep]) -> str:
-        steps = [*history, Step(q, answer, 0, graph.summary())]
-        trajectory = "\n".join(f"- {h.sub_query} -> {h.answer}" for h in steps)
-        prompt = FINAL.format(query=q, trajectory=trajectory, context=self.retriever.context(graph))
-        final = (await llm.text([{"role": "user", "content": prompt}], step="tog3.final", kind="answer")).strip()
-        trace.append(TraceStep("responser", "final", {"rounds": len(history) + 1}, {"answer": final}, prompt="FINAL"))
-        return final
+
+def parse_sub_query(reply: str) -> str | None:
+    """The evolved sub-query in a reply ("Next question: ..." or the first line that is not a
+    preamble), or None for the Reflector's STOP."""
+    lines = [ln.replace("*", "").strip() for ln in reply.splitlines() if ln.replace("*", "").strip()]
+    labelled = next((ln for ln in lines if ln.casefold().startswith("next question:")), None)
+    line = labelled.split(":", 1)[1].strip() if labelled else next(
+        (ln for ln in lines if ln.endswith("?") or ln.strip(".'\"").casefold() == "none"), lines[0] if lines else "")
+    return None if not line or line.strip(".'\"").casefold() == "none" else line

@@ -11,9 +11,15 @@ context does not state. If the context does not determine the answer, reply exac
 
 Context:
 {context}
-
+{reasoning}
 Query: {query}
 Answer:"""
+
+# The history H_k as the Responser and the Reflector see it (sub-question -> its answer).
+REASONING = """
+Reasoning so far (sub-question -> answer):
+{steps}
+"""
 
 SUFFICIENCY = """Judge whether the context below is sufficient to answer the query, given the answer
 that was drawn from it.
@@ -31,16 +37,21 @@ that can be answered from the knowledge source and moves towards answering the o
 it may be the original question itself or one of its parts, but never unrelated to it. If no further
 information can be extracted, reply exactly None.
 
-Example
-Question: How many Grand Slam titles does the winner of the 2020 Australian Open have?
+Examples
+Question: In which city was the founder of the company that makes the Lumo desk lamp born?
+Context: Product pages naming the makers of desk lamps
+Reasoning so far: None
+Next question: Which company makes the Lumo desk lamp?
+
+Question: In which city was the founder of the company that makes the Lumo desk lamp born?
+Context: Company histories with their founders
 Reasoning so far:
-- Who won the 2020 Australian Open? -> Novak Djokovic.
-Next question: How many Grand Slam titles does Novak Djokovic have?
+- Which company makes the Lumo desk lamp? -> Brightwell Lighting.
+Next question: Who founded Brightwell Lighting?
 
 Question: {query}
 Context: {context}
-Reasoning so far:
-{reasoning}
+Reasoning so far:{reasoning}
 Next question:"""
 
 REFINE = """Below is a sub-graph of a knowledge graph as triples "subject -> relation -> object", and a query.
@@ -52,12 +63,14 @@ Query: {query}
 Sub-graph:
 {triples}"""
 
-FINAL = """Answer the question from the reasoning trajectory and the evidence below, using only them.
-Be concise. If they do not determine the answer, reply exactly "Unknown".
+FINAL = """Answer the question from the reasoning trajectory and the evidence gathered along it, using
+only them and not prior knowledge. Be concise: give the answer, not a description of the context.
+Cite the numbered passages you used like [1] or [2][3]. If they do not determine the answer, reply
+exactly "Unknown".
 
 Question: {query}
 
-Trajectory (sub-question -> answer):
+Trajectory (question or sub-question -> answer):
 {trajectory}
 
 Evidence:

@@ -1,0 +1,110 @@
+"""ToG-3's Constructor (Alg. 2 line 9, App. J Fig. 15): evolve the subgraph for a sub-query by
+retrieving for it, extracting triplets from newly reached chunks the index has none for, and refining
+the merged triples with the LLM."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from thinkgraph.errors import LLMUnavailableError, StructuredOutputError
+from thinkgraph.index.extract_llm import LLMTripletExtractor
+from thinkgraph.index.records import extraction_records
+from thinkgraph.llm.service import LLM
+from thinkgraph.methods.tog3.agents import Retriever, Subgraph, Triple, parse_triples
+from thinkgraph.methods.tog3.config import ToG3Config
+from thinkgraph.methods.tog3.prompts import REFINE
+from thinkgraph.models import Chunk, EdgeType, SourceDocument, TraceStep
+
+# Set when triplets were written during a query: the next `thinkgraph index` run embeds them and
+# rebuilds communities (the same flag a reviewed A2RAG proposal sets).
+DERIVED_STALE_META = "derived_stale"
+
+
+@dataclass
+class ExtractionLog:
+    """What on-the-fly extraction did during one question (for the trace and the answer's message)."""
+
+    chunks: list[str] = field(default_factory=list)
+    triples: int = 0
+    written: bool = False
+
+    def message(self) -> str | None:
+        if not self.chunks:
+            return None
+        what = f"extracted {self.triples} triplet(s) from {len(self.chunks)} passage(s) that had none"
+        if self.written:
+            return (f"{what} and wrote them to the index (write_triplets=false keeps the index unchanged; "
+                    "the next `thinkgraph index` run embeds them)")
+        return f"{what}, for this question only (write_triplets=false)"
+
+
+@dataclass
+class Constructor:
+    retriever: Retriever
+    llm: LLM
+    config: ToG3Config
+    log: ExtractionLog = field(default_factory=ExtractionLog)
+
+    async def evolve(self, sub_query: str, current: Subgraph, trace: list[TraceStep]) -> Subgraph:
+        new = await self.retriever.retrieve(sub_query, trace)
+        extracted = await self._extract_new_chunks(new.passages, trace)
+        merged = Subgraph(passages=list(dict.fromkeys(new.passages + current.passages)),
+                          triples=list(dict.fromkeys(current.triples + new.triples + extracted)),
+                          communities=list(dict.fromkeys(new.communities + current.communities)))
+        merged.passages = merged.passages[: self.config.context_passages]
+        return await self._refine(sub_query, merged, trace)
+
+    async def _extract_new_chunks(self, chunk_ids: list[str], trace: list[TraceStep]) -> list[Triple]:
+        """Triplets for reached chunks the index has none for (Alg. 1's extraction, done on demand);
+        written to the index with provenance when ``write_triplets`` is on."""
+        store = self.retriever.view.store
+        extractor = LLMTripletExtractor(self.llm, max_triplets=self.config.max_triplets_per_chunk)
+        found: list[Triple] = []
+        for node in store.get_nodes(chunk_ids):
+            if node.id in self.log.chunks or store.edges_of(node.id, EdgeType.MENTIONED_IN):
+                continue
+            prov = next((p for p in store.provenance(node.id) if p.chunk_id == node.id), None)
+            if prov is None:
+                continue
+            chunk = Chunk(node.id, prov.doc_id, node.text, prov.start or 0, prov.end or len(node.text), 0, 0)
+            doc = SourceDocument(prov.doc_id, str(node.props.get("title", "")), node.text, prov.doc_id)
+            try:
+                extraction = await extractor.extract(doc, chunk)
+            except StructuredOutputError as exc:
+                trace.append(TraceStep("constructor", "extract.failed", {"chunk": node.id}, {"error": str(exc)}))
+                continue
+            except LLMUnavailableError:
+                raise
+            new = [(t.subject, t.predicate, t.object) for t in extraction.triples]
+            if self.config.write_triplets:
+                records = extraction_records(chunk, extraction)
+                with store.transaction():
+                    store.add_nodes(records.nodes)
+                    store.add_edges(records.edges)
+                    store.add_provenance(records.provenance)
+                    store.set_meta(DERIVED_STALE_META, "1")
+                self.log.written = True
+            self.log.chunks.append(node.id)
+            self.log.triples += len(new)
+            found += new
+            trace.append(TraceStep("constructor", "extract", {"chunk": node.id},
+                                   {"triples": new, "written_to_index": self.config.write_triplets}))
+        return found
+
+    async def _refine(self, query: str, graph: Subgraph, trace: list[TraceStep]) -> Subgraph:
+        if not graph.triples:
+            return graph
+        listing = "\n".join(f"{s} -> {p} -> {o}" for s, p, o in graph.triples)
+        reply = await self.llm.text([{"role": "user", "content": REFINE.format(query=query, triples=listing)}],
+                                    step="tog3.refine", kind="extraction")
+        refined = parse_triples(reply)
+        if refined is not None and not refined:  # unparseable: keep the subgraph as it was
+            trace.append(TraceStep("constructor", "refine.unparsed", {}, {"reply": reply[:200]}))
+            return graph
+        refined = refined or []
+        before = set(graph.triples)
+        trace.append(TraceStep("constructor", "refine", {"query": query}, {
+            "removed": [list(t) for t in graph.triples if t not in set(refined)],
+            "added": [list(t) for t in refined if t not in before]}))
+        graph.triples = refined
+        return graph

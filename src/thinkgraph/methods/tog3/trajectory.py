@@ -1,0 +1,95 @@
+"""The trajectory H of one MACER run (Alg. 2: sub-queries, their answers, rewards and subgraphs) and
+the final synthesis a* = pi_resp^final(q, H_K) over the evidence of every subgraph along it."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+from thinkgraph.llm.service import LLM
+from thinkgraph.methods.synthesis import PROMPT_OVERHEAD_TOKENS, fit_passages, numbered_passages
+from thinkgraph.methods.tog3.agents import Retriever, Subgraph, Triple
+from thinkgraph.methods.tog3.prompts import FINAL
+from thinkgraph.models import TraceStep
+from thinkgraph.retrieval.evidence import ScoredPassage, passages_from_scores
+from thinkgraph.store.base import GraphStore
+
+
+@dataclass
+class Step:
+    """One entry of H: the evolved sub-query q'_k, its answer on G_{k+1}, the answer a_k to q and the
+    reward r_k of the round that led to it, and the resulting subgraph G_{k+1}."""
+
+    sub_query: str
+    sub_answer: str
+    answer: str
+    reward: int
+    subgraph: Subgraph
+
+
+@dataclass
+class Trajectory:
+    question: str
+    graphs: list[Subgraph] = field(default_factory=list)  # G_0, G_1, ... (every subgraph reached)
+    answers: list[str] = field(default_factory=list)  # a_0, a_1, ... (the Responser's answers to q)
+    steps: list[Step] = field(default_factory=list)
+    rounds: int = 0
+    reward: int = 0
+    outcome: str = "horizon"  # sufficient | reflector_stop | horizon | budget_reached
+
+    def add_step(self, sub_query: str, sub_answer: str, answer: str, reward: int, graph: Subgraph) -> None:
+        self.steps.append(Step(sub_query, sub_answer, answer, reward, graph))
+
+    def lines(self) -> list[str]:
+        """Each round's answer to the question, then the sub-question it evolved and its answer."""
+        out: list[str] = []
+        for k, answer in enumerate(self.answers):
+            out.append(f"- {self.question} -> {answer}")
+            if k < len(self.steps):
+                out.append(f"- {self.steps[k].sub_query} -> {self.steps[k].sub_answer}")
+        return out
+
+    def passage_ids(self) -> list[str]:
+        """Passages of every subgraph, interleaved by rank (each subgraph's best first), once each."""
+        out: list[str] = []
+        for rank in range(max((len(g.passages) for g in self.graphs), default=0)):
+            for g in self.graphs:
+                if rank < len(g.passages) and g.passages[rank] not in out:
+                    out.append(g.passages[rank])
+        return out
+
+    def triples(self, limit: int) -> list[Triple]:
+        """The latest subgraph's (most refined) triples first, then earlier ones, once each."""
+        return list(dict.fromkeys(t for g in reversed(self.graphs) for t in g.triples))[:limit]
+
+    def communities(self) -> list[str]:
+        return list(dict.fromkeys(c for g in self.graphs for c in g.communities))
+
+    def evidence(self, shown: list[ScoredPassage], limit: int = 30) -> Subgraph:
+        return Subgraph(passages=[p.chunk_id for p in shown], triples=self.triples(limit),
+                        communities=self.communities())
+
+
+async def synthesise(llm: LLM, store: GraphStore, run: Trajectory, retriever: Retriever,
+                     trace: list[TraceStep]) -> tuple[str, list[ScoredPassage]]:
+    """The final answer from H and the trajectory's evidence: its facts, community summaries and as
+    many of its passages as the context window holds (numbered, so that the answer can cite them).
+    Returns the reply and the passages shown."""
+    limit = retriever.config.max_triples_shown
+    facts = "\n".join(f"{s} -> {p} -> {o}" for s, p, o in run.triples(limit))
+    summaries = "\n".join(f"Summary: {n.text}" for n in store.get_nodes(run.communities()))
+    fixed = "\n\n".join(x for x in (f"Facts:\n{facts}" if facts else "", summaries) if x)
+    trajectory = "\n".join(run.lines()) or "(none)"
+    budget = llm.settings.context_window - llm.settings.max_tokens.answer - PROMPT_OVERHEAD_TOKENS \
+        - llm.counter.count(run.question + trajectory + fixed)
+    candidates = passages_from_scores(store, [(cid, 0.0) for cid in run.passage_ids()])
+    shown = fit_passages(candidates, budget, llm.counter)
+    context = "\n\n".join(x for x in (fixed, numbered_passages(shown)) if x) or "(empty)"
+    started = time.perf_counter()
+    prompt = FINAL.format(query=run.question, trajectory=trajectory, context=context)
+    reply = (await llm.text([{"role": "user", "content": prompt}], step="tog3.final", kind="answer")).strip()
+    trace.append(TraceStep("responser", "final", {"rounds": run.rounds, "evolutions": len(run.steps),
+                                                  "passages": [p.chunk_id for p in shown],
+                                                  "left_out": len(candidates) - len(shown)},
+                           {"answer": reply}, prompt="FINAL", seconds=time.perf_counter() - started))
+    return reply, shown
