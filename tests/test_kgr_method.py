@@ -68,7 +68,7 @@ async def test_invalid_action_is_reported_back_and_the_step_limit_ends_the_chain
 @pytest.mark.parametrize(("k", "t", "depth"), [(2, 2, 3), (3, 1, 3), (1, 2, 2)])
 async def test_tot_select_call_count_matches_app_e(kg, k: int, t: int, depth: int) -> None:  # noqa: ANN001
     backend = ScriptedBackend(rules=[(SELECT, "The best choices are: 1, 2"), (AGENT, unique_steps())])
-    answer = await kg(backend).aask("q?", "kgr", strategy="tot", k=k, t=t, steps=depth)
+    answer = await kg(backend).aask("q?", "kgr", strategy="tot", k=k, t=t, steps=depth, retain="per_parent")
     expanded = sum(min(k, t) ** i for i in range(depth))  # (t^D - 1) / (t - 1) when t <= k
     assert calls(backend, AGENT) == k * expanded and calls(backend, SELECT) == expanded
     assert answer.stats["outcome"] == "reached_limit" and answer.stats["states"] == k * expanded
@@ -111,10 +111,15 @@ async def test_unparseable_selection_keeps_generation_order_and_is_counted(kg) -
     assert answer.stats["parse_failures"] == 2
 
 
-async def test_global_retention_is_linear_in_depth(kg) -> None:  # noqa: ANN001
+async def test_global_retention_is_linear_in_depth_and_the_default(kg) -> None:  # noqa: ANN001
     backend = ScriptedBackend(rules=[(SELECT, "The best choices are: 2, 1"), (AGENT, unique_steps())])
-    await kg(backend).aask("q?", "kgr", strategy="tot", k=3, t=2, steps=3, retain="global")
+    await kg(backend).aask("q?", "kgr", strategy="tot", k=3, t=2, steps=3)
     assert calls(backend, AGENT) == 3 + 2 * 3 + 2 * 3 and calls(backend, SELECT) == 3
+    # the paper's defaults (n = 10, k = t = 3): k + (n - 1) k t generations and n selections
+    backend = ScriptedBackend(rules=[(SELECT, "The best choices are: 1, 2, 3"), (AGENT, unique_steps())])
+    answer = await kg(backend).aask("another q?", "kgr", strategy="tot")  # (a new question: no cache hits)
+    assert calls(backend, AGENT) == 3 + 9 * 9 and calls(backend, SELECT) == 10
+    assert answer.stats["outcome"] == "reached_limit" and "budget_reached" not in answer.stats
 
 
 async def test_got_merges_pairs_with_both_parents(kg) -> None:  # noqa: ANN001
@@ -122,7 +127,7 @@ async def test_got_merges_pairs_with_both_parents(kg) -> None:  # noqa: ANN001
     backend = ScriptedBackend(rules=[(SELECT, "The best choices are: 1, 2"),
                                      (MERGE, lambda r: f"Thought: merged {next(merged)}.\nAction: RetrieveNode[x]"),
                                      (AGENT, unique_steps())])
-    answer = await kg(backend).aask("q?", "kgr", strategy="got", k=2, t=2, steps=3)
+    answer = await kg(backend).aask("q?", "kgr", strategy="got", k=2, t=2, steps=3, retain="per_parent")
     # merges at depth i: floor(k t^(i-1) / 2) -> 1 + 2 + 4
     assert calls(backend, MERGE) == 7 and answer.stats["merges"] == 7
     assert calls(backend, AGENT) == 14 and calls(backend, SELECT) == 7
@@ -239,7 +244,7 @@ async def test_error_taxonomy_of_wrong_answers(kg, tmp_path: Path) -> None:  # n
         {"id": "right", "question": "Maria's paper?", "answer": "Graph reasoning with language models"}]))
 
     def step(request) -> str:  # noqa: ANN001
-        prompt = request.messages[-1]["content"].split("Question: ")[1]
+        prompt = request.messages[-1]["content"].split("Question: ")[-1]  # after the examples' questions
         if "Tomasz" in prompt:
             return ("Thought: look.\nAction: Finish[Uppsala University]" if "Observation 1" in prompt
                     else "Thought: look.\nAction: NodeFeature[a2, organization]")

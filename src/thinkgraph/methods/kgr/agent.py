@@ -7,6 +7,7 @@ from itertools import count
 
 from thinkgraph.llm.service import LLM
 from thinkgraph.methods.kgr.actions import REACT_STOP, GraphEnvironment, parse_step
+from thinkgraph.methods.kgr.examples import examples
 from thinkgraph.methods.kgr.prompts import AGENT_STEP, MERGE, MERGE_AGENT_FORMAT
 from thinkgraph.methods.kgr.state import ChainState, Step, merge_steps
 from thinkgraph.methods.kgr.trace import Recorder
@@ -16,20 +17,23 @@ MERGE_STEP = "kgr.merge"
 
 
 class AgentStepper:
-    def __init__(self, llm: LLM, env: GraphEnvironment, question: str, recorder: Recorder, ids: count) -> None:
+    def __init__(self, llm: LLM, env: GraphEnvironment, question: str, recorder: Recorder, ids: count, *,
+                 few_shot: bool = True) -> None:
         self.llm, self.env, self.question, self.recorder, self.ids = llm, env, question, recorder, ids
+        self.few_shot = few_shot
         self.graph_definition = env.graph.describe()
 
     async def step(self, state: ChainState, variant: str) -> ChainState:
         prompt = AGENT_STEP.format(graph=self.graph_definition, question=self.question,
-                                   scratchpad=state.scratchpad(), variant=variant)
+                                   scratchpad=state.scratchpad(), variant=variant,
+                                   examples=examples("agent", self.few_shot))
         reply = await self.llm.text([{"role": "user", "content": prompt}], step=THOUGHT_STEP, kind="action",
                                     stop=REACT_STOP)
         return self._act(state, reply, merged=False, parents=(state.id,))
 
     async def merge(self, a: ChainState, b: ChainState, variant: str) -> ChainState:
         prompt = MERGE.format(format=MERGE_AGENT_FORMAT, question=self.question, chain_1=a.render(),
-                              chain_2=b.render(), variant=variant)
+                              chain_2=b.render(), variant=variant, examples=examples("merge_agent", self.few_shot))
         reply = await self.llm.text([{"role": "user", "content": prompt}], step=MERGE_STEP, kind="action",
                                     stop=REACT_STOP)
         base = ChainState(-1, merge_steps(a, b), depth=max(a.depth, b.depth) - 1)  # merged: same level

@@ -18,13 +18,19 @@ class KGRConfig(BaseModel):
     k: int = Field(3, ge=1)  # branching factor: candidate thoughts per expanded state
     t: int = Field(3, ge=1)  # states retained
     evaluator: Literal["select", "score"] = "select"
-    # App. E counts k * (t^D - 1) / (t - 1) generations: t states kept per expanded parent. "global"
-    # keeps the t best states of the whole level instead (Eq. 2 with b = t), linear in depth.
-    retain: Literal["per_parent", "global"] = "per_parent"
+    # Eq. 2 (§4.1): the t best states of the whole level go on (b = t), so the search is linear in
+    # depth. "per_parent" keeps t states per expanded parent instead, the count App. E's table
+    # writes, k (t^D - 1) / (t - 1) generations: exponential in depth.
+    retain: Literal["global", "per_parent"] = "global"
     search_depth: int = Field(2, ge=1)  # d of Alg. 1; §7 sees the largest gain from 1 to 2
     retrieve_k: int = Field(1, ge=1)  # nodes RetrieveNode returns (Graph-CoT returns the best one)
     max_neighbors: int = Field(50, ge=1)  # neighbours listed in one observation or pruning prompt
     max_observation_chars: int = Field(4000, ge=200)
+    few_shot: bool = True  # App. F: every prompt carries examples (ours, methods/kgr/examples.py)
+    # Our bound, not the paper's: LLM calls per question. The paper's ToT/GoT defaults (n = 10,
+    # k = t = 3, agent) need about 94 / 130 calls; explore mode costs several calls per step. When
+    # spent, the best finished chain so far is the answer, or the outcome is "budget_reached".
+    max_calls: int | None = Field(300, ge=1)
 
     @property
     def tree_depth(self) -> int:

@@ -12,6 +12,7 @@ from itertools import count
 from thinkgraph.config import CallKind
 from thinkgraph.llm.service import LLM
 from thinkgraph.methods.kgr.config import KGRConfig
+from thinkgraph.methods.kgr.examples import examples
 from thinkgraph.methods.kgr.prompts import (
     END_CHECK,
     ENTITY_EXTRACTION,
@@ -37,6 +38,9 @@ class ExploreStepper:
         self.recorder, self.ids = recorder, ids
         self.graph_definition = graph.describe()
 
+    def _examples(self, prompt: str) -> str:
+        return examples(prompt, self.config.few_shot)
+
     async def _ask(self, prompt: str, step: str, kind: CallKind) -> str:
         return await self.llm.text([{"role": "user", "content": prompt}], step=step, kind=kind)
 
@@ -45,13 +49,13 @@ class ExploreStepper:
             graph=self.graph_definition, question=self.question, variant=variant,
             triples="\n".join(f"{h} -> {r} -> {t}" for h, r, t in state.triples) or "(none)",
             attributes="\n".join(state.attributes) or "(none)",
-            thoughts="\n".join(s.thought for s in state.steps) or "(none)")
+            thoughts="\n".join(s.thought for s in state.steps) or "(none)", examples=self._examples("thought"))
         thought = (await self._ask(prompt, "kgr.thought", "action")).strip()
         return await self._advance(state, thought, merged=False, parents=(state.id,))
 
     async def merge(self, a: ChainState, b: ChainState, variant: str) -> ChainState:
         prompt = MERGE.format(format=MERGE_EXPLORE_FORMAT, question=self.question, chain_1=a.render(),
-                              chain_2=b.render(), variant=variant)
+                              chain_2=b.render(), variant=variant, examples=self._examples("merge_explore"))
         thought = (await self._ask(prompt, "kgr.merge", "action")).strip()
         base = ChainState(-1, merge_steps(a, b), depth=max(a.depth, b.depth) - 1, seen={**a.seen, **b.seen})
         return await self._advance(base, thought, merged=True, parents=(a.id, b.id))
@@ -75,7 +79,8 @@ class ExploreStepper:
 
     async def _link(self, text: str, seen: dict[str, bool]) -> list[str]:
         """Entities named in the text, each linked to its best-matching node (new ones unvisited)."""
-        reply = await self._ask(ENTITY_EXTRACTION.format(text=text), "kgr.entities", "query")
+        prompt = ENTITY_EXTRACTION.format(text=text, examples=self._examples("entities"))
+        reply = await self._ask(prompt, "kgr.entities", "query")
         names = bracket_list(reply)
         if names is None:
             self.recorder.parse_failures += 1
@@ -118,7 +123,8 @@ class ExploreStepper:
             return []
         entity = self.graph.text(node)
         reply = await self._ask(PRUNE_RELATIONS.format(question=self.question, entity=entity,
-                                                       relations=", ".join(relations)), "kgr.prune_relations",
+                                                       relations=", ".join(relations),
+                                                       examples=self._examples("relations")), "kgr.prune_relations",
                                 "verdict")
         kept = [r for r in (bracket_list(reply) or []) if r in relations]
         out = []
@@ -126,7 +132,9 @@ class ExploreStepper:
             neighbors = [int(n) for n in self.graph.neighbors(node, relation)[: self.config.max_neighbors]]
             names = {self.graph.text(n): n for n in neighbors}
             reply = await self._ask(PRUNE_ENTITIES.format(question=self.question, entity=entity, relation=relation,
-                                                          neighbors=", ".join(names)), "kgr.prune_entities",
+                                                          neighbors=", ".join(names),
+                                                          examples=self._examples("neighbours")),
+                                    "kgr.prune_entities",
                                     "verdict")
             chosen = [names[x] for x in (bracket_list(reply) or []) if x in names]
             out.append((relation, chosen))
@@ -139,7 +147,8 @@ class ExploreStepper:
         if not features:
             return []
         reply = await self._ask(SEARCH_ATTRIBUTES.format(question=self.question, entity=self.graph.text(node),
-                                                         attributes=", ".join(features)), "kgr.attributes",
+                                                         attributes=", ".join(features),
+                                                         examples=self._examples("attributes")), "kgr.attributes",
                                 "verdict")
         chosen = [k for k in (bracket_list(reply) or []) if k in features]
         return [f"{self.graph.text(node)}: {k} = {str(features[k])[:500]}" for k in chosen]
@@ -147,5 +156,6 @@ class ExploreStepper:
     async def _enough(self, state: ChainState, triples: list[tuple[str, str, str]], attributes: list[str]) -> bool:
         prompt = END_CHECK.format(question=self.question, thoughts=" ".join(s.thought for s in state.steps) or "(none)",
                                   triples="\n".join(f"{h} -> {r} -> {t}" for h, r, t in state.triples + triples)
-                                  or "(none)", attributes="\n".join(state.attributes + attributes) or "(none)")
+                                  or "(none)", attributes="\n".join(state.attributes + attributes) or "(none)",
+                                  examples=self._examples("end_check"))
         return bool(_YES.match((await self._ask(prompt, "kgr.end_check", "verdict")).lstrip("[")))

@@ -1,4 +1,5 @@
-"""Prompts of `kgr`, in our own words, following the structure of the paper's App. F."""
+"""Prompts of `kgr`, in our own words, following the structure of the paper's App. F: instructions,
+examples (methods/kgr/examples.py, our own), then the task."""
 
 AGENT_STEP = """Answer the question by alternating Thought, Action and Observation steps over a knowledge graph.
 A Thought reasons about what is known and what is still needed. An Action queries the graph with one of:
@@ -11,7 +12,7 @@ Write exactly one Thought and one Action, in this format:
 Thought: ...
 Action: ...
 
-Graph definition:
+{examples}Graph definition:
 {graph}
 
 Question: {question}
@@ -21,7 +22,7 @@ EXPLORE_THOUGHT = """Think step by step towards the answer to the question. You 
 graph (triples and entity attributes) found so far, and your previous thoughts. Write the next thought.
 When the facts are enough to answer, write only: Finish[answer]
 
-Graph definition:
+{examples}Graph definition:
 {graph}
 
 Question: {question}
@@ -36,13 +37,13 @@ Previous thoughts:
 ENTITY_EXTRACTION = """List the entities in the text that may be nodes of a knowledge graph (people, works, places,
 organisations, concepts). Reply with the entities in brackets at the end, separated by commas: [entity 1, entity 2]
 
-Text: {text}
+{examples}Text: {text}
 Entities:"""
 
 PRUNE_RELATIONS = """Which of the relations of this entity could help answer the question? Reply with the relevant
 relations in brackets at the end, separated by commas, or [] if none: [relation 1, relation 2]
 
-Question: {question}
+{examples}Question: {question}
 Entity: {entity}
 Relations: {relations}
 Relevant relations:"""
@@ -50,7 +51,7 @@ Relevant relations:"""
 PRUNE_ENTITIES = """Which of these neighbours, reached from the entity through the relation, could help answer the
 question? Reply with them in brackets at the end, separated by commas, or [] if none: [neighbour 1, neighbour 2]
 
-Question: {question}
+{examples}Question: {question}
 Entity: {entity}
 Relation: {relation}
 Neighbours: {neighbors}
@@ -59,7 +60,7 @@ Relevant neighbours:"""
 SEARCH_ATTRIBUTES = """Which attributes of this entity are relevant to the question? Reply with the attribute names in
 brackets at the end, separated by commas, or [] if none: [attribute 1, attribute 2]
 
-Question: {question}
+{examples}Question: {question}
 Entity: {entity}
 Attributes: {attributes}
 Relevant attributes:"""
@@ -67,7 +68,7 @@ Relevant attributes:"""
 END_CHECK = """Are the thoughts and the knowledge-graph facts below enough to answer the question? Start your reply
 with [Yes] or [No].
 
-Question: {question}
+{examples}Question: {question}
 Thoughts: {thoughts}
 Knowledge triples:
 {triples}
@@ -79,7 +80,7 @@ SELECT_VOTE = """Several reasoning chains, grounded in a knowledge graph, try to
 {count} are the most likely to lead to the correct answer. Analyse each briefly, then end with a last line
 "The best choices are: i, j, ..." listing {count} choice numbers, best first.
 
-Question: {question}
+{examples}Question: {question}
 
 {choices}"""
 
@@ -87,7 +88,7 @@ SCORE_VOTE = """Estimate the probability that this reasoning chain, grounded in 
 correct answer of the question. The chain may be unfinished; judge the steps it has. Reply with a single
 number between 0 and 1.
 
-Question: {question}
+{examples}Question: {question}
 Chain:
 {chain}
 Score:"""
@@ -96,7 +97,7 @@ MERGE = """Two reasoning chains over a knowledge graph try to answer the questio
 note any inconsistency or error between them, and continue the merged chain with its next step.
 {format}
 
-Question: {question}
+{examples}Question: {question}
 Chain 1:
 {chain_1}
 Chain 2:

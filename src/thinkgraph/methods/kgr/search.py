@@ -3,25 +3,32 @@
 level's candidates into a new state with both parents). State evaluators: `select` (the model picks
 the best states in one call per group) and `score` (the model gives each state a probability).
 
-LLM calls, with no chain finishing early (App. E): CoT n; ToT k(t^D - 1)/(t - 1) generations, plus
-(t^D - 1)/(t - 1) selection calls or one score call per candidate; GoT adds
-sum_{i=1..D} floor(k t^(i-1) / 2) merges (the paper writes the level sizes as k t^i)."""
+LLM calls, with no chain finishing early: CoT n. ToT keeping the t best of each level (Eq. 2, the
+default) k + (D - 1) k t generations (t <= k), plus D selection calls or one score call per candidate;
+keeping t per parent (App. E's table) k(t^D - 1)/(t - 1) generations plus (t^D - 1)/(t - 1)
+selection calls. GoT adds a merge per pair of a level's unfinished candidates (per parent:
+sum_{i=1..D} floor(k t^(i-1) / 2); the paper writes the level sizes as k t^i). The per-question call
+budget (``max_calls``) bounds all of them."""
 
 from __future__ import annotations
 
 import asyncio
 import re
+from collections.abc import Awaitable, Iterable
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import Protocol, TypeVar
 
+from thinkgraph.errors import CallBudgetReached
 from thinkgraph.llm.service import LLM
 from thinkgraph.methods.kgr.config import KGRConfig
+from thinkgraph.methods.kgr.examples import examples
 from thinkgraph.methods.kgr.prompts import SCORE_VOTE, SELECT_VOTE, VARIANT
 from thinkgraph.methods.kgr.state import ChainState
 from thinkgraph.methods.kgr.trace import Recorder
 
 _BEST = re.compile(r"best choices?\s*(?:is|are)?\s*:?\s*([\d,\sand]+)", re.IGNORECASE)
 _NUMBER = re.compile(r"\d*\.?\d+")
+T = TypeVar("T")
 
 
 class Stepper(Protocol):
@@ -35,20 +42,45 @@ class SearchResult:
     states: int
     merges: int = 0
     finished: list[ChainState] = field(default_factory=list)
+    budget_reached: bool = False  # the per-question call budget ended the search
+
+
+async def gather_all(aws: Iterable[Awaitable[T]]) -> list[T]:
+    """Like asyncio.gather, but every task ends before the first exception is raised (none is left
+    running or unobserved when a call budget runs out mid-level)."""
+    results = await asyncio.gather(*aws, return_exceptions=True)
+    for r in results:
+        if isinstance(r, BaseException):
+            raise r
+    return results  # type: ignore[return-value]
+
+
+async def gather_within_budget(aws: Iterable[Awaitable[T]]) -> tuple[list[T], bool]:
+    """The results that finished, and whether the call budget stopped any of the others."""
+    results = await asyncio.gather(*aws, return_exceptions=True)
+    for r in results:
+        if isinstance(r, BaseException) and not isinstance(r, CallBudgetReached):
+            raise r
+    done = [r for r in results if not isinstance(r, BaseException)]
+    return done, len(done) < len(results)
 
 
 async def run_chain(stepper: Stepper, root: ChainState, steps: int) -> SearchResult:
     state = root
     for _ in range(steps):
-        state = await stepper.step(state, "")
+        try:
+            state = await stepper.step(state, "")
+        except CallBudgetReached:
+            return SearchResult(None, state.depth, budget_reached=True)
         if state.answer is not None:
             return SearchResult(state, state.depth, finished=[state])
     return SearchResult(None, state.depth)
 
 
 class Evaluator:
-    def __init__(self, llm: LLM, question: str, kind: str, recorder: Recorder) -> None:
+    def __init__(self, llm: LLM, question: str, kind: str, recorder: Recorder, *, few_shot: bool = True) -> None:
         self.llm, self.question, self.kind, self.recorder = llm, question, kind, recorder
+        self.few_shot = few_shot
 
     async def rank(self, candidates: list[ChainState]) -> list[ChainState]:
         """Best first; every candidate gets a score (select: its normalised rank)."""
@@ -58,7 +90,8 @@ class Evaluator:
 
     async def _select(self, candidates: list[ChainState]) -> list[ChainState]:
         choices = "\n".join(f"Choice {i}:\n{c.render()}" for i, c in enumerate(candidates, 1))
-        prompt = SELECT_VOTE.format(question=self.question, choices=choices, count=len(candidates))
+        prompt = SELECT_VOTE.format(question=self.question, choices=choices, count=len(candidates),
+                                    examples=examples("select", self.few_shot))
         reply = await self.llm.text([{"role": "user", "content": prompt}], step="kgr.select", kind="verdict")
         match = _BEST.search(reply)
         picked = [int(x) for x in re.findall(r"\d+", match.group(1))] if match else []
@@ -72,54 +105,75 @@ class Evaluator:
 
     async def _score(self, candidates: list[ChainState]) -> list[ChainState]:
         async def one(c: ChainState) -> None:
-            prompt = SCORE_VOTE.format(question=self.question, chain=c.render())
+            prompt = SCORE_VOTE.format(question=self.question, chain=c.render(),
+                                       examples=examples("score", self.few_shot))
             reply = await self.llm.text([{"role": "user", "content": prompt}], step="kgr.score", kind="verdict")
             found = _NUMBER.search(reply)
             if found is None:
                 self.recorder.parse_failures += 1
             c.score = min(max(float(found.group()), 0.0), 1.0) if found else 0.0
 
-        await asyncio.gather(*(one(c) for c in candidates))
+        await gather_all(one(c) for c in candidates)
         return sorted(candidates, key=lambda c: -(c.score or 0.0))  # stable: ties keep generation order
 
 
 async def run_tree(stepper: Stepper, evaluator: Evaluator, root: ChainState, config: KGRConfig, *,
                    merge: bool) -> SearchResult:
+    """BFS to depth D: expand each frontier state into k candidates (GoT: plus merges), evaluate, keep
+    t (Eq. 2: of the whole level by default, or per parent), stop when no kept state is unfinished.
+    When the call budget runs out, the search ends with the chains finished so far."""
+    result = SearchResult(None, 0)
     frontier, finished = [root], []
-    states, merges = 0, 0
     for _ in range(config.tree_depth):
-        groups = await asyncio.gather(*(_expand(stepper, parent, config.k) for parent in frontier))
-        groups = [list(g) for g in groups]
-        states += sum(len(g) for g in groups)
-        if merge:
-            made = await _merge_level(stepper, groups)
-            merges += made
-            states += made
-        if config.retain == "per_parent":
-            ranked = await asyncio.gather(*(evaluator.rank(g) for g in groups))
-            kept = [s for r in ranked for s in r[: config.t]]
-        else:
-            kept = (await evaluator.rank([s for g in groups for s in g]))[: config.t]
+        expanded, spent = await gather_within_budget(_expand(stepper, parent, config.k) for parent in frontier)
+        groups = [children for children, _ in expanded]
+        spent = spent or any(partial for _, partial in expanded)
+        result.states += sum(len(g) for g in groups)
+        if merge and not spent:
+            made, spent = await _merge_level(stepper, groups)
+            result.merges += made
+            result.states += made
+        try:
+            kept = [] if spent else await _retain(evaluator, groups, config)
+        except CallBudgetReached:
+            kept, spent = [], True
+        if spent:  # this level's finished candidates still count, unevaluated
+            finished += [s for g in groups for s in g if s.answer is not None]
+            result.budget_reached = True
+            break
         finished += [s for s in kept if s.answer is not None]
         frontier = [s for s in kept if s.answer is None]
         if not frontier:
             break
-    best = min(finished, key=lambda s: (-(s.score or 0.0), s.depth), default=None)
-    return SearchResult(best, states, merges, finished)
+    result.finished = finished
+    result.best = min(finished, key=lambda s: (-(s.score or 0.0), s.depth), default=None)
+    return result
 
 
-async def _expand(stepper: Stepper, parent: ChainState, k: int) -> list[ChainState]:
+async def _retain(evaluator: Evaluator, groups: list[list[ChainState]], config: KGRConfig) -> list[ChainState]:
+    if config.retain == "per_parent":
+        ranked = await gather_all(evaluator.rank(g) for g in groups)
+        return [s for r in ranked for s in r[: config.t]]
+    return (await evaluator.rank([s for g in groups for s in g]))[: config.t]
+
+
+async def _expand(stepper: Stepper, parent: ChainState, k: int) -> tuple[list[ChainState], bool]:
     variants = [VARIANT.format(index=j + 1, count=k) if k > 1 else "" for j in range(k)]
-    return list(await asyncio.gather(*(stepper.step(parent, v) for v in variants)))
+    return await gather_within_budget(stepper.step(parent, v) for v in variants)
 
 
-async def _merge_level(stepper: Stepper, groups: list[list[ChainState]]) -> int:
+async def _merge_level(stepper: Stepper, groups: list[list[ChainState]]) -> tuple[int, bool]:
     """Merge consecutive pairs of the level's unfinished candidates; a merged state joins the group
-    of its first parent (so it competes with that parent's siblings)."""
+    of its first parent (so it competes with that parent's siblings). Returns (merges made, whether
+    the call budget stopped some)."""
     owner = {id(s): g for g in groups for s in g}
     open_states = [s for g in groups for s in g if s.answer is None]
     pairs = list(zip(open_states[0::2], open_states[1::2], strict=False))
-    merged = await asyncio.gather(*(stepper.merge(a, b, "") for a, b in pairs))
-    for (a, _), m in zip(pairs, merged, strict=True):
+
+    async def merged(a: ChainState, b: ChainState) -> tuple[ChainState, ChainState]:
+        return a, await stepper.merge(a, b, "")
+
+    done, spent = await gather_within_budget(merged(a, b) for a, b in pairs)
+    for a, m in done:  # in pair order, whatever order the calls ended in
         owner[id(a)].append(m)
-    return len(pairs)
+    return len(done), spent
