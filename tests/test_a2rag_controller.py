@@ -121,13 +121,16 @@ async def test_first_failed_check_stops_the_others(tg_factory) -> None:  # noqa:
     assert script.kinds() == ["seeds", "sufficiency", "answer", "rel"]  # no grd/ans, no rewrite left to use
 
 
-async def test_retry_bound_then_failed(tg_factory) -> None:  # noqa: ANN001
+async def test_retry_bound_then_abstain(tg_factory) -> None:  # noqa: ANN001
     script = Script(seeds=[SEEDS], sufficiency=[ENOUGH], answer=["Unknown"], rel=[PASS], grd=[PASS],
                     ans=[fail("Unknown does not resolve it")],
                     rewrite=["sharper question", "even sharper question"])  # distinct: no cache hits
     tg = tg_factory(script)
     answer = await tg.aask("Alice Stone founded what?", method="a2rag", i_max=2)
-    assert answer.status == "failed" and "3 attempts" in answer.message
+    # verified-or-abstain: no answer passed, so none is given; the last draft stays in the trace only
+    assert answer.status == "abstained" and answer.text is None and "3 attempt(s)" in answer.message
+    assert answer.stats["stage"] == "failed" and answer.stats["outcome"] == "retries_exhausted"
+    assert next(s for s in answer.trace if s.action == "abstain").outputs["unverified_draft"] == "Unknown"
     assert script.kinds().count("answer") == 3 and script.kinds().count("rewrite") == 2
 
 

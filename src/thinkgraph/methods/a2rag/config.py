@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
 
 class A2RAGConfig(BaseModel):
@@ -38,3 +38,6 @@ class A2RAGConfig(BaseModel):
     # Sufficiency after each stage: an LLM check when an LLM is set; "all" runs every stage.
     sufficiency: Literal["llm", "all"] = "llm"
     hitl: bool = False  # propose triples for human review after a verified answer
+    # Our bound on LLM calls per question (I_max bounds the retries; this bounds what a raised I_max
+    # or repeated repairs can cost). The defaults need about 24 calls. When spent: abstain.
+    max_calls: int | None = Field(60, ge=1)

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
-from thinkgraph.errors import StructuredOutputError
+from thinkgraph.errors import CallBudgetReached, StructuredOutputError
 from thinkgraph.llm.service import LLM
 from thinkgraph.methods.a2rag.config import A2RAGConfig
 from thinkgraph.methods.a2rag.hitl import propose_triples
@@ -24,10 +24,13 @@ from thinkgraph.methods.a2rag.prompts import (
 from thinkgraph.methods.a2rag.retriever import AgenticRetriever, RetrievalState
 from thinkgraph.methods.base import NO_LLM_MESSAGE, MethodContext
 from thinkgraph.methods.none import NoRetrievalMethod
-from thinkgraph.methods.synthesis import citations_for
+from thinkgraph.methods.synthesis import citations_for, split_citations
 from thinkgraph.models import Answer, Cost, EvidenceSubgraph, Node, NodeType, TraceStep
 
-_CITE = re.compile(r"\[(\d+)\]")
+_PREAMBLE = re.compile(r"^(?:(?:sure|okay|ok|certainly|here)\b[^:\n]*:|rewritten question\s*:)\s*", re.IGNORECASE)
+# What runs without an LLM, as evaluation reports name it.
+NO_LLM_VARIANT = ("no LLM: model-free seeds; local, bridge and PPR stages all run (no sufficiency check, "
+                  "no Triple-Check)")
 CHECKS = ("rel", "grd", "ans")
 
 
@@ -53,6 +56,7 @@ class A2RAGMethod:
     name: str = "a2rag"
     stage_counts: Counter[str] = field(default_factory=Counter)  # Fig. 4: where questions ended
     unusable_verdicts: int = 0  # Triple-Check replies that stayed unparseable after the repairs
+    seed_failures: int = 0  # seed extractions whose reply was unusable (the model-free extractor stood in)
 
     def __post_init__(self) -> None:
         self.retriever = AgenticRetriever(self.ctx.view, self.config, self.ctx.llm)
@@ -96,7 +100,7 @@ class A2RAGMethod:
         return Answer(question=question, method=self.name, text=None, status="evidence_only",
                       citations=citations_for(self.retriever.passages(chunks)),
                       evidence=self._subgraph(state), trace=trace, message=NO_LLM_MESSAGE,
-                      stats={"stage": state.stage})
+                      stats={"stage": state.stage, "variant": NO_LLM_VARIANT})
 
     async def _controlled(self, question: str, llm: LLM) -> Answer:
         c = self.config
@@ -105,50 +109,88 @@ class A2RAGMethod:
             score = self.gate_score(question)
             trace.append(TraceStep("controller", "gate", {"tau_g": c.tau_g}, {"score": score}))
             if score < c.tau_g:
-                self.stage_counts["abstained"] += 1
-                if c.out_of_scope == "no_retrieval":
-                    fallback = await NoRetrievalMethod(self.ctx).answer(question)
-                    fallback.trace = trace + fallback.trace
-                    fallback.method = self.name
-                    fallback.stats = {"stage": "abstained"}
-                    return fallback
-                return Answer(question=question, method=self.name, text=None, status="abstained", trace=trace,
-                              message=f"out of scope: best summary similarity {score:.2f} < tau_g {c.tau_g}",
-                              stats={"stage": "abstained"})
-        query = question
+                return await self._out_of_scope(question, score, trace)
         attempts: list[Attempt] = []
-        state = RetrievalState(query=query)
+        try:
+            with llm.meter.limit(c.max_calls):
+                answer = await self._attempts(question, llm, attempts, trace)
+        except CallBudgetReached:
+            trace.append(TraceStep("controller", "budget_reached", {"max_calls": c.max_calls}, {}))
+            return self._abstain(question, attempts, trace, budget_reached=True)
+        return answer or self._abstain(question, attempts, trace, budget_reached=False)
+
+    async def _out_of_scope(self, question: str, score: float, trace: list[TraceStep]) -> Answer:
+        c = self.config
+        self.stage_counts["abstained"] += 1
+        if c.out_of_scope == "no_retrieval":
+            fallback = await NoRetrievalMethod(self.ctx).answer(question)
+            fallback.trace = trace + fallback.trace
+            fallback.method = self.name
+            fallback.stats = {"stage": "abstained"}
+            return fallback
+        return Answer(question=question, method=self.name, text=None, status="abstained", trace=trace,
+                      message=f"out of scope: best summary similarity {score:.2f} < tau_g {c.tau_g}",
+                      stats={"stage": "abstained", "outcome": "out_of_scope"})
+
+    async def _attempts(self, question: str, llm: LLM, attempts: list[Attempt],
+                        trace: list[TraceStep]) -> Answer | None:
+        """Alg. 1 lines 6-20: retrieve, answer, Triple-Check; on failure a type-conditioned rewrite and
+        another try, at most I_max retries. The verified answer, or None when none passed."""
+        c = self.config
+        query = question
         for attempt in range(c.i_max + 1):
             state = await self.retriever.retrieve(query)
             trace += state.trace
+            self.seed_failures += state.seeds.extraction_error is not None
             passages = self.retriever.passages(state.ranked_chunks()[: c.evidence_chunks])
             reply = await self._generate(llm, query, state, passages)
             trace.append(TraceStep("responder", "a2rag.answer", {"query": query}, {"reply": reply}))
             failure, reason = await self._triple_check(llm, query, reply, state, trace)
             attempts.append(Attempt(query, reply, failure, reason, state.stage))
             if failure is None:
-                self.stage_counts[state.stage] += 1
-                cited = sorted({int(n) for n in _CITE.findall(reply) if 1 <= int(n) <= len(passages)})
-                used = [passages[n - 1] for n in cited] or passages
-                if c.hitl:
-                    proposals = await propose_triples(self.ctx.store, llm, question, reply, passages)
-                    trace.append(TraceStep("controller", "hitl.propose", {}, {"proposals": proposals}))
-                return Answer(question=question, method=self.name, text=_CITE.sub("", reply).strip(),
-                              status="answered", citations=citations_for(used), evidence=self._subgraph(state),
-                              trace=trace, stats={"stage": state.stage, "attempts": len(attempts)})
+                return await self._verified(question, llm, reply, state, passages, attempts, trace)
             if attempt == c.i_max:
                 break  # Alg. 1 rewrites here too, but no retry is left to use the rewrite
             query = await self._rewrite(llm, query, reply, state, failure, reason)
             trace.append(TraceStep("controller", f"rewrite.{failure}", {"reason": reason}, {"query": query}))
+        return None
+
+    async def _verified(self, question: str, llm: LLM, reply: str, state: RetrievalState, passages: list,
+                        attempts: list[Attempt], trace: list[TraceStep]) -> Answer:
+        self.stage_counts[state.stage] += 1
+        text, used = split_citations(reply, passages)
+        if self.config.hitl:
+            proposals = await propose_triples(self.ctx.store, llm, question, reply, passages)
+            trace.append(TraceStep("controller", "hitl.propose", {}, {"proposals": proposals}))
+        return Answer(question=question, method=self.name, text=text, status="answered",
+                      citations=citations_for(used), evidence=self._subgraph(state), trace=trace,
+                      stats={"stage": state.stage, "attempts": len(attempts), "outcome": "verified",
+                             **self._seed_stats(attempts, trace)})
+
+    def _abstain(self, question: str, attempts: list[Attempt], trace: list[TraceStep], *,
+                 budget_reached: bool) -> Answer:
+        """Alg. 1 line 21: no verified answer within the budget, so none is given (verified-or-abstain).
+        The last unverified draft stays in the trace only."""
         self.stage_counts["failed"] += 1
-        last = attempts[-1]
-        return Answer(question=question, method=self.name, text=_CITE.sub("", last.answer).strip() or None,
-                      status="failed", citations=citations_for(self.retriever.passages(
-                          state.ranked_chunks()[: c.evidence_chunks])),
-                      evidence=self._subgraph(state), trace=trace,
-                      message=f"no answer passed Triple-Check in {len(attempts)} attempts "
-                              f"(last failure: {last.failure}: {last.reason})",
-                      stats={"stage": "failed", "attempts": len(attempts), "failure": last.failure or ""})
+        last = attempts[-1] if attempts else None
+        why = f"stopped at the call budget (max_calls={self.config.max_calls})" if budget_reached else \
+            f"retry budget spent (i_max={self.config.i_max})"
+        message = f"abstained: no answer passed Triple-Check in {len(attempts)} attempt(s); {why}"
+        if last is not None and last.failure:
+            message += f" (last failure: {last.failure}: {last.reason})"
+        trace.append(TraceStep("controller", "abstain", {"attempts": len(attempts)},
+                               {"unverified_draft": last.answer if last else None,
+                                "failure": last.failure if last else None}))
+        return Answer(question=question, method=self.name, text=None, status="abstained", trace=trace,
+                      message=message,
+                      stats={"stage": "failed", "attempts": len(attempts),
+                             "outcome": "budget_reached" if budget_reached else "retries_exhausted",
+                             "failure": (last.failure or "") if last else "", **self._seed_stats(attempts, trace)})
+
+    @staticmethod
+    def _seed_stats(attempts: list[Attempt], trace: list[TraceStep]) -> dict[str, int]:
+        failed = sum(s.action == "seeds.extraction_failed" for s in trace)
+        return {"seed_extraction_failures": failed} if failed else {}
 
     async def _generate(self, llm: LLM, query: str, state: RetrievalState, passages: list) -> str:
         triples = "\n".join(self.retriever.triples_text(state.facts)) or "(none)"
@@ -178,10 +220,12 @@ class A2RAGMethod:
 
     async def _rewrite(self, llm: LLM, query: str, reply: str, state: RetrievalState, failure: str,
                        reason: str) -> str:
-        prompt = REWRITE[failure].format(question=query, answer=reply, reason=reason)
+        """Eq. 6: q^(i+1) = Rewrite(q^(i), a^(i), E^(i), type^(i)), the evidence E included."""
+        prompt = REWRITE[failure].format(question=query, answer=reply, reason=reason,
+                                         evidence=self.retriever.evidence_text(state))
         rewritten = (await llm.text([{"role": "user", "content": prompt}], step=f"a2rag.rewrite.{failure}",
                                      kind="query")).strip()
-        return rewritten.splitlines()[0].strip() if rewritten else query
+        return parse_rewrite(rewritten) or query
 
     def _subgraph(self, state: RetrievalState) -> EvidenceSubgraph:
         g = self.retriever.graph
@@ -190,3 +234,13 @@ class A2RAGMethod:
         shown = state.facts[: self.config.max_triples]
         return EvidenceSubgraph(nodes=nodes, path_texts=self.retriever.triples_text(state.facts),
                                 paths=[[g.ids[f.subject], g.ids[f.object]] for f in shown])
+
+
+def parse_rewrite(reply: str) -> str:
+    """The rewritten question in a reply: the first line that is not a bare preamble, without a
+    "Rewritten question:" label or quotes."""
+    for line in reply.splitlines():
+        text = _PREAMBLE.sub("", line.strip()).strip().strip('"*').strip()
+        if text:
+            return text
+    return ""

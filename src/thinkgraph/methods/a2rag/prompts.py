@@ -54,27 +54,41 @@ Reply with JSON only: {{"pass": true or false, "reason": "one sentence"}}
 Question: {question}
 Answer: {answer}"""
 
+# Eq. 6: each rewrite sees the question, the failed answer, the evidence E it was checked against and
+# the verifier's reason, and is conditioned on the failure type.
 REWRITE = {
     "rel": """The evidence found for this question was off-topic. Rewrite the question so that it
 names its entities and relations more precisely (full names, the exact relation asked about), keeping
-its meaning. Reply with the rewritten question only.
+its meaning; use the evidence below to see what the search wrongly matched.
+Reply with the rewritten question only.
 
 Question: {question}
-Why the evidence failed: {reason}""",
+Answer drawn from it: {answer}
+Why the evidence failed: {reason}
+
+Evidence that was found:
+{evidence}""",
     "grd": """The answer to this question made claims the evidence did not support. Rewrite the
 question so that it asks for exactly the fact that must be found in the sources, naming the entity and
 relation that must be stated there. Reply with the rewritten question only.
 
 Question: {question}
 Unsupported answer: {answer}
-Why it failed: {reason}""",
+Why it failed: {reason}
+
+Evidence the answer was checked against:
+{evidence}""",
     "ans": """The answer did not fully resolve this question. Rewrite the question so that it makes
 explicit every constraint and part that the answer must address (intermediate entities, dates, the
-kind of answer wanted). Reply with the rewritten question only.
+kind of answer wanted); the evidence below shows what is already known.
+Reply with the rewritten question only.
 
 Question: {question}
 Incomplete answer: {answer}
-Why it failed: {reason}""",
+Why it failed: {reason}
+
+Evidence found so far:
+{evidence}""",
 }
 
 PROPOSE_TRIPLES = """From the passages below, list up to {max_triples} facts that support the verified

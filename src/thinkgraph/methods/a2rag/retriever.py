@@ -22,6 +22,7 @@ from thinkgraph.retrieval.evidence import ScoredPassage, passages_from_scores
 from thinkgraph.retrieval.views import IndexView
 
 STAGES = ("local", "bridge", "ppr")
+DENSE_FALLBACK = "dense_fallback"  # stage 3 without any seed in the graph: dense retrieval over chunks
 SUFFICIENCY_STEP = "a2rag.sufficiency"
 
 
@@ -89,15 +90,21 @@ class AgenticRetriever:
         started = time.perf_counter()
         state.seeds = await self.aligner.seeds(query)
         seeds = list(state.seeds.entities)
+        if state.seeds.extraction_error is not None:  # traced, and counted by the method
+            state.trace.append(TraceStep("retriever", "seeds.extraction_failed", {"query": query},
+                                         {"error": state.seeds.extraction_error}))
         state.trace.append(TraceStep("retriever", "seeds", {"query": query}, {
             "mentions": state.seeds.mentions, "entities": [self.graph.names[s] for s in seeds],
-            "relations": sorted(state.seeds.relations)}, seconds=time.perf_counter() - started))
+            "relations": sorted(state.seeds.relations), "source": state.seeds.source},
+            seconds=time.perf_counter() - started))
         query_vec = self.view.embed_query(query)
         for stage in STAGES:
             started = time.perf_counter()
             outputs = self._run_stage(stage, state, seeds, query_vec)
-            state.stage = stage
-            state.trace.append(TraceStep("retriever", f"stage.{stage}", {"seeds": len(seeds)}, outputs,
+            # no seed reached the graph: stage 3 grounded on the text instead, a stage of its own in
+            # the Fig. 4 breakdown (its chunks keep stage 3's slot in the ranking)
+            state.stage = DENSE_FALLBACK if outputs.get("dense_fallback") else stage
+            state.trace.append(TraceStep("retriever", f"stage.{state.stage}", {"seeds": len(seeds)}, outputs,
                                          seconds=time.perf_counter() - started))
             last = stage == STAGES[-1]  # nothing to escalate to: no check after the last stage
             if stop_when_sufficient and not last and await self._sufficient(state):

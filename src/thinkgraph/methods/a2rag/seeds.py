@@ -34,6 +34,8 @@ class Seeds:
     relation_mentions: list[str] = field(default_factory=list)
     entities: dict[int, float] = field(default_factory=dict)  # entity row -> match confidence
     relations: set[str] = field(default_factory=set)
+    source: str = "llm"  # llm | model_free (no LLM, or the model's extraction was unusable)
+    extraction_error: str | None = None  # why the model's extraction was unusable
 
 
 class SeedAligner:
@@ -61,20 +63,25 @@ class SeedAligner:
     def _predicates(self) -> list[str]:
         return sorted({f.predicate for f in self.graph.facts})
 
-    async def mentions(self, question: str) -> QueryMentions:
+    async def mentions(self, question: str) -> tuple[QueryMentions, str | None]:
+        """The question's entity and relation mentions, and why the model's extraction could not be
+        used (None when it was, or when no LLM is set): then the model-free extractor stands in."""
+        failure = None
         if self.llm is not None:
             try:
                 return await self.llm.json([{"role": "user", "content": QUERY_SEEDS.format(question=question)}],
-                                           QueryMentions, step=SEED_STEP, kind="query")
-            except StructuredOutputError:
-                pass  # fall back to the model-free extractor; the failure is counted by the LLM layer
+                                           QueryMentions, step=SEED_STEP, kind="query"), None
+            except StructuredOutputError as exc:  # counted by the LLM layer too
+                failure = str(exc)
             except LLMUnavailableError:
                 raise
-        return QueryMentions(entities=entities_in(question) or [question])
+        return QueryMentions(entities=entities_in(question) or [question]), failure
 
     async def seeds(self, question: str) -> Seeds:
-        found = await self.mentions(question)
-        seeds = Seeds(mentions=found.entities, relation_mentions=found.relations)
+        found, failure = await self.mentions(question)
+        seeds = Seeds(mentions=found.entities, relation_mentions=found.relations,
+                      source="llm" if self.llm is not None and failure is None else "model_free",
+                      extraction_error=failure)
         for mention in found.entities:
             for row, score in self.align_entity(mention):
                 seeds.entities[row] = max(seeds.entities.get(row, 0.0), score)
