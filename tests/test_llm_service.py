@@ -39,6 +39,12 @@ async def test_valid_json_first_time_is_cached(tmp_path: Path) -> None:
     assert llm.meter.steps["judge"].calls == 1
 
 
+async def test_the_first_value_that_fits_the_schema_is_taken() -> None:
+    backend = ScriptedBackend.of(['Checks [1] and [2] passed: {"ok": true, "reason": "fine"} -- done'])
+    verdict = await _llm(backend).json(MSG, Verdict, step="check")
+    assert verdict == Verdict(ok=True, reason="fine") and len(backend.requests) == 1  # no repair needed
+
+
 async def test_repair_prompt_after_invalid_reply() -> None:
     backend = ScriptedBackend.of(["I think it's fine", '{"ok": "maybe"}', '{"ok": false, "reason": "no"}'])
     llm = _llm(backend)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from thinkgraph.llm.structured import JSONExtractionError, extract_json, strip_reasoning
+from thinkgraph.llm.structured import JSONExtractionError, extract_json, json_values, strip_reasoning
 
 
 @pytest.mark.parametrize("reply, expected", [
@@ -34,3 +34,9 @@ def test_extract_json_failures_say_why(reply: str) -> None:
 def test_strip_reasoning_handles_unclosed_block() -> None:
     assert strip_reasoning("<think>a</think> answer") == "answer"
     assert strip_reasoning("<THINK>never closed") == ""
+
+
+def test_json_values_offers_every_value_in_order() -> None:
+    reply = 'Facts [1] and [3] are relevant: {"keep": [1, 3]} (the others are not)'
+    assert list(json_values(reply)) == [[1], [3], {"keep": [1, 3]}]  # nested [1, 3] is not offered again
+    assert list(json_values('```json\n{"a": 1}\n``` and {"b": 2}')) == [{"a": 1}, {"b": 2}]

@@ -26,7 +26,7 @@ from thinkgraph.llm.dialects import (
     remember_form,
     structured_fields,
 )
-from thinkgraph.llm.structured import JSONExtractionError, extract_json, strip_reasoning
+from thinkgraph.llm.structured import JSONExtractionError, extract_json, json_values, strip_reasoning
 from thinkgraph.models import Cost
 from thinkgraph.tokens import TokenCounter
 
@@ -163,7 +163,7 @@ class LLM:
                 self.meter.repairs += 1
             result = await self._call(conversation, step=step, max_tokens=max_tokens, schema=schema)
             try:
-                value = schema.model_validate(extract_json(result.text))
+                value = _first_valid(schema, result.text)
             except (JSONExtractionError, ValidationError) as exc:
                 error = _describe(exc, result, max_tokens)
                 conversation = [*messages, {"role": "assistant", "content": result.text[:4000]},
@@ -246,6 +246,20 @@ class LLM:
                     seconds=result.seconds or (time.perf_counter() - started))
         self.meter.record(step, cost)
         return result
+
+
+def _first_valid(schema: type[T], text: str) -> T:
+    """The first JSON value in the reply that validates against ``schema`` (a model may put bracketed
+    prose or an example before its answer); the first value's error when none does."""
+    first_error: ValidationError | None = None
+    for value in json_values(text):
+        try:
+            return schema.model_validate(value)
+        except ValidationError as exc:
+            first_error = first_error or exc
+    if first_error is not None:
+        raise first_error
+    return schema.model_validate(extract_json(text))  # raises JSONExtractionError saying why
 
 
 def _describe(exc: Exception, result: ChatResult, max_tokens: int) -> str:

@@ -3,8 +3,10 @@ object, trailing commas and smart quotes. Pure functions; a failure says what we
 
 from __future__ import annotations
 
+import itertools
 import json
 import re
+from collections.abc import Iterator
 from typing import Any
 
 _THINK = re.compile(r"<think>.*?(</think>|$)", re.DOTALL | re.IGNORECASE)
@@ -22,11 +24,15 @@ def strip_reasoning(text: str) -> str:
     return _THINK.sub("", text).strip()
 
 
-def _balanced_candidates(text: str) -> list[str]:
-    """Substrings that start at an opening brace/bracket and end at its balanced closing one."""
-    found: list[str] = []
+MAX_CANDIDATES = 20  # JSON values tried per reply (a reply with many brackets stays cheap)
+
+
+def _balanced_candidates(text: str) -> Iterator[str]:
+    """Substrings that start at an opening brace/bracket and end at its balanced closing one, in order
+    of their start (a value nested in an earlier one is not offered again)."""
+    end_of_last = -1
     for start, char in enumerate(text):
-        if char not in "{[":
+        if char not in "{[" or start < end_of_last:
             continue
         stack: list[str] = []
         in_string = escape = False
@@ -48,11 +54,9 @@ def _balanced_candidates(text: str) -> list[str]:
                 if not stack or stack.pop() != c:
                     break
                 if not stack:
-                    found.append(text[start:pos + 1])
+                    end_of_last = pos + 1
+                    yield text[start:pos + 1]
                     break
-        if found:
-            break
-    return found
 
 
 def _loads(candidate: str) -> Any:
@@ -66,20 +70,31 @@ def _loads(candidate: str) -> Any:
     raise JSONExtractionError("invalid JSON")
 
 
-def extract_json(text: str) -> Any:
-    """The first JSON object or array in a model reply."""
+def json_values(text: str) -> Iterator[Any]:
+    """Every JSON object or array in a model reply, in order: code fences first, then the whole
+    reply, then each balanced {...} or [...] in it (so that "Facts [1] and [3]: {"keep": [1, 3]}"
+    still offers the object after the bracketed prose)."""
     body = strip_reasoning(text or "")
-    if not body:
-        raise JSONExtractionError("empty reply")
     candidates = [m.group(1).strip() for m in _FENCE.finditer(body)] + [body]
+    offered: list[Any] = []
     for candidate in candidates:
-        try:
-            return _loads(candidate)
-        except JSONExtractionError:
-            pass
-        for inner in _balanced_candidates(candidate):
+        for piece in itertools.chain([candidate], _balanced_candidates(candidate)):
             try:
-                return _loads(inner)
+                value = _loads(piece)
             except JSONExtractionError:
                 continue
+            if value in offered:  # a fenced value is in the whole reply too
+                continue
+            yield value
+            offered.append(value)
+            if len(offered) >= MAX_CANDIDATES:
+                return
+
+
+def extract_json(text: str) -> Any:
+    """The first JSON object or array in a model reply."""
+    if not strip_reasoning(text or ""):
+        raise JSONExtractionError("empty reply")
+    for value in json_values(text):
+        return value
     raise JSONExtractionError("no JSON object or array found in the reply")

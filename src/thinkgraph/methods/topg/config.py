@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
 
 class ToPGConfig(BaseModel):
@@ -34,3 +34,8 @@ class ToPGConfig(BaseModel):
     max_tokens_report: int = 8000  # context of the final report prompt
     passage_token_limit: int = 500  # tokens taken from each community passage
     max_tokens_community_chunks: int = 8000  # community content per intermediate-answer prompt
+    # Our bound on LLM calls per question, not the paper's (it reports 2.1M prompt tokens per global
+    # query). Local mode needs at most ~20; global mode's anchors take about 1 + m + max_iter * m
+    # Select calls and each chunk of community material one more. When spent, global mode writes its
+    # report from the intermediate answers gathered (one call is kept for it); local mode stops.
+    max_calls: int | None = Field(300, ge=1)

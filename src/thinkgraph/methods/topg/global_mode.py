@@ -13,15 +13,16 @@ from pydantic import BaseModel, Field
 
 from thinkgraph.errors import StructuredOutputError
 from thinkgraph.graph.budgeted import greedy_budgeted_communities
-from thinkgraph.graph.leiden import hierarchical_leiden
 from thinkgraph.graph.ppr import personalized_pagerank
 from thinkgraph.graph.proposition import query_aware_transition
 from thinkgraph.llm.service import LLM
+from thinkgraph.methods.topg.communities import proposition_communities
 from thinkgraph.methods.topg.config import ToPGConfig
 from thinkgraph.methods.topg.prompts import DECOMPOSE, INTERMEDIATE, REPORT
 from thinkgraph.methods.topg.suggest import Suggester
 from thinkgraph.models import TraceStep
 from thinkgraph.store.base import GraphStore
+from thinkgraph.tokens import TokenCounter
 
 SelectFn = Callable[[str, list[int]], Awaitable[list[int]]]
 
@@ -60,11 +61,12 @@ class Origin:
 class GlobalExplorer:
     suggester: Suggester
     config: ToPGConfig
-    llm: LLM
+    llm: LLM | None  # None: no decomposition (the question alone seeds), as without an LLM
     select: SelectFn
     embed: Callable[[str], np.ndarray]
     trace: list[TraceStep] = field(default_factory=list)
     origins: dict[int, list[Origin]] = field(default_factory=dict)
+    anchors: list[int] = field(default_factory=list)  # s_glb, as collected so far
 
     @property
     def vectors(self) -> np.ndarray:
@@ -86,6 +88,8 @@ class GlobalExplorer:
                        gamma=c.rocchio_gamma)
 
     async def decompose(self, question: str) -> list[str]:
+        if self.llm is None:
+            return [question]
         prompt = DECOMPOSE.format(m=self.config.breadth, question=question)
         try:
             reply = await self.llm.json([{"role": "user", "content": prompt}], SubQuestions, step="topg.decompose",
@@ -97,7 +101,7 @@ class GlobalExplorer:
         return questions or [question]
 
     async def collect_anchors(self, question: str) -> list[int]:
-        """Alg. 2."""
+        """Alg. 2; ``anchors`` holds what was collected if a call budget ends it early."""
         c = self.config
         pool: list[int] = []
         for sub in await self.decompose(question):
@@ -109,25 +113,30 @@ class GlobalExplorer:
                 self.origins.setdefault(node, []).append(Origin(vec, pruned))
                 if node not in pool:
                     pool.append(node)
-        anchors = list(pool)
+                    self.anchors.append(node)
         iteration = 0
-        while pool and len(anchors) < c.min_facts and iteration < c.global_max_iter:
-            queries = {node: self.query_for(node) for node in pool}
-            new_pool: list[int] = []
-            for part in (list(p) for p in np.array_split(np.array(pool), min(c.breadth, len(pool))) if len(p)):
-                suggested, reached_by = self.suggest_global(part, queries, set(anchors))
-                kept = await self.select(question, suggested)
-                pruned = self._pruned_mean(suggested, kept)
-                for node in kept:
-                    self.origins.setdefault(node, []).append(Origin(queries[reached_by[node]], pruned))
-                    if node not in new_pool and node not in anchors:
-                        new_pool.append(node)
-            anchors += new_pool
-            self.trace.append(TraceStep("suggester", "suggest.global", {"iteration": iteration, "pool": len(pool)},
-                                        {"new_anchors": len(new_pool), "anchors": len(anchors)}))
-            pool = new_pool
+        while pool and len(self.anchors) < c.min_facts and iteration < c.global_max_iter:
+            pool = await self._iterate(question, pool, iteration)
             iteration += 1
-        return anchors
+        return self.anchors
+
+    async def _iterate(self, question: str, pool: list[int], iteration: int) -> list[int]:
+        """Alg. 2 lines 11-19: per-node queries, SuggestGlobal and Select per partition of the pool."""
+        c = self.config
+        queries = {node: self.query_for(node) for node in pool}
+        new_pool: list[int] = []
+        for part in (list(p) for p in np.array_split(np.array(pool), min(c.breadth, len(pool))) if len(p)):
+            suggested, reached_by = self.suggest_global(part, queries, set(self.anchors))
+            kept = await self.select(question, suggested)
+            pruned = self._pruned_mean(suggested, kept)
+            for node in kept:
+                self.origins.setdefault(node, []).append(Origin(queries[reached_by[node]], pruned))
+                if node not in new_pool and node not in self.anchors:
+                    new_pool.append(node)
+                    self.anchors.append(node)
+        self.trace.append(TraceStep("suggester", "suggest.global", {"iteration": iteration, "pool": len(pool)},
+                                    {"new_anchors": len(new_pool), "anchors": len(self.anchors)}))
+        return new_pool
 
     def suggest_global(self, part: list[int], queries: dict[int, np.ndarray],
                        taken: set[int]) -> tuple[list[int], dict[int, int]]:
@@ -165,25 +174,29 @@ class CommunityReporter:
     suggester: Suggester
     config: ToPGConfig
     store: GraphStore
-    llm: LLM
     trace: list[TraceStep] = field(default_factory=list)
+    scored: list[tuple[int, str]] = field(default_factory=list)  # intermediate answers so far
+    used: list[int] = field(default_factory=list)  # propositions of the communities read so far
 
     @cached_property
     def communities(self) -> list[frozenset[int]]:
-        """Hierarchical Leiden over propositions and their entities and passages; candidates are the
-        communities of 10-150 nodes, kept as their proposition members."""
-        g = self.suggester.graph
-        coo = g.incidence.tocoo()
-        edges = [(int(r), g.n + int(c)) for r, c in zip(coo.row, coo.col, strict=True)]
-        found = hierarchical_leiden(g.n + len(g.connectors), edges, max_cluster_size=self.config.max_community_size)
+        """Hierarchical Leiden over propositions and their entities and passages (cached per version
+        of the index); candidates are the communities of 10-150 nodes, kept as their propositions."""
         c = self.config
-        return [frozenset(m for m in comm.members if m < g.n) for comm in found
-                if c.min_community_size <= len(comm.members) <= c.max_community_size]
+        found = proposition_communities(self.suggester.graph, self.store, c.max_community_size)
+        return [frozenset(members) for size, members in found
+                if c.min_community_size <= size <= c.max_community_size]
 
-    def material(self, community: frozenset[int]) -> list[str]:
+    def choose(self, anchors: list[int]) -> list[int]:
+        """Alg. 3: the communities that cover the anchors best under the node budget B."""
+        chosen = greedy_budgeted_communities(set(anchors), self.communities, self.config.budget)
+        self.trace.append(TraceStep("reporter", "communities", {"candidates": len(self.communities)},
+                                    {"chosen": len(chosen)}))
+        return chosen
+
+    def material(self, community: frozenset[int], counter: TokenCounter) -> list[str]:
         """The community's propositions, entities and (truncated) passages, as pieces of text."""
         g = self.suggester.graph
-        counter = self.llm.counter
         props = sorted(community)
         connector_ids = {g.connectors[j] for p in props for j in g.incidence[p].indices}
         nodes = self.store.get_nodes(sorted(connector_ids))
@@ -192,13 +205,13 @@ class CommunityReporter:
         return ([f"Entities: {', '.join(entities)}"] if entities else []) + \
             [f"Fact: {g.texts[p]}" for p in props] + [f"Passage: {t}" for t in passages]
 
-    def chunks(self, pieces: list[str]) -> list[str]:
+    def chunks(self, pieces: list[str], counter: TokenCounter) -> list[str]:
         limit = self.config.max_tokens_community_chunks
         out: list[str] = []
         current: list[str] = []
         used = 0
         for piece in pieces:
-            cost = self.llm.counter.count(piece) + 1
+            cost = counter.count(piece) + 1
             if current and used + cost > limit:
                 out.append("\n".join(current))
                 current, used = [], 0
@@ -208,39 +221,36 @@ class CommunityReporter:
             out.append("\n".join(current))
         return out
 
-    async def report(self, question: str, anchors: list[int]) -> tuple[str | None, list[int]]:
-        """Alg. 3 selection, intermediate answers, ranking and lost-in-the-middle ordering, report.
-        Returns the report (None when no community yields anything) and the propositions used."""
-        c = self.config
-        chosen = greedy_budgeted_communities(set(anchors), self.communities, c.budget)
-        self.trace.append(TraceStep("reporter", "communities", {"candidates": len(self.communities)},
-                                    {"chosen": len(chosen)}))
-        scored: list[tuple[int, str]] = []
-        used: list[int] = []
+    async def intermediate(self, question: str, chosen: list[int], llm: LLM) -> None:
+        """An intermediate answer with a relevance score per chunk of each chosen community's material
+        (kept in ``scored`` as they come, so that a call budget keeps what was written)."""
         for index in chosen:
-            used += sorted(self.communities[index])
-            for chunk in self.chunks(self.material(self.communities[index])):
+            self.used += sorted(self.communities[index])
+            for chunk in self.chunks(self.material(self.communities[index], llm.counter), llm.counter):
                 prompt = INTERMEDIATE.format(question=question, material=chunk)
                 try:
-                    part = await self.llm.json([{"role": "user", "content": prompt}], Intermediate,
-                                               step="topg.intermediate", kind="answer")
+                    part = await llm.json([{"role": "user", "content": prompt}], Intermediate,
+                                          step="topg.intermediate", kind="answer")
                 except StructuredOutputError:
                     continue
                 if part.score > 0 and part.answer.strip():
-                    scored.append((part.score, part.answer.strip()))
-        ranked = [text for _, text in sorted(scored, key=lambda t: -t[0])]
+                    self.scored.append((part.score, part.answer.strip()))
+
+    async def write(self, question: str, llm: LLM) -> str | None:
+        """The report from the intermediate answers, best first while the context has room, ordered
+        against lost-in-the-middle; None when there is none."""
+        ranked = [text for _, text in sorted(self.scored, key=lambda t: -t[0])]
         self.trace.append(TraceStep("reporter", "intermediate_answers", {}, {"kept": len(ranked)}))
         if not ranked:
-            return None, used
-        kept, budget = [], c.max_tokens_report
-        for text in ranked:  # the best first, while the report context has room
-            cost = self.llm.counter.count(text) + 4
+            return None
+        kept, budget = [], self.config.max_tokens_report
+        for text in ranked:
+            cost = llm.counter.count(text) + 4
             if cost > budget:
                 break
             kept.append(text)
             budget -= cost
-        ordered = lost_in_the_middle(kept)
-        analyses = "\n\n".join(f"Analysis {i}:\n{t}" for i, t in enumerate(ordered, 1))
-        text = await self.llm.text([{"role": "user", "content": REPORT.format(question=question, analyses=analyses)}],
-                                   step="topg.report", kind="report")
-        return text.strip(), used
+        analyses = "\n\n".join(f"Analysis {i}:\n{t}" for i, t in enumerate(lost_in_the_middle(kept), 1))
+        text = await llm.text([{"role": "user", "content": REPORT.format(question=question, analyses=analyses)}],
+                              step="topg.report", kind="report")
+        return text.strip()

@@ -9,7 +9,7 @@ from functools import cached_property
 
 from pydantic import BaseModel, Field
 
-from thinkgraph.errors import ConfigError, LLMUnavailableError, StructuredOutputError
+from thinkgraph.errors import CallBudgetReached, ConfigError, LLMUnavailableError, StructuredOutputError
 from thinkgraph.llm.service import LLM
 from thinkgraph.methods.base import NO_LLM_MESSAGE, MethodContext
 from thinkgraph.methods.synthesis import citations_for
@@ -40,6 +40,14 @@ class NextQuestions(BaseModel):
 
 
 EVIDENCE_SEEDS = 5  # propositions that seed the LLM-free walk (session 1's Suggest benchmark setting)
+# What runs without an LLM, per mode, as evaluation reports name it.
+NO_LLM_VARIANTS = {
+    "naive": "no LLM: SuggestNaive only (top-k propositions by cosine)",
+    "local": f"no LLM: Suggest-local walk from SuggestNaive's best {EVIDENCE_SEEDS}, every suggestion kept "
+             "(no Select, Eval or NextQ)",
+    "global": "no LLM: Alg. 2 anchors from the question alone, every suggestion kept (no decomposition or "
+              "Select), communities chosen (no intermediate answers, no report)",
+}
 
 
 @dataclass
@@ -64,9 +72,7 @@ class ToPGMethod:
         started = time.perf_counter()
         llm = self.ctx.llm
         if llm is None:
-            props, trace = self._suggest_only(question)
-            answer = self._answer(question, None, "evidence_only", props, trace)
-            answer.message = NO_LLM_MESSAGE
+            answer = await self._without_llm(question)
         else:
             with llm.meter.scope() as cost:
                 run = {"naive": self._naive, "local": self._local, "global": self._global}[self.config.mode]
@@ -74,6 +80,33 @@ class ToPGMethod:
             answer.cost = cost
         answer.cost.seconds = time.perf_counter() - started
         return answer
+
+    async def _without_llm(self, question: str) -> Answer:
+        """The retrieval each mode can do without Select, Eval or any prompt, named in the stats."""
+        if self.config.mode == "global":
+            anchors, trace = await self._global_anchors_only(question)
+            answer = self._answer(question, None, "evidence_only", anchors, trace)
+            answer.stats["variant"] = NO_LLM_VARIANTS["global"]
+        else:
+            props, trace = self._suggest_only(question)
+            answer = self._answer(question, None, "evidence_only", props, trace)
+            answer.stats["variant"] = NO_LLM_VARIANTS[self.config.mode]
+        answer.message = NO_LLM_MESSAGE
+        return answer
+
+    async def _global_anchors_only(self, question: str) -> tuple[list[int], list[TraceStep]]:
+        """Alg. 2 without an LLM: the question alone seeds (no decomposition), every suggestion is kept
+        (no Select, so Rocchio has no pruned set), then Alg. 3 picks the communities a report would
+        read; the anchors, in the order collected, are the evidence."""
+        trace: list[TraceStep] = []
+
+        async def keep_all(query: str, suggested: list[int]) -> list[int]:
+            return suggested
+
+        explorer = GlobalExplorer(self.suggester, self.config, None, keep_all, self.ctx.view.embed_query, trace)
+        anchors = await explorer.collect_anchors(question)
+        CommunityReporter(self.suggester, self.config, self.ctx.store, trace).choose(anchors)
+        return anchors, trace
 
     def _suggest_only(self, question: str) -> tuple[list[int], list[TraceStep]]:
         """Without an LLM there is no Select: mode naive shows SuggestNaive's propositions; local and
@@ -92,14 +125,16 @@ class ToPGMethod:
         return pool, trace
 
     def _answer(self, question: str, text: str | None, status: str, props: list[int],
-                trace: list[TraceStep], message: str | None = None) -> Answer:
+                trace: list[TraceStep], message: str | None = None, *, budget_reached: bool = False) -> Answer:
         g = self.suggester.graph
         chunks = self.suggester.passages_of(props)[:MAX_CITED_PASSAGES]
         passages = passages_from_scores(self.ctx.store, [(c, 0.0) for c in chunks])
         nodes = [Node(g.ids[p], "proposition", g.texts[p]) for p in props]
         return Answer(question=question, method=self.name, text=text, status=status,
                       citations=citations_for(passages), evidence=EvidenceSubgraph(nodes=nodes),
-                      trace=trace, message=message, stats={"mode": self.config.mode, "facts": len(props)})
+                      trace=trace, message=message,
+                      stats={"mode": self.config.mode, "facts": len(props),
+                             **({"outcome": "budget_reached"} if budget_reached else {})})
 
     async def _naive(self, question: str, llm: LLM) -> Answer:
         """Naive: SuggestNaive's propositions answer the question directly, without Select."""
@@ -131,15 +166,28 @@ class ToPGMethod:
         return kept
 
     async def _local(self, question: str, llm: LLM) -> Answer:
+        """Alg. 1 under the call budget; when it runs out, the facts found so far are the evidence."""
+        c = self.config
+        trace: list[TraceStep] = []
+        found: list[int] = []
+        try:
+            with llm.meter.limit(c.max_calls):
+                answer = await self._local_loop(question, llm, found, trace)
+        except CallBudgetReached:
+            trace.append(TraceStep("controller", "budget_reached", {"max_calls": c.max_calls}, {"facts": len(found)}))
+            return self._answer(question, None, "failed", found, trace, budget_reached=True,
+                                message=f"stopped at the call budget (max_calls={c.max_calls}) without an answer")
+        return answer or self._answer(question, None, "failed", found, trace,
+                                      message=f"no answer from the collected facts after {c.max_iter} iterations")
+
+    async def _local_loop(self, question: str, llm: LLM, found: list[int], trace: list[TraceStep]) -> Answer | None:
         """Alg. 1: seed with SuggestNaive + Select, then Suggest-Local / Select per pending question,
         Eval after each iteration, NextQ for new sub-questions, up to max_iter iterations."""
         c = self.config
-        trace: list[TraceStep] = []
         queries = [question]
         seeds = self.suggester.naive(self.ctx.view.embed_query(question))
         pool = await self._select(llm, question, seeds, trace)
         pool_new = list(pool)
-        found: list[int] = []
         for iteration in range(c.max_iter):
             for q in queries:
                 suggested = self.suggester.local(self.ctx.view.embed_query(q), pool, c.k)
@@ -156,23 +204,37 @@ class ToPGMethod:
                 return self._answer(question, verdict.answer.strip(), "answered", used, trace)
             if iteration + 1 < c.max_iter:
                 queries = await self._next_questions(llm, question, found, trace) or [question]
-        return self._answer(question, None, "failed", found, trace,
-                            message=f"no answer from the collected facts after {c.max_iter} iterations")
+        return None
 
     async def _global(self, question: str, llm: LLM) -> Answer:
+        """Alg. 2-3 and the report. Under the call budget (one call kept for the report), a budget
+        that runs out ends the collection or the intermediate answers; the report is written from
+        what was gathered."""
+        c = self.config
         trace: list[TraceStep] = []
 
         async def select(q: str, suggested: list[int]) -> list[int]:
             return await self._select(llm, q, suggested, trace)
 
-        explorer = GlobalExplorer(self.suggester, self.config, llm, select, self.ctx.view.embed_query, trace)
-        anchors = await explorer.collect_anchors(question)
-        reporter = CommunityReporter(self.suggester, self.config, self.ctx.store, llm, trace)
-        text, used = await reporter.report(question, anchors)
+        explorer = GlobalExplorer(self.suggester, c, llm, select, self.ctx.view.embed_query, trace)
+        reporter = CommunityReporter(self.suggester, c, self.ctx.store, trace)
+        budget_reached = False
+        try:
+            with llm.meter.limit(None if c.max_calls is None else c.max_calls - 1):
+                await explorer.collect_anchors(question)
+                await reporter.intermediate(question, reporter.choose(explorer.anchors), llm)
+        except CallBudgetReached:
+            budget_reached = True
+            trace.append(TraceStep("controller", "budget_reached", {"max_calls": c.max_calls},
+                                   {"anchors": len(explorer.anchors), "intermediate_answers": len(reporter.scored)}))
+        text = await reporter.write(question, llm)
+        note = f"stopped at the call budget (max_calls={c.max_calls})" if budget_reached else None
         if text is None:
-            return self._answer(question, None, "failed", anchors, trace,
-                                message="no community around the collected facts gave usable material")
-        return self._answer(question, text, "answered", used or anchors, trace)
+            return self._answer(question, None, "failed", explorer.anchors, trace, budget_reached=budget_reached,
+                                message="; ".join(x for x in (note, "no community around the collected facts "
+                                                                    "gave usable material") if x))
+        return self._answer(question, text, "answered", reporter.used or explorer.anchors, trace,
+                            message=note, budget_reached=budget_reached)
 
     async def _eval(self, llm: LLM, question: str, found: list[int], trace: list[TraceStep],
                     iteration: int) -> EvalReply | None:
