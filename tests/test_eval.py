@@ -100,17 +100,41 @@ async def test_retrieval_only_run_resumes_and_summarises(open_bridge, tmp_path: 
     assert rows[0]["errors"] == 0 and rows[0]["recall@10"] > 0 and rows[1]["recall@10"] == 0.0
 
 
+async def test_retrieval_only_rows_name_the_llm_free_variant_that_ran(open_bridge, tmp_path: Path) -> None:  # noqa: ANN001
+    from thinkgraph.eval.report import render_report
+
+    qs = load_questions(FIXTURES / "questions_small.jsonl")[:2]
+    specs = [MethodSpec.parse(m) for m in ("ppr", "a2rag", "tog3", "topg", "topg:mode=global,min_facts=5")]
+    rows = await EvalRunner(open_bridge(), specs, tmp_path / "out", retrieval_only=True).run(qs)
+    variants = {r["method"]: r.get("variant") for r in rows}
+    assert variants["ppr"] is None  # ppr without an LLM is ppr's retrieval: nothing stands in for it
+    assert variants["a2rag"].startswith("no LLM: model-free seeds; local, bridge and PPR stages all run")
+    assert variants["tog3"].startswith("no LLM: Retriever only")
+    assert "Suggest-local walk" in variants["topg"] and "Alg. 2 anchors" in variants["topg:mode=global,min_facts=5"]
+    text = render_report(rows, title="T")
+    assert f"| a2rag ({variants['a2rag']}) | 2 |" in text and "| ppr | 2 |" in text
+    assert all("variant" not in r.get("stats", {}) for r in rows)
+
+
 async def test_end_to_end_run_scores_answers_and_cost(open_bridge, tmp_path: Path) -> None:  # noqa: ANN001
     answers = {"Who founded": "Alice Stone [1]", "Carol Diaz": "She was born in Rivertown [1]",
                "valley": "Unknown"}
-    backend = ScriptedBackend(rules=[(k, v) for k, v in answers.items()])
+    def reply(request) -> str:  # noqa: ANN001 - answers by the question asked, not by the passages shown
+        question = request.messages[-1]["content"].rsplit("Question: ", 1)[1]
+        return next(v for k, v in answers.items() if k in question)
+
+    backend = ScriptedBackend(rules=[("", reply)])
     tg = open_bridge(backend)
     runner = EvalRunner(tg, [MethodSpec.parse("naive")], tmp_path / "out")
     (row,) = await runner.run(load_questions(FIXTURES / "questions_small.jsonl"))
     assert row["em"] == pytest.approx(100 / 3) and row["em_substring"] == pytest.approx(200 / 3)
     assert row["calls_mean"] == 1 and row["prompt_tokens_p95"] > 0
+    assert row["abstained"] == pytest.approx(100 / 3)  # "Unknown" is an abstention, and it is reported
     summary = json.loads((tmp_path / "out" / "summary.json").read_text())
     assert summary[0]["method"] == "naive"
+    from thinkgraph.eval.report import render_report
+
+    assert "abstained" in render_report(summary, title="T").split("## Retrieval")[0]
 
 
 async def test_correctness_judge_and_pairwise_elo_through_the_runner(open_bridge, tmp_path: Path) -> None:  # noqa: ANN001

@@ -16,6 +16,7 @@ from thinkgraph.asyncutil import run_sync
 from thinkgraph.cli import _open, app, one_line_errors, out
 from thinkgraph.config import load_settings
 from thinkgraph.errors import ThinkgraphError
+from thinkgraph.eval.report import display_name
 
 
 @app.command("eval")
@@ -103,8 +104,8 @@ def _print_summary(rows: list[dict[str, Any]], title: str) -> None:
     for col in columns:
         table.add_column(col)
     for row in rows:
-        table.add_row(row["method"], *[f"{row.get(c, 0):.1f}" if isinstance(row.get(c), float) else str(row.get(c))
-                                       for c in columns])
+        table.add_row(display_name(row), *[f"{row.get(c, 0):.1f}" if isinstance(row.get(c), float)
+                                           else str(row.get(c)) for c in columns])
     Console(width=200).print(table)
 
 

@@ -102,6 +102,7 @@ def average_over_seeds(specs: Sequence[MethodSpec],
     out = []
     for (label, fraction), rows in grouped.items():
         keys = [k for k in rows[0] if k.startswith("recall@")]
-        out.append({"method": label, "fraction": fraction, "seeds": len(rows),
+        variant = {"variant": rows[0]["variant"]} if rows[0].get("variant") else {}
+        out.append({"method": label, "fraction": fraction, "seeds": len(rows), **variant,
                     **{k: statistics.mean(r.get(k, 0.0) for r in rows) for k in keys}})
     return out

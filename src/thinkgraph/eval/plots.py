@@ -12,6 +12,8 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
+from thinkgraph.eval.report import display_name  # noqa: E402
+
 QUALITY_PREFERENCE = ("accuracy", "llm_correct", "f1", "em_substring", "recall@5")
 
 
@@ -31,7 +33,8 @@ def quality_vs_tokens(rows: Sequence[dict[str, Any]], path: Path) -> Path | None
     fig, ax = plt.subplots(figsize=(7, 4.2))
     markers = "osD^vP*Xh<>"
     for i, (r, x) in enumerate(zip(rows, xs, strict=True)):
-        ax.scatter(x, r.get(metric, 0.0), s=60, marker=markers[i % len(markers)], label=r["method"], alpha=0.85)
+        ax.scatter(x, r.get(metric, 0.0), s=60, marker=markers[i % len(markers)], label=display_name(r, short=True),
+                   alpha=0.85)
     ax.set_xlabel("seconds per question (mean; no LLM tokens)" if by_time else "LLM tokens per question (mean)")
     ax.set_ylabel(f"{metric} (%)")
     ax.set_ylim(-2, 102)

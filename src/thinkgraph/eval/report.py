@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 ANSWER_METRICS = ("em", "em_substring", "f1", "precision", "recall", "rouge_l", "llm_correct", "accuracy",
-                  "factual_f1", "similarity")
+                  "factual_f1", "similarity", "abstained")
 RETRIEVAL_METRICS = ("recall@2", "recall@5", "recall@10", "citation_recall")
 COST_COLUMNS = ("calls", "prompt_tokens", "completion_tokens", "seconds")
 
@@ -25,6 +25,16 @@ def _fmt(value: Any) -> str:
     return f"{value:.1f}" if isinstance(value, float) else str(value)
 
 
+def display_name(row: dict[str, Any], *, short: bool = False) -> str:
+    """A row's method label, with what actually ran when an LLM-free stand-in of the method did
+    (e.g. ``a2rag (no LLM: ...)``), so that nobody mistakes it for the method. ``short`` (for plot
+    legends) keeps the variant's first clause."""
+    variant = str(row.get("variant") or "")
+    if not variant:
+        return str(row["method"])
+    return f"{row['method']} ({variant.split(':')[0] if short else variant})"
+
+
 def _stat_text(value: Any) -> str:
     if "mean" in value:
         return f"mean {value['mean']:.2f}, max {value['max']:g}"
@@ -34,20 +44,20 @@ def _stat_text(value: Any) -> str:
 def _sections(rows: Sequence[dict[str, Any]], loss: Sequence[dict[str, Any]] | None,
               plots: Sequence[Path]) -> list[str]:
     parts: list[str] = []
-    typed = [(r["method"], t, v) for r in rows for t, v in sorted(r.get("by_type", {}).items())]
+    typed = [(display_name(r), t, v) for r in rows for t, v in sorted(r.get("by_type", {}).items())]
     if typed:
         present = [m for m in ANSWER_METRICS if any(m in v for _, _, v in typed)]
         parts += ["## By question type (%)", "", _table(["method", "type", "questions", *present],
                   [[m, t, str(v["questions"]), *(_fmt(v.get(k)) for k in present)] for m, t, v in typed]), ""]
-    stats = [(r["method"], key, _stat_text(v)) for r in rows for key, v in r.get("stats", {}).items()]
+    stats = [(display_name(r), key, _stat_text(v)) for r in rows for key, v in r.get("stats", {}).items()]
     if stats:
         parts += ["## Method statistics", "", _table(["method", "figure", "value"], [list(x) for x in stats]), ""]
     if loss:
         keys = [k for k in RETRIEVAL_METRICS if any(k in r for r in loss)]
         parts += ["## Extraction loss (entities deleted; mean over seeds)", "",
                   _table(["method", "deleted (%)", "seeds", *keys],
-                         [[r["method"], f"{100 * r['fraction']:.0f}", str(r["seeds"]), *(_fmt(r.get(k)) for k in keys)]
-                          for r in loss]), ""]
+                         [[display_name(r), f"{100 * r['fraction']:.0f}", str(r["seeds"]),
+                           *(_fmt(r.get(k)) for k in keys)] for r in loss]), ""]
     if plots:
         parts += ["## Plots", "", *(f"![{p.stem}]({p.name})" for p in plots), ""]
     return parts
@@ -61,12 +71,12 @@ def render_report(rows: Sequence[dict[str, Any]], *, title: str, index_stats: di
         present = [m for m in metrics if any(m in r for r in rows)]
         if present:
             parts += [f"## {heading}", "", _table(["method", "questions", *present],
-                      [[r["method"], str(r["questions"]), *(_fmt(r.get(m)) for m in present)] for r in rows]), ""]
+                      [[display_name(r), str(r["questions"]), *(_fmt(r.get(m)) for m in present)] for r in rows]), ""]
     judged = any("judge_failures" in r for r in rows)
     header = ["method", "errors", *(["judge failures"] if judged else [])] + [f"{c} mean" for c in COST_COLUMNS] \
         + [f"{c} P95" for c in COST_COLUMNS]
     parts += ["## Cost per question", "", _table(header, [
-        [r["method"], str(r["errors"]), *([str(r.get("judge_failures", 0))] if judged else []),
+        [display_name(r), str(r["errors"]), *([str(r.get("judge_failures", 0))] if judged else []),
          *(_fmt(float(r[f"{c}_mean"])) for c in COST_COLUMNS),
          *(_fmt(float(r[f"{c}_p95"])) for c in COST_COLUMNS)] for r in rows]), ""]
     if index_stats:

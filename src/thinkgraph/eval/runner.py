@@ -227,6 +227,12 @@ class EvalRunner:
             if self.retrieval_only:
                 keys = [k for k in keys if k.startswith("recall@")]
             row |= metric_means(rs, keys)
+            if not self.retrieval_only and rs:  # verified-or-abstain methods: how often they declined
+                row["abstained"] = 100 * sum(r["status"] == "abstained" for r in rs) / len(rs)
+            variants = Counter(str((r.get("stats") or {}).get("variant")) for r in rs
+                               if (r.get("stats") or {}).get("variant"))
+            if variants:  # an LLM-free stand-in ran, not the method: the report names what ran
+                row["variant"] = "; ".join(variants)
             types = sorted({r.get("type") or "" for r in rs} - {""})
             if types:
                 row["by_type"] = {t: {"questions": sum(r.get("type") == t for r in rs),
@@ -236,7 +242,7 @@ class EvalRunner:
                 values = [c[name] for c in costs]
                 row[f"{name}_mean"] = statistics.mean(values) if values else 0.0
                 row[f"{name}_p95"] = percentile(values, 95)
-            stats = method_stats([r.get("stats") or {} for r in rs])
+            stats = method_stats([{k: v for k, v in (r.get("stats") or {}).items() if k != "variant"} for r in rs])
             if stats:
                 row["stats"] = stats
             rows.append(row)
