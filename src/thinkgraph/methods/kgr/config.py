@@ -28,7 +28,7 @@ class KGRConfig(BaseModel):
     max_observation_chars: int = Field(4000, ge=200)
     few_shot: bool = True  # App. F: every prompt carries examples (ours, methods/kgr/examples.py)
     # Our bound, not the paper's: LLM calls per question. The paper's ToT/GoT defaults (n = 10,
-    # k = t = 3, agent) need about 94 / 130 calls; explore mode costs several calls per step. When
+    # k = t = 3, agent) need 94 / 131 calls; explore mode costs several calls per step. When
     # spent, the best finished chain so far is the answer, or the outcome is "budget_reached".
     max_calls: int | None = Field(300, ge=1)
 
