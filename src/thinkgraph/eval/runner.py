@@ -29,6 +29,9 @@ RETRIEVAL_DEPTH = {"naive": ("top_k",), "ppr": ("top_k",), "a2rag": ("evidence_c
 # graph walk is the model's actions. `none` retrieves nothing by definition (Recall 0).
 NEEDS_LLM = {"ircot", "kgr", "kg-textrag", "kg-graphrag"}
 CLOSED_BOOK = "none"
+# Methods whose wrong answers get the error taxonomy of KG-grounded reasoning (eval/taxonomy.py); the
+# others report an outcome too (tog3's termination, a2rag's verification), but the taxonomy is kgr's.
+TAXONOMY_METHODS = frozenset({"kgr"})
 RECORDS_FILE = "records.jsonl"
 
 
@@ -196,7 +199,7 @@ class EvalRunner:
                             "similarity": graded.similarity}
             judge_failures += graded is None
         stats = dict(answer.stats)
-        if "outcome" in stats and q.answers and not self.retrieval_only:
+        if spec.method in TAXONOMY_METHODS and q.answers and not self.retrieval_only:
             correct = metrics.get("llm_correct", metrics.get("em_substring", 0.0)) == 1.0
             stats["error_type"] = "correct" if correct else \
                 await error_type(answer, list(q.answers), self.tg.llm if self.judge else None)
