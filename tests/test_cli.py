@@ -210,8 +210,8 @@ def test_kg_import_and_kgr_tot_agent_through_the_cli(tmp_path: Path) -> None:
     assert "imported 8 nodes and 18 edges (0 records skipped)" in imported.stdout
 
     def reply(payload: dict) -> str:
-        prompt = payload["messages"][-1]["content"]
-        if "Several reasoning chains" in prompt:
+        prompt = payload["messages"][-1]["content"].split("Now your task.")[-1]  # after the few-shot examples
+        if "Several reasoning chains" in payload["messages"][-1]["content"]:
             return "The best choices are: 1"
         if "Observation 1:" in prompt:
             return "Thought: found it.\nAction: Finish[Tomasz Nowak]"
