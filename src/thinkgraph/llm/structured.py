@@ -24,46 +24,62 @@ def strip_reasoning(text: str) -> str:
     return _THINK.sub("", text).strip()
 
 
-MAX_CANDIDATES = 20  # JSON values tried per reply (a reply with many brackets stays cheap)
+_STRUCTURE = re.compile(r'[{}\[\]"\\]')
+_OPENING = re.compile(r"[{\[]")
+MAX_STARTS = 16  # opening brackets tried as the start of a JSON value (bounds the work on junk)
+MAX_CANDIDATES = 20  # JSON values offered per reply (validation tries them in order)
+MAX_DEPTH = 64  # deeper nesting is not a reply anyone asked for (and would exhaust the recursion limit)
+
+
+def _matching_close(text: str, start: int) -> int | None:
+    """Index of the bracket closing the one at ``start``, skipping strings; None when unbalanced or
+    nested deeper than MAX_DEPTH. Linear: a regex skips the characters that cannot matter."""
+    stack: list[str] = []
+    in_string = False
+    escaped_at = -1  # position of the character a backslash escapes
+    for match in _STRUCTURE.finditer(text, start):
+        c, pos = match.group(), match.start()
+        if pos == escaped_at:
+            continue
+        if in_string:
+            if c == "\\":
+                escaped_at = pos + 1
+            elif c == '"':
+                in_string = False
+            continue
+        if c == '"':
+            in_string = True
+        elif c in "{[":
+            stack.append("}" if c == "{" else "]")
+            if len(stack) > MAX_DEPTH:
+                return None
+        elif c in "}]":
+            if not stack or stack.pop() != c:
+                return None
+            if not stack:
+                return pos
+    return None
 
 
 def _balanced_candidates(text: str) -> Iterator[str]:
     """Substrings that start at an opening brace/bracket and end at its balanced closing one, in order
-    of their start (a value nested in an earlier one is not offered again)."""
-    end_of_last = -1
-    for start, char in enumerate(text):
-        if char not in "{[" or start < end_of_last:
-            continue
-        stack: list[str] = []
-        in_string = escape = False
-        for pos in range(start, len(text)):
-            c = text[pos]
-            if in_string:
-                if escape:
-                    escape = False
-                elif c == "\\":
-                    escape = True
-                elif c == '"':
-                    in_string = False
-                continue
-            if c == '"':
-                in_string = True
-            elif c in "{[":
-                stack.append("}" if c == "{" else "]")
-            elif c in "}]":
-                if not stack or stack.pop() != c:
-                    break
-                if not stack:
-                    end_of_last = pos + 1
-                    yield text[start:pos + 1]
-                    break
+    of their start; at most MAX_STARTS starts are tried."""
+    pos = 0
+    for _ in range(MAX_STARTS):
+        opening = _OPENING.search(text, pos)
+        if opening is None:
+            return
+        end = _matching_close(text, opening.start())
+        if end is not None:
+            yield text[opening.start():end + 1]
+        pos = opening.start() + 1
 
 
 def _loads(candidate: str) -> Any:
     for attempt in (candidate, _TRAILING_COMMA.sub(r"\1", candidate.translate(_SMART))):
         try:
             value = json.loads(attempt)
-        except json.JSONDecodeError:
+        except (json.JSONDecodeError, RecursionError):  # deep nesting exhausts the parser's recursion
             continue
         if isinstance(value, dict | list):  # a bare string or number is not a structured reply
             return value
