@@ -100,6 +100,8 @@ async def test_unverified_answers_end_in_abstention_and_rewrites_see_the_evidenc
     tg = open_bridge(reader.backend)
     answer = await tg.aask(QUESTION, method="a2rag", i_max=1)
     assert answer.status == "abstained" and answer.text is None and not answer.citations
+    # no claim of support, but what was retrieved is still the evidence (Recall@k measures it)
+    assert "c1" in {n.props.get("doc_id") for n in answer.evidence.nodes if n.type == "chunk"}
     assert answer.stats == {"stage": "failed", "attempts": 2, "outcome": "retries_exhausted", "failure": "grd"}
     draft = next(s for s in answer.trace if s.action == "abstain").outputs
     assert draft == {"unverified_draft": "Paris [1]", "failure": "grd"}

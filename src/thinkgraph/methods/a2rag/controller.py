@@ -47,6 +47,7 @@ class Attempt:
     failure: str | None
     reason: str
     stage: str
+    evidence: EvidenceSubgraph = field(default_factory=EvidenceSubgraph)
 
 
 @dataclass
@@ -146,7 +147,7 @@ class A2RAGMethod:
             reply = await self._generate(llm, query, state, passages)
             trace.append(TraceStep("responder", "a2rag.answer", {"query": query}, {"reply": reply}))
             failure, reason = await self._triple_check(llm, query, reply, state, trace)
-            attempts.append(Attempt(query, reply, failure, reason, state.stage))
+            attempts.append(Attempt(query, reply, failure, reason, state.stage, self._subgraph(state)))
             if failure is None:
                 return await self._verified(question, llm, reply, state, passages, attempts, trace)
             if attempt == c.i_max:
@@ -163,14 +164,14 @@ class A2RAGMethod:
             proposals = await propose_triples(self.ctx.store, llm, question, reply, passages)
             trace.append(TraceStep("controller", "hitl.propose", {}, {"proposals": proposals}))
         return Answer(question=question, method=self.name, text=text, status="answered",
-                      citations=citations_for(used), evidence=self._subgraph(state), trace=trace,
+                      citations=citations_for(used), evidence=attempts[-1].evidence, trace=trace,
                       stats={"stage": state.stage, "attempts": len(attempts), "outcome": "verified",
-                             **self._seed_stats(attempts, trace)})
+                             **self._seed_stats(trace)})
 
     def _abstain(self, question: str, attempts: list[Attempt], trace: list[TraceStep], *,
                  budget_reached: bool) -> Answer:
         """Alg. 1 line 21: no verified answer within the budget, so none is given (verified-or-abstain).
-        The last unverified draft stays in the trace only."""
+        The last unverified draft stays in the trace only; what was retrieved stays the evidence."""
         self.stage_counts["failed"] += 1
         last = attempts[-1] if attempts else None
         why = f"stopped at the call budget (max_calls={self.config.max_calls})" if budget_reached else \
@@ -182,13 +183,13 @@ class A2RAGMethod:
                                {"unverified_draft": last.answer if last else None,
                                 "failure": last.failure if last else None}))
         return Answer(question=question, method=self.name, text=None, status="abstained", trace=trace,
-                      message=message,
+                      message=message, evidence=last.evidence if last else EvidenceSubgraph(),
                       stats={"stage": "failed", "attempts": len(attempts),
                              "outcome": "budget_reached" if budget_reached else "retries_exhausted",
-                             "failure": (last.failure or "") if last else "", **self._seed_stats(attempts, trace)})
+                             "failure": (last.failure or "") if last else "", **self._seed_stats(trace)})
 
     @staticmethod
-    def _seed_stats(attempts: list[Attempt], trace: list[TraceStep]) -> dict[str, int]:
+    def _seed_stats(trace: list[TraceStep]) -> dict[str, int]:
         failed = sum(s.action == "seeds.extraction_failed" for s in trace)
         return {"seed_extraction_failures": failed} if failed else {}
 
@@ -228,9 +229,13 @@ class A2RAGMethod:
         return parse_rewrite(rewritten) or query
 
     def _subgraph(self, state: RetrievalState) -> EvidenceSubgraph:
+        """What the retriever gathered: the passages handed to the answerer, the seed and fact
+        entities, and the facts."""
         g = self.retriever.graph
         rows = sorted({r for f in state.facts for r in (f.subject, f.object)} | set(state.seeds.entities))
-        nodes = [Node(g.ids[r], "entity", g.names[r], {"seed": r in state.seeds.entities}) for r in rows]
+        passages = self.retriever.passages(state.ranked_chunks()[: self.config.evidence_chunks])
+        nodes = [Node(p.chunk_id, NodeType.CHUNK, p.text, {"doc_id": p.doc_id}) for p in passages]
+        nodes += [Node(g.ids[r], "entity", g.names[r], {"seed": r in state.seeds.entities}) for r in rows]
         shown = state.facts[: self.config.max_triples]
         return EvidenceSubgraph(nodes=nodes, path_texts=self.retriever.triples_text(state.facts),
                                 paths=[[g.ids[f.subject], g.ids[f.object]] for f in shown])
