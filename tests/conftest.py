@@ -47,6 +47,14 @@ def open_bridge(tmp_path: Path) -> Iterator:
         [FIXTURES / "bridge_corpus.jsonl"], openie=FIXTURES / "bridge_openie.jsonl"))
 
 
+@pytest.fixture
+def kg(tmp_path: Path) -> Iterator:
+    """The GRBench-shaped fixture graph (tests/fixtures/grbench_small.json), opened with a given backend."""
+    from support import FIXTURES
+
+    yield from index_opener(tmp_path / "kg.db", lambda tg: tg.import_kg(FIXTURES / "grbench_small.json"))
+
+
 @pytest.fixture(scope="session")
 def real_model(tmp_path_factory: pytest.TempPathFactory) -> Iterator:
     """llama-cpp-python's server with Gemma 3 270M for the whole session (see tests/realmodel.py)."""

@@ -6,26 +6,12 @@ from __future__ import annotations
 
 import itertools
 import re
-from collections.abc import Callable, Iterator
-from pathlib import Path
 
-import pytest
-
-from support import FIXTURES, index_opener
-from thinkgraph.api import ThinkGraph
+from test_kgr_method import AGENT, MERGE, SCORE, SELECT
 from thinkgraph.llm.backend import ChatRequest
 from thinkgraph.testing import ScriptedBackend
 
-AGENT = "alternating Thought, Action and Observation"
-SELECT = "Several reasoning chains"
-SCORE = "Estimate the probability"
-MERGE = "Two reasoning chains over a knowledge graph"
 QUESTION = "Where is the company founded by Alice Stone based?"
-
-
-@pytest.fixture
-def kg_index(tmp_path: Path) -> Iterator[Callable[[ScriptedBackend], ThinkGraph]]:
-    yield from index_opener(tmp_path / "kg.db", lambda tg: tg.import_kg(FIXTURES / "grbench_small.json"))
 
 
 def task(request: ChatRequest) -> str:
@@ -93,12 +79,12 @@ async def test_an_answer_that_never_touched_the_graph_says_it_has_no_support(ope
     assert not answer.citations and "no support" in answer.message
 
 
-async def test_call_budget_ends_the_search_as_an_outcome(kg_index) -> None:  # noqa: ANN001
+async def test_call_budget_ends_the_search_as_an_outcome(kg) -> None:  # noqa: ANN001
     steps = itertools.count(1)
     backend = ScriptedBackend(rules=[(SELECT, "The best choices are: 1, 2, 3"),
                                      (MERGE, lambda r: f"Thought: merged {next(steps)}.\nAction: RetrieveNode[x]"),
                                      (AGENT, lambda r: f"Thought: idea {next(steps)}.\nAction: RetrieveNode[y]")])
-    answer = await kg_index(backend).aask("q?", "kgr", strategy="got", max_calls=10)
+    answer = await kg(backend).aask("q?", "kgr", strategy="got", max_calls=10)
     assert answer.status == "failed" and answer.stats["outcome"] == "budget_reached"
     assert answer.cost.calls == 10 and "call budget (max_calls=10) without a final answer" in answer.message
 
@@ -109,13 +95,13 @@ async def test_call_budget_ends_the_search_as_an_outcome(kg_index) -> None:  # n
         return f"Thought: idea {next(steps)}.\nAction: RetrieveNode[graph reasoning]"
 
     backend = ScriptedBackend(rules=[(SELECT, "The best choices are: 3, 1, 2"), (AGENT, finish_first)])
-    answer = await kg_index(backend).aask("another q?", "kgr", strategy="tot", max_calls=8)
+    answer = await kg(backend).aask("another q?", "kgr", strategy="tot", max_calls=8)
     assert answer.text == "Warsaw Institute" and answer.status == "answered"
     assert answer.stats["budget_reached"] is True and answer.stats["outcome"] == "finished"
     assert "the best chain finished before it answers" in answer.message
 
 
-async def test_every_prompt_carries_examples_unless_few_shot_is_off(kg_index) -> None:  # noqa: ANN001
+async def test_every_prompt_carries_examples_unless_few_shot_is_off(kg) -> None:  # noqa: ANN001
     thoughts = itertools.count(1)
 
     def think(request: ChatRequest) -> str:
@@ -129,12 +115,12 @@ async def test_every_prompt_carries_examples_unless_few_shot_is_off(kg_index) ->
              ("Are the thoughts and the knowledge-graph facts", "[Yes]"), ("Think step by step", think)]
     for few_shot in (True, False):
         backend = ScriptedBackend(rules=list(rules))
-        answer = await kg_index(backend).aask(f"q {few_shot}?", "kgr", strategy="got", interaction="explore",
+        answer = await kg(backend).aask(f"q {few_shot}?", "kgr", strategy="got", interaction="explore",
                                               k=2, t=1, evaluator="score", few_shot=few_shot)
         assert answer.text == "Tomasz Nowak"
         prompts = [r.messages[-1]["content"] for r in backend.requests]
         assert all(any(needle in p for p in prompts) for needle, _ in rules)  # every kind of prompt was sent
         assert all(("Here are some examples:" in p) is few_shot for p in prompts)
     backend = ScriptedBackend(rules=[(AGENT, "Thought: x.\nAction: Finish[y]")])
-    await kg_index(backend).aask("q?", "kgr")
+    await kg(backend).aask("q?", "kgr")
     assert "Action 2: NeighborCheck[P31, author]" in backend.requests[0].messages[-1]["content"]

@@ -5,12 +5,12 @@ from __future__ import annotations
 
 import itertools
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
-from support import FIXTURES, HashEmbedder, index_opener
+from support import HashEmbedder
 from thinkgraph.api import ThinkGraph
 from thinkgraph.config import Settings
 from thinkgraph.testing import ScriptedBackend
@@ -21,11 +21,6 @@ SCORE = "Estimate the probability"
 MERGE = "Two reasoning chains over a knowledge graph"
 THOUGHT = "Think step by step towards the answer"
 END = "Are the thoughts and the knowledge-graph facts"
-
-
-@pytest.fixture
-def kg(tmp_path: Path) -> Iterator[Callable[[ScriptedBackend], ThinkGraph]]:
-    yield from index_opener(tmp_path / "kg.db", lambda tg: tg.import_kg(FIXTURES / "grbench_small.json"))
 
 
 def calls(backend: ScriptedBackend, needle: str) -> int:

@@ -6,13 +6,10 @@ from __future__ import annotations
 
 import json
 import re
-from pathlib import Path
 
 import pytest
 
-from support import FIXTURES, HashEmbedder
-from thinkgraph.api import ThinkGraph
-from thinkgraph.config import Settings
+from support import FIXTURES
 from thinkgraph.llm.backend import ChatRequest
 from thinkgraph.methods.topg import communities as topg_communities
 from thinkgraph.testing import ScriptedBackend
@@ -40,23 +37,10 @@ def evaluate(request: ChatRequest) -> str:
     return json.dumps({"answerable": True, "answer": "Greenland Valley", "facts": used}) + "\n(two hops)"
 
 
-@pytest.fixture
-def bridge_path(tmp_path: Path) -> Path:
-    path = tmp_path / "g.db"
-    with ThinkGraph(path, settings=Settings(), embedder=HashEmbedder()) as built:
-        built.index([FIXTURES / "bridge_corpus.jsonl"], openie=FIXTURES / "bridge_openie.jsonl")
-    return path
-
-
-def open_index(path: Path, backend: ScriptedBackend | None = None) -> ThinkGraph:
-    return ThinkGraph.open(path, settings=Settings(), embedder=HashEmbedder(), backend=backend)
-
-
-async def test_local_walk_reaches_the_second_hop_and_cites_both_passages(bridge_path: Path) -> None:
+async def test_local_walk_reaches_the_second_hop_and_cites_both_passages(open_bridge) -> None:  # noqa: ANN001
     backend = ScriptedBackend(rules=[("Keep only the facts", select), ("Can the question be answered", evaluate),
                                      ("targeted sub-questions", '{"questions": []}')])
-    with open_index(bridge_path, backend) as tg:
-        answer = await tg.aask(QUESTION, method="topg", k=2)
+    answer = await open_bridge(backend).aask(QUESTION, method="topg", k=2)
     assert answer.text == "Greenland Valley" and answer.status == "answered"
     # SuggestNaive's seeds hold only the first hop; the query-aware walk over shared entities reaches the second
     kept = [s.outputs["kept"] for s in answer.trace if s.action == "select"]
@@ -65,11 +49,11 @@ async def test_local_walk_reaches_the_second_hop_and_cites_both_passages(bridge_
     assert [n.text for n in answer.evidence.nodes] == list(PATH)
 
 
-async def test_global_mode_without_an_llm_runs_the_global_path_and_says_so(bridge_path: Path) -> None:
-    with open_index(bridge_path) as tg:
-        answer = await tg.aask("What is known about Acme Corp?", method="topg", mode="global", k=2, breadth=2,
-                               min_facts=5, min_community_size=2)
-        local = await tg.aask("What is known about Acme Corp?", method="topg", k=2)
+async def test_global_mode_without_an_llm_runs_the_global_path_and_says_so(open_bridge) -> None:  # noqa: ANN001
+    tg = open_bridge(None)
+    answer = await tg.aask("What is known about Acme Corp?", method="topg", mode="global", k=2, breadth=2,
+                           min_facts=5, min_community_size=2)
+    local = await tg.aask("What is known about Acme Corp?", method="topg", k=2)
     assert answer.status == "evidence_only" and answer.stats["mode"] == "global"
     assert "Alg. 2 anchors" in answer.stats["variant"] and "Suggest-local" in local.stats["variant"]
     actions = [s.action for s in answer.trace]
@@ -77,7 +61,7 @@ async def test_global_mode_without_an_llm_runs_the_global_path_and_says_so(bridg
     assert answer.citations and answer.stats["facts"] >= 5
 
 
-async def test_leiden_runs_once_per_version_of_the_index(bridge_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+async def test_leiden_runs_once_per_version_of_the_index(open_bridge, monkeypatch: pytest.MonkeyPatch) -> None:  # noqa: ANN001
     runs: list[int] = []
     real = topg_communities.hierarchical_leiden
 
@@ -87,33 +71,32 @@ async def test_leiden_runs_once_per_version_of_the_index(bridge_path: Path, monk
 
     monkeypatch.setattr(topg_communities, "hierarchical_leiden", counted)
     options = {"method": "topg", "mode": "global", "k": 2, "min_facts": 3, "min_community_size": 2}
-    with open_index(bridge_path) as tg:
-        first = await tg.aask("Acme Corp?", **options)
-        second = await tg.aask("Rivertown?", **options)
-    with open_index(bridge_path) as tg:  # another process: the cache is in the index
-        third = await tg.aask("Greenland Valley?", **options)
-        assert len(runs) == 1
-        chosen = [next(s.outputs["chosen"] for s in a.trace if s.action == "communities") for a in (first, second,
-                                                                                                     third)]
-        assert all(c >= 1 for c in chosen)
-        tg.index([FIXTURES / "corpus_small.jsonl"], openie=FIXTURES / "openie_sample.jsonl")  # a new version
-        await tg.aask("Acme Corp?", **options)
+    tg = open_bridge(None)
+    first = await tg.aask("Acme Corp?", **options)
+    second = await tg.aask("Rivertown?", **options)
+    tg = open_bridge(None)  # another process: the cache is in the index
+    third = await tg.aask("Greenland Valley?", **options)
+    assert len(runs) == 1
+    chosen = [next(s.outputs["chosen"] for s in a.trace if s.action == "communities") for a in (first, second, third)]
+    assert all(c >= 1 for c in chosen)
+    tg.index([FIXTURES / "corpus_small.jsonl"], openie=FIXTURES / "openie_sample.jsonl")  # a new version
+    await tg.aask("Acme Corp?", **options)
     assert len(runs) == 2
 
 
-async def test_call_budget_ends_local_and_global_runs_with_an_outcome(bridge_path: Path) -> None:
+async def test_call_budget_ends_local_and_global_runs_with_an_outcome(open_bridge) -> None:  # noqa: ANN001
     backend = ScriptedBackend(rules=[("Keep only the facts", select), ("Can the question be answered",
                                                                       lambda r: '{"answerable": false}'),
                                      ("targeted sub-questions", '{"questions": ["Where is Rivertown?"]}'),
                                      ("complementary sub-questions", '{"questions": ["a?", "b?"]}'),
                                      ("rate how useful", '{"answer": "points", "score": 50}'),
                                      ("partial analyses", "Report.")])
-    with open_index(bridge_path, backend) as tg:
-        local = await tg.aask(QUESTION, method="topg", k=1, max_calls=2)
-        assert local.status == "failed" and local.stats["outcome"] == "budget_reached"
-        assert local.cost.calls == 2 and "call budget (max_calls=2)" in local.message
-        # global: decomposition and the two seeding Selects spend the budget; the report keeps its call
-        spent = await tg.aask("What about Acme Corp?", method="topg", mode="global", breadth=2, max_calls=4,
-                              min_community_size=2)
-        assert spent.stats["outcome"] == "budget_reached" and spent.cost.calls == 3
-        assert spent.status == "failed" and "no community" in spent.message
+    tg = open_bridge(backend)
+    local = await tg.aask(QUESTION, method="topg", k=1, max_calls=2)
+    assert local.status == "failed" and local.stats["outcome"] == "budget_reached"
+    assert local.cost.calls == 2 and "call budget (max_calls=2)" in local.message
+    # global: decomposition and the two seeding Selects spend the budget; the report keeps its call
+    spent = await tg.aask("What about Acme Corp?", method="topg", mode="global", breadth=2, max_calls=4,
+                          min_community_size=2)
+    assert spent.stats["outcome"] == "budget_reached" and spent.cost.calls == 3
+    assert spent.status == "failed" and "no community" in spent.message
