@@ -27,15 +27,17 @@ from thinkgraph.methods.base import MethodContext
 from thinkgraph.methods.registry import DEFAULT_METHOD, make_method
 from thinkgraph.models import Answer, Cost, Node, SourceDocument
 from thinkgraph.retrieval.views import IndexView
-from thinkgraph.store.base import RemovalReport
-from thinkgraph.store.sqlite import SQLiteStore
+from thinkgraph.store.base import GraphStore, RemovalReport
+from thinkgraph.store.claims import DOC, WorkClaims
+from thinkgraph.store.factory import open_store
 from thinkgraph.tokens import TokenCounter
 
 DEFAULT_INDEX = "thinkgraph.db"
 
 
 class ThinkGraph:
-    """One index file plus the models that serve it.
+    """One index plus the models that serve it. ``path`` is an SQLite file or a PostgreSQL URL
+    (``postgresql://user@host/db?schema=NAME``; see the README's "Choosing a store").
 
     ``backend`` replaces the HTTP LLM backend (tests plug the scripted double in here);
     ``embedder`` replaces the configured embedder.
@@ -45,7 +47,7 @@ class ThinkGraph:
                  create: bool = True, backend: ChatBackend | None = None,
                  embedder: Embedder | None = None) -> None:
         self.settings = settings or load_settings()
-        self.store = SQLiteStore(path, create=create)
+        self.store: GraphStore = open_store(path, create=create)
         self._backend = backend
         self._embedder = embedder
         self.counter = TokenCounter()
@@ -138,9 +140,10 @@ class ThinkGraph:
         return self.index((), documents=list(documents), **kwargs)
 
     def remove_document(self, doc_id: str, *, rebuild: bool = True) -> RemovalReport:
-        if self.store.get_document(doc_id) is None:
-            raise InputError(f"no document {doc_id!r} in the index")
-        report = self.store.remove_document(doc_id)
+        with WorkClaims(self.store).holding(DOC, doc_id):  # not while an indexing run works on it
+            if self.store.get_document(doc_id) is None:
+                raise InputError(f"no document {doc_id!r} in the index")
+            report = self.store.remove_document(doc_id)
         if rebuild:
             run_sync(update_derived(self.store, self.embedder, self.settings.index, IndexReport(), llm=self.llm))
         self.mark_changed()
@@ -194,7 +197,7 @@ class ThinkGraph:
             self._generation = generation
 
     def mark_changed(self) -> None:
-        self.store.set_meta("generation", str(int(self.store.get_meta("generation") or 0) + 1))
+        self.store.increment_meta("generation")  # atomic: no change by another process is lost
         self.refresh()
 
     async def aretrieve(self, question: str, method: str = DEFAULT_METHOD, **options: Any) -> Answer:
@@ -250,8 +253,8 @@ class ThinkGraph:
         for d in docs:
             by_status[str(d.status)] = by_status.get(str(d.status), 0) + 1
         return {
-            "index": str(self.store.path),
-            "size_bytes": self.store.file_size(),
+            "index": self.store.describe(),
+            "size_bytes": self.store.size_bytes(),
             "embedding_model": self.store.get_meta("embed_model"),
             "embedding_dim": self.store.get_meta("embed_dim"),
             "extractor": self.store.get_meta("extractor"),

@@ -14,14 +14,23 @@ from typing import Any
 import numpy as np
 
 from thinkgraph.errors import IndexFileError
-from thinkgraph.ids import document_node_id, edge_id
+from thinkgraph.ids import document_node_id
 from thinkgraph.models import DocStatus, DocumentRecord, Edge, Node, Provenance
 from thinkgraph.store.base import RemovalReport
+from thinkgraph.store.common import (
+    APP_MARKER,
+    CHANGES,
+    DERIVED_STALE,
+    SCHEMA_VERSION,
+    edge_key,
+    minus_to_none,
+    none_to_minus,
+)
 from thinkgraph.store.sqlite_bookkeeping import SQLiteBookkeeping
 
-SCHEMA_VERSION = 1
+__all__ = ["SCHEMA_VERSION", "SQLiteStore", "edge_key"]
+
 BUSY_TIMEOUT_S = 60.0
-APP_MARKER = "thinkgraph-index"
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -57,19 +66,9 @@ CREATE TABLE IF NOT EXISTS audit(id INTEGER PRIMARY KEY AUTOINCREMENT, at REAL N
 CREATE TABLE IF NOT EXISTS usage(
     step TEXT PRIMARY KEY, calls INTEGER NOT NULL, prompt_tokens INTEGER NOT NULL,
     completion_tokens INTEGER NOT NULL, seconds REAL NOT NULL);
+CREATE TABLE IF NOT EXISTS claims(
+    kind TEXT NOT NULL, key TEXT NOT NULL, owner TEXT NOT NULL, expires REAL NOT NULL, PRIMARY KEY(kind, key));
 """
-
-
-def edge_key(edge: Edge) -> str:
-    return edge_id(edge.src, edge.type, edge.dst, str(edge.props.get("predicate", "")))
-
-
-def _none_to_minus(value: int | None) -> int:
-    return -1 if value is None else value
-
-
-def _minus_to_none(value: int) -> int | None:
-    return None if value < 0 else value
 
 
 class SQLiteStore(SQLiteBookkeeping):
@@ -77,6 +76,7 @@ class SQLiteStore(SQLiteBookkeeping):
 
     def __init__(self, path: str | Path, *, create: bool = True) -> None:
         self.path = Path(path)
+        self.location = str(self.path)
         if not create and not self.path.exists():
             raise IndexFileError(f"no index at {self.path}; build one with `thinkgraph index`")
         if self.path.exists() and self.path.is_dir():
@@ -128,6 +128,15 @@ class SQLiteStore(SQLiteBookkeeping):
     def set_meta(self, key: str, value: str) -> None:
         with self.transaction():
             self._db.execute("INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)", (key, value))
+
+    def increment_meta(self, key: str) -> int:
+        with self.transaction():  # BEGIN IMMEDIATE: no other writer between the read and the write
+            value = int(self.get_meta(key) or 0) + 1
+            self.set_meta(key, str(value))
+        return value
+
+    def describe(self) -> str:
+        return str(self.path)
 
     @contextmanager
     def transaction(self) -> Iterator[None]:
@@ -221,9 +230,11 @@ class SQLiteStore(SQLiteBookkeeping):
             db.execute(f"DELETE FROM vectors WHERE node_id IN ({orphan_nodes})")
             nodes_removed = db.execute(f"DELETE FROM nodes WHERE id IN ({orphan_nodes})").rowcount
             db.execute("DELETE FROM documents WHERE id=?", (doc_id,))
-            db.execute("DELETE FROM stages WHERE key=? OR key LIKE ?", (doc_id, f"{doc_id}::%"))
+            prefix = f"{doc_id}::"  # compared exactly: LIKE would read '_' and '%' in an id as wildcards
+            db.execute("DELETE FROM stages WHERE key=? OR substr(key, 1, ?)=?", (doc_id, len(prefix), prefix))
             db.execute("DELETE FROM _cand")
-            self.set_meta("derived_stale", "1")
+            self.set_meta(DERIVED_STALE, "1")
+            self.increment_meta(CHANGES)
         return RemovalReport(doc_id=doc_id, nodes_removed=nodes_removed, edges_removed=edges_removed)
 
     # graph ------------------------------------------------------------------
@@ -246,7 +257,7 @@ class SQLiteStore(SQLiteBookkeeping):
             )
 
     def add_provenance(self, records: Iterable[Provenance]) -> None:
-        rows = [(p.item_id, p.doc_id, p.chunk_id or "", _none_to_minus(p.start), _none_to_minus(p.end))
+        rows = [(p.item_id, p.doc_id, p.chunk_id or "", none_to_minus(p.start), none_to_minus(p.end))
                 for p in records]
         with self.transaction():
             self._db.executemany("INSERT OR IGNORE INTO provenance VALUES (?, ?, ?, ?, ?)", rows)
@@ -303,7 +314,7 @@ class SQLiteStore(SQLiteBookkeeping):
         rows = self._db.execute(
             "SELECT item_id, doc_id, chunk_id, start, end FROM provenance WHERE item_id=? ORDER BY doc_id, start",
             (item_id,))
-        return [Provenance(r[0], r[1], r[2] or None, _minus_to_none(r[3]), _minus_to_none(r[4])) for r in rows]
+        return [Provenance(r[0], r[1], r[2] or None, minus_to_none(r[3]), minus_to_none(r[4])) for r in rows]
 
     def delete_node(self, node_id: str) -> None:
         with self.transaction():
@@ -360,9 +371,14 @@ class SQLiteStore(SQLiteBookkeeping):
             " AND id NOT IN (SELECT node_id FROM vectors) ORDER BY rowid", types).fetchall()
         return [self._node(r) for r in rows]
 
-    def file_size(self) -> int:
+    def search_vectors(self, query: np.ndarray, node_type: str, k: int) -> list[tuple[str, float]]:
+        """Exact cosine search in numpy (unit vectors): the reference the database backends match."""
+        ids, matrix = self.get_vectors([node_type])
+        if not ids or k <= 0:
+            return []
+        sims = matrix @ np.asarray(query, dtype=np.float32).ravel()
+        top = np.argsort(-sims, kind="stable")[:k]
+        return [(ids[int(i)], float(sims[i])) for i in top]
+
+    def size_bytes(self) -> int:
         return sum(p.stat().st_size for p in (self.path, Path(f"{self.path}-wal")) if p.exists())
-
-
-def open_store(path: str | Path, *, create: bool = True) -> SQLiteStore:
-    return SQLiteStore(path, create=create)
