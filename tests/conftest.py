@@ -49,12 +49,13 @@ def open_bridge(tmp_path: Path) -> Iterator:
 
 
 @pytest.fixture(scope="session")
-def postgres_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+def postgres_server() -> Iterator[str]:
     """The URL (no schema) of a PostgreSQL server with pgvector, started once per test session."""
-    url, server = pg_support.start_server(tmp_path_factory.mktemp("pg"))
+    url, server = pg_support.start_server()
     yield url
     if server is not None:
         server.cleanup()
+        server.pgdata.parent.rmdir()
 
 
 @pytest.fixture

@@ -1,11 +1,13 @@
 """A PostgreSQL server with pgvector for the tests: the one THINKGRAPH_TEST_POSTGRES_URL names, or an
 embedded one from the `pgserver` package (PostgreSQL 16 with pgvector, started once per session
-with its data under a temporary folder). Each test gets a schema of its own, dropped afterwards."""
+with its data in a temporary folder, deleted at the end). Each test gets a schema of its own, dropped
+afterwards."""
 
 from __future__ import annotations
 
 import os
 import secrets
+import tempfile
 import warnings
 from collections.abc import Iterator
 from pathlib import Path
@@ -15,7 +17,7 @@ import pytest
 URL_ENV = "THINKGRAPH_TEST_POSTGRES_URL"
 
 
-def start_server(tmp: Path) -> tuple[str, object | None]:
+def start_server() -> tuple[str, object | None]:
     """The server's URL (no schema) and the embedded server handle, if one was started."""
     if os.environ.get(URL_ENV):
         return os.environ[URL_ENV], None
@@ -27,7 +29,10 @@ def start_server(tmp: Path) -> tuple[str, object | None]:
             if os.environ.get("CI"):
                 raise
             pytest.skip("PostgreSQL tests need `pgserver` (in the dev extra) or THINKGRAPH_TEST_POSTGRES_URL")
-        server = pgserver.get_server(tmp / "pgdata", cleanup_mode="stop")
+        # not under pytest's temporary folder: run as root, pgserver starts PostgreSQL as its own user,
+        # which may not enter pytest's private (0700) folders
+        data = Path(tempfile.mkdtemp(prefix="thinkgraph-pg-")) / "data"
+        server = pgserver.get_server(data, cleanup_mode="delete")
     return server.get_uri(), server
 
 

@@ -10,6 +10,7 @@ from pathlib import Path
 import typer
 
 from thinkgraph.cli import app, one_line_errors, out
+from thinkgraph.store.factory import shown_location
 
 
 @app.command()
@@ -23,6 +24,8 @@ def serve(
     token_env: str = typer.Option("THINKGRAPH_SERVICE_TOKEN", "--token-env",
                                   help="Environment variable holding the access token (required off loopback)."),
     max_request_mb: float = typer.Option(25.0, "--max-request-mb"),
+    store: str | None = typer.Option(None, "--store", help="PostgreSQL URL: each workspace in its own schema "
+                                     "there (instead of a folder under --root); see `Choosing a store`."),
 ) -> None:
     """Serve the HTTP API, the web page and the OpenAI-compatible endpoint over workspaces."""
     import uvicorn
@@ -30,11 +33,13 @@ def serve(
     from thinkgraph.service.settings import ServiceSettings
 
     settings = ServiceSettings(root=root, host=host, port=port, token=os.environ.get(token_env) or None,
-                               max_request_bytes=int(max_request_mb * 1e6), config_path=ctx.obj["config"])
+                               max_request_bytes=int(max_request_mb * 1e6), config_path=ctx.obj["config"],
+                               store=store)
     settings.check()
     os.environ["THINKGRAPH_SERVICE_SETTINGS"] = json.dumps({**dataclasses.asdict(settings), "root": str(root),
                                                             "config_path": str(settings.config_path or "")})
-    out.print(f"thinkgraph on http://{host}:{port}/ (workspaces in {root})", highlight=False)
+    where = shown_location(store) if store else root
+    out.print(f"thinkgraph on http://{host}:{port}/ (workspaces in {where})", highlight=False)
     uvicorn.run("thinkgraph.service.entry:app_from_environment", factory=True, host=host, port=port,
                 workers=workers, log_level="warning")
 
@@ -44,9 +49,10 @@ def serve(
 def mcp(
     ctx: typer.Context,
     root: Path = typer.Option(Path("workspaces"), "--root", help="Folder holding one index per workspace."),
+    store: str | None = typer.Option(None, "--store", help="PostgreSQL URL: each workspace a schema there."),
 ) -> None:
     """Serve `ask` and `retrieve` as MCP tools over stdio (for agent clients)."""
     from thinkgraph.service.mcp_server import build_mcp_server
     from thinkgraph.service.workspaces import Workspaces
 
-    build_mcp_server(Workspaces(root, ctx.obj["config"])).run("stdio")
+    build_mcp_server(Workspaces(root, ctx.obj["config"], store)).run("stdio")

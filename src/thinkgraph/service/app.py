@@ -85,7 +85,7 @@ def create_app(settings: ServiceSettings) -> FastAPI:
     app = FastAPI(title="thinkgraph", version="0.1", lifespan=lifespan,
                   description="Knowledge-graph question answering with cited, traceable answers.")
     app.state.settings = settings
-    app.state.workspaces = Workspaces(settings.root, settings.config_path)
+    app.state.workspaces = Workspaces(settings.root, settings.config_path, settings.store)
     secured = [Depends(require_token)]
     app.include_router(api_router, dependencies=secured)
     app.include_router(graph_router, dependencies=secured)

@@ -55,7 +55,7 @@ async def _upsert(request: Request, ws: str, doc: SourceDocument) -> dict[str, A
     async with spaces.lock(ws):
         # a separate connection writes, so that asks on the reader never see a half-written batch
         def write() -> Any:
-            with ThinkGraph(reader.store.path, settings=reader.settings, embedder=reader.embedder,
+            with ThinkGraph(reader.store.location, settings=reader.settings, embedder=reader.embedder,
                             backend=reader._backend) as writer:  # noqa: SLF001
                 return writer.add_documents([doc])
 
@@ -122,7 +122,7 @@ async def delete_document(request: Request, ws: str, doc_id: str) -> dict[str, A
     reader = spaces.get(ws)
     async with spaces.lock(ws):
         def remove() -> Any:
-            with ThinkGraph(reader.store.path, settings=reader.settings, embedder=reader.embedder) as writer:
+            with ThinkGraph(reader.store.location, settings=reader.settings, embedder=reader.embedder) as writer:
                 return writer.remove_document(doc_id)
 
         report = await asyncio.to_thread(remove)

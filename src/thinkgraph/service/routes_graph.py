@@ -72,7 +72,7 @@ async def _curate(request: Request, ws: str, change: str, *args: Any, **kwargs: 
     reader = spaces.get(ws)
     async with spaces.lock(ws):
         def run() -> Any:
-            with ThinkGraph(reader.store.path, settings=reader.settings, embedder=reader.embedder) as writer:
+            with ThinkGraph(reader.store.location, settings=reader.settings, embedder=reader.embedder) as writer:
                 return getattr(writer, change)(*args, **kwargs)
 
         node = await asyncio.to_thread(run)

@@ -36,8 +36,14 @@ def _cols(names: tuple[str, ...]) -> str:
     return ", ".join(f'"{c}"' for c in names)  # quoted: "end" is reserved in PostgreSQL
 
 
-def select_sql(part: Section, order_by: str) -> str:
-    return f"SELECT {_cols(part.columns)} FROM {part.name} ORDER BY {order_by}"
+INSERTION_ORDERED = ("nodes", "edges", "vectors")  # sections that keep the order rows were added in
+
+
+def select_sql(part: Section, insertion: str) -> str:
+    """All rows of a section in the same order in every backend: insertion order (the backend's
+    ``insertion`` column) where it matters, else by key (text keys sort bytewise in both)."""
+    order = insertion if part.name in INSERTION_ORDERED else _cols(part.key)
+    return f"SELECT {_cols(part.columns)} FROM {part.name} ORDER BY {order}"
 
 
 def upsert_sql(part: Section, mark: str) -> str:

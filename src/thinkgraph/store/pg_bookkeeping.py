@@ -19,7 +19,6 @@ from thinkgraph.models import Proposal
 from thinkgraph.store.common import section, select_sql, upsert_sql
 
 LOAD_BATCH = 2000
-_ORDERED = ("nodes", "edges", "vectors")  # sections whose order is their insertion order
 _LEASE = "clock_timestamp() + make_interval(secs => %s)"
 
 
@@ -147,11 +146,10 @@ class PgBookkeeping:
     def dump(self, name: str) -> Iterator[tuple[Any, ...]]:
         """Rows of one section, streamed through a server-side cursor (one snapshot)."""
         part = section(name)
-        order = "seq" if name in _ORDERED else ", ".join(f'"{c}"' for c in part.key)
         vectors = name == "vectors"
         with self._lock, self._claim_transaction(), self._conn.cursor(f"dump_{name}", binary=vectors) as cur:
             cur.itersize = LOAD_BATCH
-            cur.execute(select_sql(part, order))
+            cur.execute(select_sql(part, "seq"))
             for row in cur:
                 yield (row[0], row[1].to_numpy()) if vectors else tuple(row)
 

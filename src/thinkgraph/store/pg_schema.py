@@ -125,7 +125,11 @@ def open_schema(conn: psycopg.Connection, target: PgLocation, *, create: bool) -
             conn.execute("INSERT INTO meta(key, value) VALUES ('app', %s), ('schema_version', %s)",
                          (APP_MARKER, str(SCHEMA_VERSION)))
             tables = set(TABLES)
-        if _meta(conn, "app") != APP_MARKER:
+        try:
+            marker = _meta(conn, "app")
+        except psycopg.errors.UndefinedColumn:  # a table named meta, but not ours
+            marker = None
+        if marker != APP_MARKER:
             raise IndexFileError(f"schema {schema!r} of {target.display} holds tables but not a thinkgraph index")
         version = _meta(conn, "schema_version")
         if version != str(SCHEMA_VERSION):
