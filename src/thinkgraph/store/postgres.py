@@ -86,12 +86,14 @@ class PostgresStore(PgVectors, PgBookkeeping):
 
     @contextmanager
     def _claim_transaction(self) -> Iterator[None]:
-        """A transaction without the write lock: claims never wait for a writer of the index."""
+        """A transaction without the write lock: claims never wait for a writer of the index. Its
+        commit does not wait for the disk: a lease lost in a server crash only expires early."""
         with self._lock:
             if self._depth:
                 yield
                 return
             with self._conn.transaction():
+                self._conn.execute("SET LOCAL synchronous_commit TO off")
                 yield
 
     def close(self) -> None:
