@@ -255,3 +255,22 @@ def test_cli_and_api_work_unchanged_on_postgres(pg_url, tmp_path: Path,  # noqa:
     with ThinkGraph(url, embedder=HashEmbedder(64, name="hashing:64")) as tg:
         imported = tg.import_kg(FIXTURES / "grbench_small.json")
     assert Path(imported.path).is_relative_to(tmp_path / "cache") and imported.nodes > 0
+
+
+def test_a_password_in_the_url_appears_in_no_output_or_file(pg_url, tmp_path: Path) -> None:  # noqa: ANN001
+    """The test server trusts local connections, so a typed password is accepted (and unused): it
+    must show up in no output, log line, error or file the commands write."""
+    url = pg_url().replace("postgresql://postgres:@", "postgresql://postgres:TopSecret123@")
+    config = _config(tmp_path)
+    outputs = [_cli("-v", "-i", url, "index", str(FIXTURES / "bridge_corpus.jsonl"), config=config),
+               _run("-v", "-i", url, "inspect", config=config),
+               _run("-i", url, "eval", str(FIXTURES / "questions_small.jsonl"), "-m", "naive", "--retrieval-only",
+                    "--out", str(tmp_path / "eval"), config=config),
+               _run("-i", url.replace("schema=", "schema=missing_"), "inspect", config=config)]
+    text = "".join(getattr(o, "stdout", "") + (getattr(o, "stderr", "") if isinstance(o, subprocess.CompletedProcess)
+                                               else o.output) for o in outputs)
+    assert outputs[0].returncode == 0 and [o.exit_code for o in outputs[1:]] == [0, 0, 1], text
+    assert "postgresql://postgres:***@" in text and "no index at" in text
+    assert json.loads((tmp_path / "eval" / "run.json").read_text())["index"].startswith("postgresql://postgres:***@")
+    assert "TopSecret123" not in text
+    assert not [f for f in tmp_path.rglob("*") if f.is_file() and b"TopSecret123" in f.read_bytes()]

@@ -81,6 +81,7 @@ class WorkClaims:
 
     def start(self, *, register: bool = True) -> WorkClaims:
         """Start renewing; ``register`` announces an indexing run (see ``others_running``)."""
+        self._stop.clear()
         if register:
             self.take(RUN, self.owner)
         self._beat = threading.Thread(target=self._renew, name="thinkgraph-lease", daemon=True)

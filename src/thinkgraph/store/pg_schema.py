@@ -8,6 +8,7 @@ import hashlib
 import psycopg
 from pgvector.psycopg import register_vector
 from psycopg import sql
+from psycopg.conninfo import conninfo_to_dict
 
 from thinkgraph.errors import ConfigError, IndexFileError
 from thinkgraph.store.common import APP_MARKER, SCHEMA_VERSION
@@ -72,9 +73,11 @@ def lock_key(schema: str) -> int:
 
 
 def connect(target: PgLocation) -> psycopg.Connection:
+    defaults = {"connect_timeout": CONNECT_TIMEOUT_S, "application_name": "thinkgraph"}
     try:
+        given = conninfo_to_dict(target.conninfo)
         return psycopg.connect(target.conninfo, password=target.password, autocommit=True,
-                               connect_timeout=CONNECT_TIMEOUT_S, application_name="thinkgraph")
+                               **{k: v for k, v in defaults.items() if k not in given})
     except psycopg.Error as exc:
         message = " ".join(str(exc).split())
         raise IndexFileError(f"cannot connect to {target.display}: {target.redact(message)}") from None
@@ -117,7 +120,8 @@ def open_schema(conn: psycopg.Connection, target: PgLocation, *, create: bool) -
         if tables and "meta" not in tables:
             raise IndexFileError(f"schema {schema!r} of {target.display} holds tables but not a thinkgraph index")
         vector_schema = _vector_schema(conn, create=create)
-        conn.execute(sql.SQL("CREATE SCHEMA IF NOT EXISTS {}").format(sql.Identifier(schema)))
+        if not tables:
+            conn.execute(sql.SQL("CREATE SCHEMA IF NOT EXISTS {}").format(sql.Identifier(schema)))
         path = [schema] + ([vector_schema] if vector_schema != schema else [])
         conn.execute(sql.SQL("SET search_path TO {}").format(sql.SQL(", ").join(map(sql.Identifier, path))))
         if not tables:
