@@ -24,7 +24,7 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))  # the scenario driver and the embedded PostgreSQL of the tests
 
-from pg_support import start_server, with_schema  # noqa: E402
+from pg_support import start_server, stop_server, with_schema  # noqa: E402
 from service_scenario import check_final, run_clients, servers  # noqa: E402
 
 
@@ -36,6 +36,14 @@ def main() -> None:
     parser.add_argument("--workspaces", type=int, default=5)
     args = parser.parse_args()
     server_url, server = (args.postgres, None) if args.postgres else start_server()
+    try:
+        problems = scenario(args, server_url)
+    finally:
+        stop_server(server)
+    sys.exit(1 if problems else 0)
+
+
+def scenario(args: argparse.Namespace, server_url: str) -> list[str]:
     folder = Path(tempfile.mkdtemp(prefix="tg-svc-"))
     config = folder / "tg.toml"
     config.write_text('[embedding]\nprovider = "hashing"\ndim = 384\n[index]\nextractor = "nolm"\n', "utf-8")
@@ -55,9 +63,7 @@ def main() -> None:
     print(f"documents acknowledged and not deleted: {live}; problems: {len(problems)}")
     for line in problems[:20]:
         print(f"  {line}")
-    if server is not None:
-        server.cleanup()
-    sys.exit(1 if problems else 0)
+    return problems
 
 
 if __name__ == "__main__":

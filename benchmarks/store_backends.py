@@ -29,7 +29,7 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))  # the fake LLM server and the embedded PostgreSQL of the tests
 
-from pg_support import start_server, with_schema  # noqa: E402
+from pg_support import start_server, stop_server, with_schema  # noqa: E402
 from support import Behaviour, FakeOpenAIServer  # noqa: E402
 from thinkgraph.api import ThinkGraph  # noqa: E402
 from thinkgraph.asyncutil import run_sync  # noqa: E402
@@ -133,8 +133,15 @@ def main() -> None:
     parser.add_argument("--scale-docs", type=int, default=96, help="Passages for the 1-vs-2-process run.")
     parser.add_argument("--llm-delay", type=float, default=1.0, help="Seconds per fake LLM call.")
     args = parser.parse_args()
-    folder = Path(tempfile.mkdtemp(prefix="tg-stores-"))
     server_url, server = (args.postgres, None) if args.postgres else start_server()
+    try:
+        compare(args, server_url)
+    finally:
+        stop_server(server)
+
+
+def compare(args: argparse.Namespace, server_url: str) -> None:
+    folder = Path(tempfile.mkdtemp(prefix="tg-stores-"))
     tag = str(int(time.time()))
     indexes = {"sqlite": str(folder / "musique.db"), "postgres": with_schema(server_url, f"bench_{tag}"),
                # commits that do not wait for the disk: SQLite's synchronous=NORMAL durability
@@ -160,8 +167,6 @@ def main() -> None:
     for backend, processes, seconds, calls in rows:
         single = next(s for b, p, s, _ in rows if b == backend and p == 1)
         print(f"{backend} | {processes} | {seconds:.1f} | {calls} | {single / seconds:.2f}x")
-    if server is not None:
-        server.cleanup()
 
 
 if __name__ == "__main__":

@@ -53,12 +53,27 @@ def postgres_server() -> Iterator[str]:
     """The URL (no schema) of a PostgreSQL server with pgvector, started once per test session."""
     url, server = pg_support.start_server()
     yield url
-    if server is not None:
-        server.cleanup()
-        server.pgdata.parent.rmdir()
+    pg_support.stop_server(server)
 
 
 @pytest.fixture
 def pg_url(postgres_server: str) -> Iterator:
     """``pg_url()`` gives the URL of a fresh schema (an empty index), dropped after the test."""
     yield from pg_support.schema_urls(postgres_server)
+
+
+@pytest.fixture(scope="session")
+def real_model(tmp_path_factory: pytest.TempPathFactory) -> Iterator:
+    """llama-cpp-python's server with Gemma 3 270M for the whole session (see tests/realmodel.py)."""
+    import realmodel
+
+    missing = realmodel.missing_packages()
+    if missing:
+        if os.environ.get(realmodel.REQUIRE_ENV):
+            pytest.fail(f"{realmodel.REQUIRE_ENV} is set but {', '.join(missing)} cannot be imported")
+        pytest.skip(f"real-model tests need {', '.join(missing)} (pip install -e '.[dev]')")
+    cache = Path(os.environ.get("THINKGRAPH_TEST_MODEL_CACHE", Path.home() / ".cache" / "thinkgraph-tests"))
+    cache.mkdir(parents=True, exist_ok=True)
+    gguf = realmodel.model_file(cache)
+    with realmodel.LlamaServer(gguf, tmp_path_factory.mktemp("llama") / "server.log") as model:
+        yield model

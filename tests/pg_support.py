@@ -36,6 +36,13 @@ def start_server() -> tuple[str, object | None]:
     return server.get_uri(), server
 
 
+def stop_server(server: object | None) -> None:
+    """Stop an embedded server and delete its data (and the temporary folder holding it)."""
+    if server is not None:
+        server.cleanup()
+        server.pgdata.parent.rmdir()
+
+
 def with_schema(url: str, schema: str) -> str:
     return f"{url}{'&' if '?' in url else '?'}schema={schema}"
 

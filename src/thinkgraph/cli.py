@@ -145,7 +145,8 @@ def ask(
     ctx: typer.Context,
     question: str = typer.Argument(..., help="The question."),
     method: str = typer.Option(DEFAULT_METHOD, "--method", "-m", help=f"One of: {', '.join(METHOD_NAMES)}"),
-    top_k: int | None = typer.Option(None, "--top-k", "-k", help="Passages to retrieve."),
+    top_k: int | None = typer.Option(None, "--top-k", "-k", min=1,
+                                     help="Passages to retrieve and show, for every method (see TOP_K_SETTINGS)."),
     as_json: bool = typer.Option(False, "--json", help="Print the whole Answer as JSON."),
     trace: bool = typer.Option(False, "--trace", help="Print every step of the method."),
     option: list[str] = typer.Option([], "--option", "-o",
@@ -160,10 +161,8 @@ def ask(
             if method != "kgr":
                 raise ThinkgraphError(f"--{key} applies to method kgr only")
             options[key] = value
-    if top_k:
-        options["top_k" if method in ("naive", "ppr") else "evidence_chunks" if method == "a2rag" else "k"] = top_k
     with _open(ctx, create=False) as tg:
-        answer = tg.ask(question, method=method, **options)
+        answer = tg.ask(question, method=method, top_k=top_k, **options)
     if as_json:
         print(json.dumps(answer.to_dict(), indent=2, ensure_ascii=False, default=str))
         return
@@ -183,18 +182,31 @@ def _parse_options(pairs: list[str]) -> dict[str, Any]:
     return options
 
 
+def _fallback_notes(answer: Answer) -> list[str]:
+    """What the method did instead of what was asked, said on screen (not only in --json)."""
+    notes = []
+    if any(step.outputs.get("dense_fallback") for step in answer.trace):
+        notes.append(f"{answer.method}: no question entity reached the graph, so the passages come from dense "
+                     "(embedding) retrieval instead")
+    return notes
+
+
 def _print_answer(answer: Answer, trace: bool) -> None:
     if answer.text is not None:
         out.print(f"[bold]Answer[/bold] ({answer.method}, {answer.status}): {answer.text}", highlight=False)
     if answer.message:
-        out.print(f"[yellow]{answer.message}[/yellow]")
+        out.print(f"[yellow]{answer.message}[/yellow]", highlight=False)
+    for note in _fallback_notes(answer):
+        out.print(f"[yellow]note:[/yellow] {note}", highlight=False)
     if answer.citations:
-        out.print("[bold]Evidence[/bold]")
+        out.print("[bold]Evidence[/bold] (the best-matching sentence of each passage)")
+    ranked = any(c.score for c in answer.citations)  # a method that does not score passages shows no score
     for i, c in enumerate(answer.citations, 1):
-        span = f"{c.start}-{c.end}" if c.start is not None else "?"
-        score = f" score {c.score:.3f}" if c.score is not None else ""
-        quote = " ".join(c.quote.split())[:220]
-        out.print(f"[{i}] {c.doc_id} chars {span} ({c.chunk_id}){score}\n    {quote}", highlight=False)
+        span = f"chars {c.start}-{c.end}" if c.start is not None else "span unknown"
+        page = f", page {c.page}" if c.page else ""
+        score = f" score {c.score:.3f}" if ranked and c.score is not None else ""
+        quote = " ".join(c.quote.split())[:400]
+        out.print(f"[{i}] {c.doc_id} {span}{page} ({c.chunk_id}){score}\n    {quote}", highlight=False)
     if answer.evidence.path_texts:
         out.print("[bold]Graph evidence[/bold]")
     for path in answer.evidence.path_texts:
@@ -208,6 +220,33 @@ def _print_answer(answer: Answer, trace: bool) -> None:
     c = answer.cost
     out.print(f"cost: {c.calls} LLM calls ({c.cached_calls} cached), {c.prompt_tokens}+{c.completion_tokens} "
               f"tokens, {c.seconds:.2f}s")
+
+
+@app.command()
+@one_line_errors
+def documents(
+    ctx: typer.Context,
+    status: str | None = typer.Option(None, "--status", help="Only documents with this status "
+                                      "(pending, processing, done, failed)."),
+    as_json: bool = typer.Option(False, "--json", help="Print as JSON."),
+) -> None:
+    """List the indexed documents with their status (and why a failed one failed)."""
+    from thinkgraph.models import DocStatus
+
+    valid = [s.value for s in DocStatus]
+    if status is not None and status not in valid:
+        raise ThinkgraphError(f"unknown status {status!r}; valid: {', '.join(valid)}")
+    with _open(ctx, create=False) as tg:
+        docs = tg.store.list_documents(DocStatus(status) if status else None)
+    if as_json:
+        print(json.dumps([dataclasses.asdict(d) for d in docs], indent=2, default=str))
+        return
+    table = Table(title=f"{len(docs)} document(s)")
+    for col in ("id", "title", "status", "characters", "error"):
+        table.add_column(col)
+    for d in docs:
+        table.add_row(d.id, d.title, str(d.status), f"{d.n_chars:,}", d.error or "")
+    out.print(table)
 
 
 @app.command()
@@ -240,6 +279,8 @@ def inspect(
         usage.add_row(step, str(u["calls"]), str(u["prompt_tokens"]), str(u["completion_tokens"]),
                       f"{u['seconds']:.1f}")
     out.print(usage)
+    for endpoint, form in stats["llm_structured_output"].items():
+        out.print(f"structured output with {endpoint}: {form}")
 
 
 @app.command()
