@@ -79,6 +79,8 @@ def test_passwords_never_shown(monkeypatch: pytest.MonkeyPatch) -> None:
     assert "s3cr" not in str(failed.value) and "cannot connect to postgresql://bob:***@127.0.0.1:1/db" in str(
         failed.value)
     assert shown_location(f"postgresql://bob:{SECRET}@h/db") == "postgresql://bob:***@h/db"
+    options = parse_location("postgresql://h/db?options=-c%20synchronous_commit%3Doff&schema=a").with_schema("b")
+    assert options.conninfo == "postgresql://h/db?options=-c%20synchronous_commit%3Doff"
 
 
 def test_password_from_the_environment_reaches_the_server(postgres_server: str, pg_url,  # noqa: ANN001
@@ -274,3 +276,12 @@ def test_a_password_in_the_url_appears_in_no_output_or_file(pg_url, tmp_path: Pa
     assert json.loads((tmp_path / "eval" / "run.json").read_text())["index"].startswith("postgresql://postgres:***@")
     assert "TopSecret123" not in text
     assert not [f for f in tmp_path.rglob("*") if f.is_file() and b"TopSecret123" in f.read_bytes()]
+
+
+def test_libpq_parameters_in_the_url_reach_the_server(pg_url) -> None:  # noqa: ANN001
+    store = open_store(pg_url() + "&options=-c%20synchronous_commit%3Doff&application_name=tg-test")
+    try:
+        settings = store._rows("SELECT current_setting('synchronous_commit'), current_setting('application_name')")  # noqa: SLF001
+        assert settings == [("off", "tg-test")]
+    finally:
+        store.close()

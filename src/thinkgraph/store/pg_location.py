@@ -39,7 +39,7 @@ class PgLocation:
         parts = urlsplit(self.url)
         query = [(k, v) for k, v in parse_qsl(parts.query, keep_blank_values=True) if k != "schema"]
         query.append(("schema", schema))
-        return parse_location(_url(parts.scheme, parts.netloc, parts.path, urlencode(query)))
+        return parse_location(_url(parts.scheme, parts.netloc, parts.path, urlencode(query, quote_via=quote)))
 
     def redact(self, text: str) -> str:
         """``text`` (an error from the driver, say) with the password masked wherever it appears."""
@@ -74,7 +74,8 @@ def parse_location(url: str) -> PgLocation:
         password = os.environ.get(env)
         if password is None:
             raise ConfigError(f"the environment variable {env!r} named by password_env is not set")
-    query = urlencode([(k, v) for k, v in parse_qsl(parts.query, keep_blank_values=True) if k not in _OWN_PARAMS])
+    own = [(k, v) for k, v in parse_qsl(parts.query, keep_blank_values=True) if k not in _OWN_PARAMS]
+    query = urlencode(own, quote_via=quote)  # %20 for a space: libpq reads no '+'
     host = parts.netloc.rpartition("@")[2]  # host[:port] as written (IPv6 keeps its brackets)
     conninfo = _url(parts.scheme, _netloc(parts.username, host, None), parts.path, query)
     display = _url(parts.scheme, _netloc(parts.username, host, "***" if parts.password else None), parts.path,
