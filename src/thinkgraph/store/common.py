@@ -3,8 +3,11 @@ the SQL of the copy sections (both dialects speak `INSERT ... ON CONFLICT DO UPD
 
 from __future__ import annotations
 
+import json
+from typing import Any
+
 from thinkgraph.ids import edge_id
-from thinkgraph.models import Edge
+from thinkgraph.models import DocStatus, DocumentRecord, Edge, Node, Provenance
 from thinkgraph.store.base import SECTION_BY_NAME, Section
 
 SCHEMA_VERSION = 1
@@ -23,6 +26,36 @@ def none_to_minus(value: int | None) -> int:
 
 def minus_to_none(value: int) -> int | None:
     return None if value < 0 else value
+
+
+# rows as both backends store them, and back --------------------------------------------------
+def node_row(n: Node) -> tuple[Any, ...]:
+    return n.id, str(n.type), n.text, json.dumps(n.props, ensure_ascii=False)
+
+
+def edge_row(e: Edge) -> tuple[Any, ...]:
+    return edge_key(e), e.src, e.dst, str(e.type), float(e.weight), json.dumps(e.props, ensure_ascii=False)
+
+
+def provenance_row(p: Provenance) -> tuple[Any, ...]:
+    return p.item_id, p.doc_id, p.chunk_id or "", none_to_minus(p.start), none_to_minus(p.end)
+
+
+def node_from(row: tuple[Any, ...]) -> Node:  # id, type, text, props
+    return Node(id=row[0], type=row[1], text=row[2], props=json.loads(row[3]))
+
+
+def edge_from(row: tuple[Any, ...]) -> Edge:  # src, dst, type, weight, props
+    return Edge(src=row[0], dst=row[1], type=row[2], weight=row[3], props=json.loads(row[4]))
+
+
+def provenance_from(row: tuple[Any, ...]) -> Provenance:
+    return Provenance(row[0], row[1], row[2] or None, minus_to_none(row[3]), minus_to_none(row[4]))
+
+
+def document_from(row: tuple[Any, ...]) -> DocumentRecord:  # id, source, title, content_hash, status, error, n_chars
+    return DocumentRecord(id=row[0], source=row[1], title=row[2], content_hash=row[3], status=DocStatus(row[4]),
+                          error=row[5], n_chars=row[6])
 
 
 def section(name: str) -> Section:

@@ -17,7 +17,17 @@ from typing import Any
 from thinkgraph.ids import document_node_id
 from thinkgraph.models import DocStatus, DocumentRecord, Edge, Node, Provenance
 from thinkgraph.store.base import RemovalReport
-from thinkgraph.store.common import CHANGES, DERIVED_STALE, edge_key, minus_to_none, none_to_minus
+from thinkgraph.store.common import (
+    CHANGES,
+    DERIVED_STALE,
+    document_from,
+    edge_from,
+    edge_row,
+    node_from,
+    node_row,
+    provenance_from,
+    provenance_row,
+)
 from thinkgraph.store.pg_bookkeeping import PgBookkeeping
 from thinkgraph.store.pg_location import PgLocation, parse_location
 from thinkgraph.store.pg_schema import TABLES, connect, lock_key, open_schema
@@ -136,10 +146,7 @@ class PostgresStore(PgVectors, PgBookkeeping):
                       (doc.id, doc.source, doc.title, doc.content_hash, str(doc.status), doc.error, doc.n_chars,
                        time.time()))
 
-    @staticmethod
-    def _doc(row: tuple[Any, ...]) -> DocumentRecord:
-        return DocumentRecord(id=row[0], source=row[1], title=row[2], content_hash=row[3],
-                              status=DocStatus(row[4]), error=row[5], n_chars=row[6])
+    _doc = staticmethod(document_from)
 
     def get_document(self, doc_id: str) -> DocumentRecord | None:
         rows = self._rows(f"SELECT {_DOC_COLS} FROM documents WHERE id = %s", (doc_id,))
@@ -184,7 +191,7 @@ class PostgresStore(PgVectors, PgBookkeeping):
 
     # graph ------------------------------------------------------------------------------------
     def add_nodes(self, nodes: Iterable[Node]) -> None:
-        rows = [(n.id, str(n.type), n.text, json.dumps(n.props, ensure_ascii=False)) for n in nodes]
+        rows = [node_row(n) for n in nodes]
         with self.transaction():
             self._many("INSERT INTO nodes(id, type, text, props) VALUES (%s, %s, %s, %s) ON CONFLICT (id) DO NOTHING",
                        rows)
@@ -195,26 +202,20 @@ class PostgresStore(PgVectors, PgBookkeeping):
                       (node.text, json.dumps(node.props, ensure_ascii=False), node.id))
 
     def add_edges(self, edges: Iterable[Edge]) -> None:
-        rows = [(edge_key(e), e.src, e.dst, str(e.type), float(e.weight), json.dumps(e.props, ensure_ascii=False))
-                for e in edges]
+        rows = [edge_row(e) for e in edges]
         with self.transaction():
             self._many("INSERT INTO edges(id, src, dst, type, weight, props) VALUES (%s, %s, %s, %s, %s, %s)"
                        " ON CONFLICT (id) DO NOTHING", rows)
 
     def add_provenance(self, records: Iterable[Provenance]) -> None:
-        rows = [(p.item_id, p.doc_id, p.chunk_id or "", none_to_minus(p.start), none_to_minus(p.end))
-                for p in records]
+        rows = [provenance_row(p) for p in records]
         with self.transaction():
             self._many('INSERT INTO provenance(item_id, doc_id, chunk_id, start, "end") VALUES (%s, %s, %s, %s, %s)'
                        " ON CONFLICT DO NOTHING", rows)
 
-    @staticmethod
-    def _node(row: tuple[Any, ...]) -> Node:
-        return Node(id=row[0], type=row[1], text=row[2], props=json.loads(row[3]))
+    _node = staticmethod(node_from)
 
-    @staticmethod
-    def _edge(row: tuple[Any, ...]) -> Edge:
-        return Edge(src=row[0], dst=row[1], type=row[2], weight=row[3], props=json.loads(row[4]))
+    _edge = staticmethod(edge_from)
 
     def get_node(self, node_id: str) -> Node | None:
         rows = self._rows(f"SELECT {_NODE_COLS} FROM nodes WHERE id = %s", (node_id,))
@@ -251,7 +252,7 @@ class PostgresStore(PgVectors, PgBookkeeping):
     def provenance(self, item_id: str) -> list[Provenance]:
         rows = self._rows('SELECT item_id, doc_id, chunk_id, start, "end" FROM provenance WHERE item_id = %s'
                           " ORDER BY doc_id, start", (item_id,))
-        return [Provenance(r[0], r[1], r[2] or None, minus_to_none(r[3]), minus_to_none(r[4])) for r in rows]
+        return [provenance_from(r) for r in rows]
 
     def delete_node(self, node_id: str) -> None:
         with self.transaction():

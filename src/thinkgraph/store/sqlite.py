@@ -9,7 +9,6 @@ import time
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 
@@ -22,9 +21,14 @@ from thinkgraph.store.common import (
     CHANGES,
     DERIVED_STALE,
     SCHEMA_VERSION,
+    document_from,
+    edge_from,
     edge_key,
-    minus_to_none,
-    none_to_minus,
+    edge_row,
+    node_from,
+    node_row,
+    provenance_from,
+    provenance_row,
 )
 from thinkgraph.store.sqlite_bookkeeping import SQLiteBookkeeping
 
@@ -180,10 +184,7 @@ class SQLiteStore(SQLiteBookkeeping):
                  time.time()),
             )
 
-    @staticmethod
-    def _doc(row: sqlite3.Row | tuple[Any, ...]) -> DocumentRecord:
-        return DocumentRecord(id=row[0], source=row[1], title=row[2], content_hash=row[3],
-                              status=DocStatus(row[4]), error=row[5], n_chars=row[6])
+    _doc = staticmethod(document_from)
 
     _DOC_COLS = "id, source, title, content_hash, status, error, n_chars"
 
@@ -239,7 +240,7 @@ class SQLiteStore(SQLiteBookkeeping):
 
     # graph ------------------------------------------------------------------
     def add_nodes(self, nodes: Iterable[Node]) -> None:
-        rows = [(n.id, str(n.type), n.text, json.dumps(n.props, ensure_ascii=False)) for n in nodes]
+        rows = [node_row(n) for n in nodes]
         with self.transaction():
             self._db.executemany("INSERT OR IGNORE INTO nodes(id, type, text, props) VALUES (?, ?, ?, ?)", rows)
 
@@ -249,26 +250,20 @@ class SQLiteStore(SQLiteBookkeeping):
                              (node.text, json.dumps(node.props, ensure_ascii=False), node.id))
 
     def add_edges(self, edges: Iterable[Edge]) -> None:
-        rows = [(edge_key(e), e.src, e.dst, str(e.type), float(e.weight), json.dumps(e.props, ensure_ascii=False))
-                for e in edges]
+        rows = [edge_row(e) for e in edges]
         with self.transaction():
             self._db.executemany(
                 "INSERT OR IGNORE INTO edges(id, src, dst, type, weight, props) VALUES (?, ?, ?, ?, ?, ?)", rows
             )
 
     def add_provenance(self, records: Iterable[Provenance]) -> None:
-        rows = [(p.item_id, p.doc_id, p.chunk_id or "", none_to_minus(p.start), none_to_minus(p.end))
-                for p in records]
+        rows = [provenance_row(p) for p in records]
         with self.transaction():
             self._db.executemany("INSERT OR IGNORE INTO provenance VALUES (?, ?, ?, ?, ?)", rows)
 
-    @staticmethod
-    def _node(row: tuple[Any, ...]) -> Node:
-        return Node(id=row[0], type=row[1], text=row[2], props=json.loads(row[3]))
+    _node = staticmethod(node_from)
 
-    @staticmethod
-    def _edge(row: tuple[Any, ...]) -> Edge:
-        return Edge(src=row[0], dst=row[1], type=row[2], weight=row[3], props=json.loads(row[4]))
+    _edge = staticmethod(edge_from)
 
     def get_node(self, node_id: str) -> Node | None:
         row = self._db.execute("SELECT id, type, text, props FROM nodes WHERE id=?", (node_id,)).fetchone()
@@ -314,7 +309,7 @@ class SQLiteStore(SQLiteBookkeeping):
         rows = self._db.execute(
             "SELECT item_id, doc_id, chunk_id, start, end FROM provenance WHERE item_id=? ORDER BY doc_id, start",
             (item_id,))
-        return [Provenance(r[0], r[1], r[2] or None, minus_to_none(r[3]), minus_to_none(r[4])) for r in rows]
+        return [provenance_from(r) for r in rows]
 
     def delete_node(self, node_id: str) -> None:
         with self.transaction():
