@@ -59,6 +59,8 @@ def list_indexes(target: PgLocation) -> list[str]:
 def _postgres() -> type:
     try:
         from thinkgraph.store.postgres import PostgresStore
-    except ImportError as exc:
+    except ModuleNotFoundError as exc:
+        if (exc.name or "").partition(".")[0] not in ("psycopg", "pgvector"):
+            raise
         raise ConfigError(POSTGRES_EXTRA) from exc
     return PostgresStore
