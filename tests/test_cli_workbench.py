@@ -59,7 +59,7 @@ def test_top_k_is_uniform_and_evidence_is_the_best_sentence(index: tuple[Path, P
 
 def test_missing_index_is_an_error_not_an_empty_index(tmp_path: Path) -> None:
     result = run("-i", str(tmp_path / "typo.db"), "ask", "anything?")
-    assert result.returncode == 1 and "no index at" in result.stderr and not (tmp_path / "typo.db").exists()
+    assert result.returncode == 2 and "no index at" in result.stderr and not (tmp_path / "typo.db").exists()
     from thinkgraph.api import ThinkGraph
     from thinkgraph.errors import IndexFileError
 

@@ -12,7 +12,7 @@ import pytest
 from support import FIXTURES, HashEmbedder
 from thinkgraph.api import ThinkGraph
 from thinkgraph.config import Settings
-from thinkgraph.errors import InputError
+from thinkgraph.errors import UsageError
 from thinkgraph.export import export_graph
 
 
@@ -65,5 +65,5 @@ def test_neo4j_csv_headers_and_rows(tg: ThinkGraph, tmp_path: Path) -> None:
 
 
 def test_unknown_format(tg: ThinkGraph, tmp_path: Path) -> None:
-    with pytest.raises(InputError, match="valid formats: graphml, jsonl, neo4j"):
+    with pytest.raises(UsageError, match="valid formats: graphml, jsonl, neo4j"):
         export_graph(tg.store, "dot", tmp_path / "x")

@@ -36,7 +36,7 @@ timeout_s = 300
 [llm.max_tokens]
 answer = 40
 verdict = 40
-extraction = 160
+extraction = 128
 action = 48
 summary = 32
 query = 24
@@ -44,6 +44,8 @@ report = 64
 [embedding]
 provider = "hashing"
 dim = 256
+[index]
+max_cluster_size = 20    # fewer, larger communities: fewer summary calls
 """
 STATUSES = {"answered", "abstained", "failed"}
 DOC_IDS = {"harbor-observatory.md", "kestrel-bay.md", "people.md", "skarn-lighthouse.txt"}
@@ -194,7 +196,7 @@ def test_service_streams_ask_and_chat(work: Workdir, monkeypatch: pytest.MonkeyP
     from thinkgraph.service.settings import ServiceSettings
 
     config = work.root / "service.toml"  # documents indexed model-free here: the LLM paths are the asks
-    config.write_text(CONFIG + '[index]\nextractor = "nolm"\ndocument_summaries = "first_sentences"\n'
+    config.write_text(CONFIG + 'extractor = "nolm"\ndocument_summaries = "first_sentences"\n'
                       'summarize_communities = false\n', encoding="utf-8")
     for var in ("THINKGRAPH_LLM_BASE_URL", "THINKGRAPH_LLM_MODEL"):
         monkeypatch.setenv(var, work.env[var])

@@ -228,7 +228,7 @@ def test_copy_both_ways_keeps_everything(pg_url, tmp_path: Path) -> None:  # noq
     assert there.returncode == 0 and "copied" in there.stdout, there.stderr
     assert _run("copy", url, str(back), config=config).exit_code == 0
     refused = _run("copy", str(source), url, config=config)
-    assert refused.exit_code == 1 and "already holds an index" in refused.output
+    assert refused.exit_code == 2 and "already holds an index" in refused.output
     stores = [open_store(str(source), create=False), open_store(url, create=False), open_store(str(back))]
     try:
         contents = [_sections(s) for s in stores]
@@ -271,7 +271,7 @@ def test_a_password_in_the_url_appears_in_no_output_or_file(pg_url, tmp_path: Pa
                _run("-i", url.replace("schema=", "schema=missing_"), "inspect", config=config)]
     text = "".join(getattr(o, "stdout", "") + (getattr(o, "stderr", "") if isinstance(o, subprocess.CompletedProcess)
                                                else o.output) for o in outputs)
-    assert outputs[0].returncode == 0 and [o.exit_code for o in outputs[1:]] == [0, 0, 1], text
+    assert outputs[0].returncode == 0 and [o.exit_code for o in outputs[1:]] == [0, 0, 2], text
     assert "postgresql://postgres:***@" in text and "no index at" in text
     assert json.loads((tmp_path / "eval" / "run.json").read_text())["index"].startswith("postgresql://postgres:***@")
     assert "TopSecret123" not in text

@@ -247,6 +247,10 @@ class ThinkGraph:
         (methods.registry.TOP_K_SETTINGS); ``options`` are the method's settings."""
         if not question.strip():
             raise InputError("the question is empty")
+        try:
+            question.encode("utf-8")
+        except UnicodeEncodeError as exc:
+            raise InputError(f"the question is not valid text (character {exc.start}: a lone surrogate)") from None
         self._require_index()
         self.refresh()
         ctx = MethodContext(store=self.store, view=self.view, settings=self.settings,
@@ -325,7 +329,7 @@ class ThinkGraph:
         return dict(sorted(levels.items()))
 
 
-_LLM_COUNTERS = ("repairs", "parse_failures", "format_refusals", "truncations")
+_LLM_COUNTERS = ("repairs", "parse_failures", "format_refusals", "truncations", "cut_replies")
 
 
 def _llm_step(before: dict[str, Any], after: dict[str, Any]) -> TraceStep:

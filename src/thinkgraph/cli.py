@@ -10,38 +10,54 @@ import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, SpinnerColumn, TextColumn
 from rich.table import Table
+from typer.exceptions import TyperException
 
 from thinkgraph.api import DEFAULT_INDEX, ThinkGraph
 from thinkgraph.config import load_settings
-from thinkgraph.errors import ThinkgraphError
+from thinkgraph.errors import ExitCode, ThinkgraphError, UsageError
 from thinkgraph.export import FORMATS, export_graph
 from thinkgraph.methods.registry import DEFAULT_METHOD, METHOD_NAMES
-from thinkgraph.models import Answer
+from thinkgraph.models import Answer, DocStatus
 
 app = typer.Typer(help="Build a knowledge-graph index from documents and answer questions over it.",
                   no_args_is_help=True, add_completion=False, pretty_exceptions_enable=False)
 out = Console()
 err = Console(stderr=True)
+if TYPE_CHECKING:
+    from thinkgraph.index.pipeline import IndexReport
+
 F = TypeVar("F", bound=Callable[..., Any])
 
 
 def one_line_errors(fn: F) -> F:
+    """Errors a user can cause end the command with one line and their exit code (errors.ExitCode); an
+    unexpected exception is a bug: one line saying so (the traceback with --verbose) and exit 70."""
+
     @functools.wraps(fn)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         try:
             return fn(*args, **kwargs)
         except ThinkgraphError as exc:
-            err.print(f"[red]error:[/red] {exc}", highlight=False, soft_wrap=True)
-            raise typer.Exit(1) from None
+            err.print(f"[red]error:[/red] {escape(str(exc))}", highlight=False, soft_wrap=True)
+            raise typer.Exit(exc.exit_code) from None
         except KeyboardInterrupt:
             err.print("interrupted; finished work is saved, run the same command again to resume")
-            raise typer.Exit(130) from None
+            raise typer.Exit(ExitCode.INTERRUPTED) from None
+        except (typer.Exit, typer.Abort):
+            raise
+        except Exception as exc:  # the top of the program: report, never a bare traceback
+            if logging.getLogger().isEnabledFor(logging.INFO):
+                raise
+            err.print(f"[red]internal error:[/red] {type(exc).__name__}: {escape(str(exc))} (a bug; run with "
+                      "--verbose for the traceback and please report it)", highlight=False, soft_wrap=True)
+            raise typer.Exit(ExitCode.INTERNAL) from None
     return wrapper  # type: ignore[return-value]
 
 
@@ -79,7 +95,7 @@ def index(
 ) -> None:
     """Index documents (resumable and incremental: finished work is never redone)."""
     if not paths and not triples and kg is None:
-        raise ThinkgraphError("give at least one PATH, --triples FILE or --kg FILE")
+        raise UsageError("give at least one PATH, --triples FILE or --kg FILE")
     if kg is not None:
         with _open(ctx, create=True) as tg:
             imported = tg.import_kg(kg)
@@ -98,20 +114,40 @@ def index(
         with _progress(disable=as_json) as progress:
             report = tg.index(paths or [], extractor=extractor, openie=openie, triples=triples,
                               progress=progress)
+        failed = [d.id for d in tg.store.list_documents(DocStatus.FAILED)] if report.failed else []
         if as_json:
             print(json.dumps(dataclasses.asdict(report), indent=2))
-            return
-        out.print(f"indexed {report.indexed} documents ({report.chunks} chunks), {report.unchanged} unchanged, "
-                  f"{report.updated} updated, {report.failed} failed, {len(report.skipped)} skipped")
-        out.print(f"extraction failures: {report.extraction_failures}; synonyms: {report.synonyms}; "
-                  f"communities: {report.communities} in {report.community_levels} levels")
-        for line in report.skipped[:20]:
-            out.print(f"  skipped {line}", highlight=False)
-        if len(report.skipped) > 20:
-            out.print(f"  ... and {len(report.skipped) - 20} more skipped")
-        if report.stopped:
-            err.print(f"[yellow]stopped early:[/yellow] {report.stopped}; run again to resume")
-            raise typer.Exit(3)
+        else:
+            _print_index_report(report)
+    _finish_index(report, failed)
+
+
+def _print_index_report(report: IndexReport) -> None:
+    out.print(f"indexed {report.indexed} documents ({report.chunks} chunks), {report.unchanged} unchanged, "
+              f"{report.updated} updated, {report.failed} failed, {len(report.skipped)} skipped")
+    out.print(f"extraction failures: {report.extraction_failures}; synonyms: {report.synonyms}; "
+              f"communities: {report.communities} in {report.community_levels} levels")
+    for line in report.skipped[:20]:
+        out.print(f"  skipped {line}", highlight=False)
+    if len(report.skipped) > 20:
+        out.print(f"  ... and {len(report.skipped) - 20} more skipped")
+
+
+def _finish_index(report: IndexReport, failed: list[str]) -> None:
+    """The exit code says whether everything asked for was indexed: a spent budget stops the run (3,
+    run again to resume), failed documents make it partial (4), and input that was all skipped is an
+    input error (2)."""
+    if report.stopped:
+        err.print(f"[yellow]stopped early:[/yellow] {escape(report.stopped)}; run again to resume")
+        raise typer.Exit(ExitCode.UPSTREAM)
+    if failed:
+        shown = ", ".join(failed[:10]) + (f" and {len(failed) - 10} more" if len(failed) > 10 else "")
+        err.print(f"[yellow]{len(failed)} document(s) failed:[/yellow] {escape(shown)} "
+                  "(see `thinkgraph documents --status failed`; run again to retry)", highlight=False)
+        raise typer.Exit(ExitCode.PARTIAL)
+    if report.skipped and not (report.indexed or report.unchanged or report.updated):
+        err.print("[red]error:[/red] nothing was indexed: every input was skipped", highlight=False)
+        raise typer.Exit(ExitCode.INPUT)
 
 
 class _RichProgress:
@@ -156,10 +192,14 @@ def ask(
 ) -> None:
     """Answer a question (or, with no LLM configured, show the retrieved evidence)."""
     options = _parse_options(option)
+    if "top_k" in options:  # -o top_k=N is --top-k N
+        if top_k is not None:
+            raise UsageError("give --top-k or -o top_k, not both")
+        top_k = _positive_int("top_k", options.pop("top_k"))
     for key, value in (("strategy", strategy), ("interaction", interaction)):
         if value is not None:
             if method != "kgr":
-                raise ThinkgraphError(f"--{key} applies to method kgr only")
+                raise UsageError(f"--{key} applies to method kgr only")
             options[key] = value
     with _open(ctx, create=False) as tg:
         answer = tg.ask(question, method=method, top_k=top_k, **options)
@@ -169,12 +209,18 @@ def ask(
     _print_answer(answer, trace)
 
 
+def _positive_int(name: str, value: object) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise UsageError(f"{name} must be a whole number of at least 1, not {value!r}")
+    return value
+
+
 def _parse_options(pairs: list[str]) -> dict[str, Any]:
     options: dict[str, Any] = {}
     for pair in pairs:
         key, sep, raw = pair.partition("=")
         if not sep or not key.strip():
-            raise ThinkgraphError(f"option {pair!r} is not KEY=VALUE")
+            raise UsageError(f"option {pair!r} is not KEY=VALUE")
         try:
             options[key.strip()] = json.loads(raw)
         except json.JSONDecodeError:
@@ -231,11 +277,9 @@ def documents(
     as_json: bool = typer.Option(False, "--json", help="Print as JSON."),
 ) -> None:
     """List the indexed documents with their status (and why a failed one failed)."""
-    from thinkgraph.models import DocStatus
-
     valid = [s.value for s in DocStatus]
     if status is not None and status not in valid:
-        raise ThinkgraphError(f"unknown status {status!r}; valid: {', '.join(valid)}")
+        raise UsageError(f"unknown status {status!r}; valid: {', '.join(valid)}")
     with _open(ctx, create=False) as tg:
         docs = tg.store.list_documents(DocStatus(status) if status else None)
     if as_json:
@@ -333,7 +377,7 @@ def review(
                 out.print("no pending proposals")
             return
         if action not in ("approve", "reject") or not ids:
-            raise ThinkgraphError("use: review list | review approve ID... | review reject ID...")
+            raise UsageError("use: review list | review approve ID... | review reject ID...")
         for pid in ids:
             done = review_proposal(tg.store, pid, approve=action == "approve")
             out.print(f"{done.status} {pid}: ({done.subject}, {done.predicate}, {done.object})", highlight=False)
@@ -344,8 +388,21 @@ from thinkgraph import cli_copy, cli_eval, cli_service  # noqa: E402, F401
 
 
 def main() -> None:
-    app(prog_name="thinkgraph")
+    """The entry point. Click's usage errors (unknown flags, missing arguments: its exit code 2) exit 1
+    here, like ours, since 2 means bad input."""
+    try:
+        code = app(prog_name="thinkgraph", standalone_mode=False)
+    except typer.Abort:
+        err.print("interrupted")
+        sys.exit(ExitCode.INTERRUPTED)
+    except TyperException as exc:  # typer's bundled Click errors: show() prints usage and the message
+        show = getattr(exc, "show", None)
+        if show is None:
+            raise
+        show()
+        sys.exit(ExitCode.USAGE if getattr(exc, "exit_code", 2) == 2 else exc.exit_code)  # type: ignore[attr-defined]
+    sys.exit(code if isinstance(code, int) else ExitCode.OK)
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    main()

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 from xml.etree import ElementTree as ET
 
-from thinkgraph.errors import InputError
+from thinkgraph.errors import InputError, UsageError
 from thinkgraph.store.base import GraphStore
 
 FORMATS = ("graphml", "jsonl", "neo4j")
@@ -17,14 +17,19 @@ _GRAPHML_NS = "http://graphml.graphdrawing.org/xmlns"
 
 
 def export_graph(store: GraphStore, fmt: str, out: str | Path) -> list[Path]:
+    """Write the graph as ``fmt``: graphml and jsonl to a file, neo4j to a folder of CSV files."""
+    if fmt not in FORMATS:
+        raise UsageError(f"unknown export format {fmt!r}; valid formats: {', '.join(FORMATS)}")
     target = Path(out)
+    if fmt == "neo4j" and target.exists() and not target.is_dir():
+        raise InputError(f"{target} is a file; neo4j export writes a folder of CSV files")
+    if fmt != "neo4j" and target.is_dir():
+        raise InputError(f"{target} is a folder; {fmt} export writes one file (give a file name)")
     if fmt == "graphml":
         return [_graphml(store, target)]
     if fmt == "jsonl":
         return [_jsonl(store, target)]
-    if fmt == "neo4j":
-        return _neo4j(store, target)
-    raise InputError(f"unknown export format {fmt!r}; valid formats: {', '.join(FORMATS)}")
+    return _neo4j(store, target)
 
 
 _GRAPHML_TYPES = {bool: "boolean", int: "long", float: "double", str: "string"}

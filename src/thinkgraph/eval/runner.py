@@ -14,12 +14,13 @@ from pathlib import Path
 from typing import Any
 
 from thinkgraph.api import ThinkGraph
-from thinkgraph.errors import ConfigError, ThinkgraphError
+from thinkgraph.errors import ConfigError, ThinkgraphError, UnknownMethodError
 from thinkgraph.eval.accuracy import answer_accuracy
 from thinkgraph.eval.datasets import Question
 from thinkgraph.eval.judges import CRITERIA, WinRates, elo_rating, judge_correct, judge_pair
 from thinkgraph.eval.metrics import exact_match, percentile, recall_at_k, rouge_l, substring_match, token_f1
 from thinkgraph.eval.taxonomy import error_type
+from thinkgraph.methods.registry import METHOD_NAMES
 from thinkgraph.models import Answer
 
 # How deep each retriever returns evidence in retrieval-only runs (enough for Recall@10).
@@ -52,6 +53,9 @@ class MethodSpec:
                 options[key.strip()] = json.loads(raw)
             except json.JSONDecodeError:
                 options[key.strip()] = raw
+        if name.strip() not in METHOD_NAMES:
+            raise UnknownMethodError(f"unknown method {name.strip()!r} in {text!r}; valid methods: "
+                                     f"{', '.join(METHOD_NAMES)}")
         return cls(text, name.strip(), options)
 
 

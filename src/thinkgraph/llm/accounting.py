@@ -33,6 +33,7 @@ class UsageMeter:
     parse_failures: int = 0  # structured replies still unusable after the bounded repairs
     repairs: int = 0  # re-asks after an unusable structured reply
     format_refusals: int = 0  # structured-output forms the server refused (each one steps down a dialect)
+    cut_replies: int = 0  # replies far longer than their completion cap (the server ignored it), cut
 
     def check_budget(self) -> None:
         if self.budget_calls is not None and self.run.calls >= self.budget_calls:

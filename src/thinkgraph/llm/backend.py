@@ -182,6 +182,7 @@ class OpenAICompatibleBackend:
                 problem, retry_after = str(exc), exc.retry_after
             else:
                 result.seconds = time.perf_counter() - started
+                result.text = self._redact(result.text)  # a server that echoes the request echoes the key
                 return result
             attempt += 1
             if attempt > self.max_retries:

@@ -36,6 +36,7 @@ log = logging.getLogger(__name__)
 CACHE_VERSION = "2"
 
 T = TypeVar("T", bound=BaseModel)
+MAX_CHARS_PER_TOKEN = 16  # a reply longer than max_tokens * this ignored its cap: it is cut there
 STREAMED_KINDS: frozenset[CallKind] = frozenset({"answer", "report"})  # what a token listener is shown
 
 REPAIR_PROMPT = (
@@ -105,7 +106,8 @@ class LLM:
         return {"model": self.model, "endpoint": self.endpoint,
                 "structured_output": self._form or "not negotiated yet",
                 "repairs": self.meter.repairs, "parse_failures": self.meter.parse_failures,
-                "format_refusals": self.meter.format_refusals, "truncations": self.meter.truncations}
+                "format_refusals": self.meter.format_refusals, "truncations": self.meter.truncations,
+                "cut_replies": self.meter.cut_replies}
 
     def _semaphore(self) -> asyncio.Semaphore:
         loop_id = id(asyncio.get_running_loop())
@@ -240,12 +242,22 @@ class LLM:
                 if form is not None:
                     self._settle(form)
                 break
+        result.text = _well_formed(result.text)
+        if len(result.text) > max_tokens * MAX_CHARS_PER_TOKEN:  # a server that ignored max_tokens
+            result.text = result.text[: max_tokens * MAX_CHARS_PER_TOKEN]
+            result.finish_reason = "length"
+            self.meter.cut_replies += 1
         cost = Cost(calls=1,
                     prompt_tokens=result.prompt_tokens or prompt_tokens(fitted, self.counter),
                     completion_tokens=result.completion_tokens or self.counter.count(result.text),
                     seconds=result.seconds or (time.perf_counter() - started))
         self.meter.record(step, cost)
         return result
+
+
+def _well_formed(text: str) -> str:
+    """Text that can be stored and shown: lone surrogates (invalid in UTF-8) and NUL characters replaced."""
+    return text.encode("utf-8", errors="replace").decode("utf-8").replace("\x00", "\ufffd")
 
 
 def _describe(exc: Exception, result: ChatResult, max_tokens: int) -> str:
