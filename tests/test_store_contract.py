@@ -311,3 +311,21 @@ def test_sqlite_refuses_corrupt_foreign_and_directories(tmp_path: Path) -> None:
         SQLiteStore(foreign)
     with pytest.raises(IndexFileError, match="directory"):
         SQLiteStore(tmp_path)
+
+
+def test_read_only_sqlite_index_reads_and_refuses_writes_in_one_line(tmp_path: Path) -> None:
+    from thinkgraph.errors import IndexFileError
+    from thinkgraph.models import Node
+    from thinkgraph.store.sqlite import SQLiteStore
+
+    path = tmp_path / "ro.db"
+    with_data = SQLiteStore(path)
+    with_data.add_nodes([Node("n1", "entity", "Ada")])
+    with_data.close()
+    store = SQLiteStore(path, read_only=True)
+    assert store.get_node("n1") is not None and store.count_nodes() == {"entity": 1}
+    with pytest.raises(IndexFileError, match="read-only"):
+        store.add_nodes([Node("n2", "entity", "Bo")])
+    with pytest.raises(IndexFileError, match="read-only"):
+        store.set_meta("k", "v")
+    store.close()

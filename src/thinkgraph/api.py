@@ -97,15 +97,17 @@ class ThinkGraph:
 
     @cached_property
     def llm(self) -> LLM | None:
+        # A read-only index answers questions but keeps nothing: no cache, usage or negotiated form.
+        writable = not getattr(self.store, "read_only", False)
         meter = UsageMeter(self.settings.llm.budget_calls, self.settings.llm.budget_tokens,
-                           sink=self._persist_usage)
+                           sink=self._persist_usage if writable else None)
+        keep = self.store if writable else None
         if self._backend is not None:
-            return LLM(self._backend, settings=self.settings.llm, cache=self.store, meter=meter,
-                       counter=self.counter, memory=self.store)
+            return LLM(self._backend, settings=self.settings.llm, cache=keep, meter=meter,
+                       counter=self.counter, memory=keep)
         if not self.settings.llm.configured:
             return None
-        return LLM.from_settings(self.settings.llm, cache=self.store, meter=meter, counter=self.counter,
-                                 memory=self.store)
+        return LLM.from_settings(self.settings.llm, cache=keep, meter=meter, counter=self.counter, memory=keep)
 
     def _persist_usage(self, step: str, cost: Cost) -> None:
         self.store.record_usage(step, cost.calls, cost.prompt_tokens, cost.completion_tokens, cost.seconds)

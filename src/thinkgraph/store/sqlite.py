@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
 import threading
 import time
@@ -78,21 +79,27 @@ CREATE TABLE IF NOT EXISTS claims(
 class SQLiteStore(SQLiteBookkeeping):
     """GraphStore over one SQLite file. Safe to share between threads (one lock)."""
 
-    def __init__(self, path: str | Path, *, create: bool = True) -> None:
+    def __init__(self, path: str | Path, *, create: bool = True, read_only: bool | None = None) -> None:
+        """``read_only`` None: read-only exactly when the file exists and this process may not write it
+        (every read works; a write is a one-line error naming the file)."""
         self.path = Path(path)
         self.location = str(self.path)
         if not create and not self.path.exists():
             raise IndexFileError(f"no index at {self.path}; build one with `thinkgraph index`")
         if self.path.exists() and self.path.is_dir():
             raise IndexFileError(f"{self.path} is a directory, not an index file")
+        self.read_only = read_only if read_only is not None else \
+            self.path.exists() and not os.access(self.path, os.W_OK)
         self._lock = threading.RLock()
         self._depth = 0
         try:
             # a generous busy timeout: several service workers may write one index at once
-            self._db = sqlite3.connect(str(self.path), check_same_thread=False, isolation_level=None,
-                                       timeout=BUSY_TIMEOUT_S)
-            self._db.execute("PRAGMA journal_mode=WAL")
-            self._db.execute("PRAGMA synchronous=NORMAL")
+            target = f"file:{self.path}?mode=ro" if self.read_only else str(self.path)
+            self._db = sqlite3.connect(target, check_same_thread=False, isolation_level=None,
+                                       timeout=BUSY_TIMEOUT_S, uri=self.read_only)
+            if not self.read_only:
+                self._db.execute("PRAGMA journal_mode=WAL")
+                self._db.execute("PRAGMA synchronous=NORMAL")
             self._db.execute("PRAGMA foreign_keys=OFF")
             self._check_or_init()
         except sqlite3.DatabaseError as exc:
@@ -117,8 +124,9 @@ class SQLiteStore(SQLiteBookkeeping):
                 f"{self.path} has index schema version {version}; this thinkgraph reads version "
                 f"{SCHEMA_VERSION} (rebuild the index)"
             )
-        with self.transaction():
-            self._create_schema()  # tables added within a schema version are created if missing
+        if not self.read_only:
+            with self.transaction():
+                self._create_schema()  # tables added within a schema version are created if missing
 
     def _create_schema(self) -> None:
         for statement in _SCHEMA.strip().split(";"):
@@ -145,6 +153,9 @@ class SQLiteStore(SQLiteBookkeeping):
     @contextmanager
     def transaction(self) -> Iterator[None]:
         """Nested use joins the outer transaction; the outermost commits or rolls back."""
+        if self.read_only:
+            raise IndexFileError(f"{self.path} is read-only (this user may not write it); copy it, or ask "
+                                 "its owner to index")
         with self._lock:
             outer = self._depth == 0
             if outer:
