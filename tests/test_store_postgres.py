@@ -19,7 +19,7 @@ from typer.testing import CliRunner, Result
 from support import FIXTURES, HashEmbedder
 from thinkgraph.api import ThinkGraph
 from thinkgraph.cli import app
-from thinkgraph.errors import ConfigError, IndexFileError
+from thinkgraph.errors import ConfigError, IndexFileError, StoreUnavailableError
 from thinkgraph.models import Node
 from thinkgraph.store import open_store
 from thinkgraph.store.base import SECTIONS
@@ -74,7 +74,7 @@ def test_passwords_never_shown(monkeypatch: pytest.MonkeyPatch) -> None:
     with pytest.raises(ConfigError, match="'TG_PG_PW' named by password_env is not set"):
         parse_location("postgresql://bob@h/db?password_env=TG_PG_PW")
     # a server that cannot be reached: a one-line error, the password masked
-    with pytest.raises(IndexFileError) as failed:
+    with pytest.raises(StoreUnavailableError) as failed:  # exit code 3: upstream, not bad input
         PostgresStore(f"postgresql://bob:{SECRET}@127.0.0.1:1/db?connect_timeout=2")
     assert "s3cr" not in str(failed.value) and "cannot connect to postgresql://bob:***@127.0.0.1:1/db" in str(
         failed.value)

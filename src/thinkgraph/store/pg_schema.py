@@ -10,7 +10,7 @@ from pgvector.psycopg import register_vector
 from psycopg import sql
 from psycopg.conninfo import conninfo_to_dict
 
-from thinkgraph.errors import ConfigError, IndexFileError
+from thinkgraph.errors import ConfigError, IndexFileError, StoreUnavailableError
 from thinkgraph.store.common import APP_MARKER, SCHEMA_VERSION
 from thinkgraph.store.pg_location import PgLocation
 
@@ -80,7 +80,7 @@ def connect(target: PgLocation) -> psycopg.Connection:
                                **{k: v for k, v in defaults.items() if k not in given})
     except psycopg.Error as exc:
         message = " ".join(str(exc).split())
-        raise IndexFileError(f"cannot connect to {target.display}: {target.redact(message)}") from None
+        raise StoreUnavailableError(f"cannot connect to {target.display}: {target.redact(message)}") from None
 
 
 def _vector_schema(conn: psycopg.Connection, *, create: bool) -> str:
