@@ -25,7 +25,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))  # the scenario driver and the embedded PostgreSQL of the tests
 
 from pg_support import start_server, stop_server, with_schema  # noqa: E402
-from service_scenario import check_final, run_clients, servers  # noqa: E402
+from service_scenario import check_final, postgres_workspace, run_clients, servers  # noqa: E402
 
 
 def main() -> None:
@@ -55,7 +55,7 @@ def scenario(args: argparse.Namespace, server_url: str) -> list[str]:
         started = time.perf_counter()
         tally = run_clients(urls, names, args.clients, args.seconds)
         elapsed = time.perf_counter() - started
-        problems = check_final(store_url, urls, tally)
+        problems = check_final(postgres_workspace(store_url), urls, tally)
     print("operation | count | per s | p50 ms | p95 ms")
     for kind, row in tally.summary().items():
         print(f"{kind} | {row['count']} | {row['count'] / elapsed:.1f} | {row['p50_ms']:.0f} | {row['p95_ms']:.0f}")

@@ -1,6 +1,7 @@
-"""Two `thinkgraph serve` processes (standing for two machines) over one PostgreSQL database, and
-clients that upload, delete and ask across workspaces at once. Used by the scenario test and by
-benchmarks/service_postgres.py (which runs it with 50 clients for a minute).
+"""`thinkgraph serve` processes over one store — two servers (standing for two machines) over one
+PostgreSQL database, or one server with several workers over SQLite workspaces — and clients that
+upload, delete and ask across workspaces at once. Used by the scenario tests and by
+benchmarks/service_postgres.py and benchmarks/robustness.py (50 clients for a minute).
 
 Each client owns its document ids (``{workspace}-c{client}-{n}``), so the last acknowledged write of
 every id is known: afterwards each id acknowledged as uploaded and not deleted must be in its
@@ -18,7 +19,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -28,6 +29,7 @@ from thinkgraph.store import open_store
 from thinkgraph.store.base import GraphStore
 from thinkgraph.store.pg_location import parse_location
 
+ASK_METHODS = ("naive", "ppr", "a2rag")  # a2rag reads entities and their vectors while uploads write them
 TOPICS = ("rowing", "telescopes", "orchards", "glaciers", "printing", "lighthouses", "violins", "bridges")
 
 
@@ -38,16 +40,19 @@ def free_port() -> int:
 
 
 @contextlib.contextmanager
-def servers(store_url: str, config: Path, count: int = 2) -> Iterator[list[str]]:
-    """``count`` serve processes on their own ports over one database; yields their base URLs."""
+def servers(store_url: str | None, config: Path, count: int = 2, *, root: Path | None = None,
+            workers: int = 1) -> Iterator[list[str]]:
+    """``count`` serve processes on their own ports over one store (``--store URL``, or workspaces
+    under ``root``), each with ``workers`` worker processes; yields their base URLs."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("THINKGRAPH_")} | {"HF_HUB_OFFLINE": "1"}
+    where = ["--store", store_url] if store_url else ["--root", str(root)]
     procs, urls = [], []
     try:
         for _ in range(count):
             port = free_port()
-            procs.append(subprocess.Popen([sys.executable, "-m", "thinkgraph", "-c", str(config), "serve", "--store",
-                                           store_url, "--port", str(port)], env=env, stdout=subprocess.PIPE,
-                                          stderr=subprocess.STDOUT, text=True))
+            procs.append(subprocess.Popen([sys.executable, "-m", "thinkgraph", "-c", str(config), "serve", *where,
+                                           "--port", str(port), "--workers", str(workers)], env=env,
+                                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True))
             urls.append(f"http://127.0.0.1:{port}")
         for proc, url in zip(procs, urls, strict=True):
             _wait_healthy(proc, url)
@@ -125,7 +130,8 @@ def _client(number: int, workspaces: list[str], urls: list[str], until: float, t
                 kind = "delete"
             else:
                 reply = http.post(f"{base}/v1/workspaces/{ws}/ask", json={
-                    "question": f"What did the {rng.choice(TOPICS)} guild of {ws} do?", "method": "naive"})
+                    "question": f"What did the {rng.choice(TOPICS)} guild of {ws} do?",
+                    "method": rng.choice(ASK_METHODS)})
                 kind = "ask"
                 if reply.is_success:
                     foreign = [c["doc_id"] for c in reply.json()["citations"] if not c["doc_id"].startswith(f"{ws}-")]
@@ -151,24 +157,29 @@ def run_clients(urls: list[str], workspaces: list[str], clients: int, seconds: f
     return tally
 
 
-def check_final(store_url: str, urls: list[str], tally: Tally) -> list[str]:
+def check_final(location_of: Callable[[str], str], urls: list[str], tally: Tally) -> list[str]:
     """Problems with the end state: every acknowledged upload not deleted present exactly once
-    (document record, document node, passages with their provenance), nothing else."""
+    (document record, document node, passages with their provenance), nothing else.
+    ``location_of(workspace)`` is where that workspace's index is."""
     problems = list(tally.problems)
-    target = parse_location(store_url)
     for ws, expected in tally.live.items():
-        for base in urls:  # both servers see the same documents
+        for base in urls:  # every server sees the same documents
             listed = [d["id"] for d in httpx.get(f"{base}/v1/workspaces/{ws}/documents", timeout=60).json()]
             if sorted(listed) != sorted(expected):
                 problems.append(f"{base} lists {len(listed)} documents in {ws}, {len(expected)} were acknowledged: "
                                 f"missing {sorted(set(expected) - set(listed))[:5]}, extra "
                                 f"{sorted(set(listed) - set(expected))[:5]}")
-        store = open_store(target.with_schema(f"ws_{ws}").url, create=False)
+        store = open_store(location_of(ws), create=False)
         try:
             problems += _store_problems(store, ws, expected)
         finally:
             store.close()
     return problems
+
+
+def postgres_workspace(store_url: str) -> Callable[[str], str]:
+    target = parse_location(store_url)
+    return lambda ws: target.with_schema(f"ws_{ws}").url
 
 
 def _store_problems(store: GraphStore, ws: str, expected: set[str]) -> list[str]:

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import httpx
 
-from service_scenario import check_final, run_clients, servers
+from service_scenario import check_final, postgres_workspace, run_clients, servers
 
 CLIENTS = 9
 SECONDS = 8.0
@@ -20,7 +20,7 @@ def test_two_servers_over_one_database_lose_nothing(pg_url, tmp_path: Path) -> N
     config.write_text('[embedding]\nprovider = "hashing"\ndim = 64\n[index]\nextractor = "nolm"\n', "utf-8")
     with servers(store_url, config) as urls:
         tally = run_clients(urls, ["alpha", "beta", "gamma"], CLIENTS, SECONDS)
-        problems = check_final(store_url, urls, tally)
+        problems = check_final(postgres_workspace(store_url), urls, tally)
         listed = [httpx.get(f"{url}/v1/workspaces", timeout=30).json() for url in urls]
     assert problems == []
     assert listed == [["alpha", "beta", "gamma"]] * 2
