@@ -10,6 +10,7 @@ from pathlib import Path  # noqa: E402
 
 import pytest  # noqa: E402
 
+import pg_support  # noqa: E402
 from support import FakeOpenAIServer, HashEmbedder, index_opener  # noqa: E402
 from thinkgraph.config import Settings  # noqa: E402
 
@@ -53,6 +54,20 @@ def kg(tmp_path: Path) -> Iterator:
     from support import FIXTURES
 
     yield from index_opener(tmp_path / "kg.db", lambda tg: tg.import_kg(FIXTURES / "grbench_small.json"))
+
+
+@pytest.fixture(scope="session")
+def postgres_server() -> Iterator[str]:
+    """The URL (no schema) of a PostgreSQL server with pgvector, started once per test session."""
+    url, server = pg_support.start_server()
+    yield url
+    pg_support.stop_server(server)
+
+
+@pytest.fixture
+def pg_url(postgres_server: str) -> Iterator:
+    """``pg_url()`` gives the URL of a fresh schema (an empty index), dropped after the test."""
+    yield from pg_support.schema_urls(postgres_server)
 
 
 @pytest.fixture(scope="session")
