@@ -158,9 +158,9 @@ def no_triplets(tmp_path: Path):  # noqa: ANN201
     return path
 
 
-@pytest.mark.parametrize("write", [True, False])
-async def test_on_the_fly_extraction_is_reported_and_its_write_back_is_a_switch(no_triplets: Path,
-                                                                               write: bool) -> None:
+@pytest.mark.parametrize(("write", "read_only"), [(True, False), (False, False), (True, True)])
+async def test_on_the_fly_extraction_is_reported_and_its_write_back_is_a_switch(no_triplets: Path, write: bool,
+                                                                               read_only: bool) -> None:
     def extract(request: ChatRequest) -> str:
         text = request.messages[0]["content"].split("## Text", 1)[1]
         if "based in Rivertown" not in text:
@@ -175,14 +175,18 @@ async def test_on_the_fly_extraction_is_reported_and_its_write_back_is_a_switch(
     reader.backend.rules.insert(0, ("build a small knowledge graph", extract))
     with ThinkGraph.open(no_triplets, settings=Settings(), embedder=HashEmbedder(), backend=reader.backend) as tg:
         assert not tg.store.count_nodes().get("triplet")
+        tg.store.read_only = read_only  # (as a file this user may not write opens)
         answer = await tg.aask(QUESTION, method="tog3", horizon=1, write_triplets=write, top_k=1,
                                context_passages=1)
+        written = write and not read_only
         extracted = [s for s in answer.trace if s.action == "extract"]
-        assert extracted and all(s.outputs["written_to_index"] is write for s in extracted)
+        assert extracted and all(s.outputs["written_to_index"] is written for s in extracted)
         assert answer.stats["extracted_triplets"] == 1
-        assert ("wrote them to the index" if write else "for this question only") in answer.message
-        assert bool(tg.store.count_nodes().get("triplet")) is write
-        assert (tg.store.get_meta("derived_stale") == "1") is write
+        expected = "wrote them to the index" if written else \
+            "for this question only (the index is read-only)" if read_only else "for this question only"
+        assert expected in answer.message
+        assert bool(tg.store.count_nodes().get("triplet")) is written
+        assert (tg.store.get_meta("derived_stale") == "1") is written
 
 
 async def test_communities_lead_to_their_members_triplets(bridge) -> None:  # noqa: ANN001

@@ -82,6 +82,12 @@ async def test_leiden_runs_once_per_version_of_the_index(open_bridge, monkeypatc
     tg.index([FIXTURES / "corpus_small.jsonl"], openie=FIXTURES / "openie_sample.jsonl")  # a new version
     await tg.aask("Acme Corp?", **options)
     assert len(runs) == 2
+    tg = open_bridge(None)
+    tg.store.set_meta(topg_communities.META_KEY, '{"key": "of another version"}')
+    tg.store.read_only = True  # a read-only index computes them but keeps nothing
+    tg.store.set_meta = None  # (any write would fail)
+    await tg.aask("Acme Corp and Rivertown?", **options)
+    assert len(runs) == 3 and tg.store.get_meta(topg_communities.META_KEY) == '{"key": "of another version"}'
 
 
 async def test_call_budget_ends_local_and_global_runs_with_an_outcome(open_bridge) -> None:  # noqa: ANN001

@@ -27,6 +27,7 @@ class ExtractionLog:
     chunks: list[str] = field(default_factory=list)
     triples: int = 0
     written: bool = False
+    read_only: bool = False  # the index could not be written
 
     def message(self) -> str | None:
         if not self.chunks:
@@ -35,7 +36,8 @@ class ExtractionLog:
         if self.written:
             return (f"{what} and wrote them to the index (write_triplets=false keeps the index unchanged; "
                     "the next `thinkgraph index` run embeds them)")
-        return f"{what}, for this question only (write_triplets=false)"
+        why = "the index is read-only" if self.read_only else "write_triplets=false"
+        return f"{what}, for this question only ({why})"
 
 
 @dataclass
@@ -44,6 +46,11 @@ class Constructor:
     llm: LLM
     config: ToG3Config
     log: ExtractionLog = field(default_factory=ExtractionLog)
+
+    @property
+    def writes(self) -> bool:
+        """Whether extracted triplets go into the index: asked for, and the index can be written."""
+        return self.config.write_triplets and not getattr(self.retriever.view.store, "read_only", False)
 
     async def evolve(self, sub_query: str, current: Subgraph, trace: list[TraceStep]) -> Subgraph:
         new = await self.retriever.retrieve(sub_query, trace)
@@ -76,7 +83,7 @@ class Constructor:
             except LLMUnavailableError:
                 raise
             new = [(t.subject, t.predicate, t.object) for t in extraction.triples]
-            if self.config.write_triplets:
+            if self.writes:
                 records = extraction_records(chunk, extraction)
                 with store.transaction():
                     store.add_nodes(records.nodes)
@@ -84,11 +91,12 @@ class Constructor:
                     store.add_provenance(records.provenance)
                     store.set_meta(DERIVED_STALE_META, "1")
                 self.log.written = True
+            self.log.read_only = getattr(store, "read_only", False)
             self.log.chunks.append(node.id)
             self.log.triples += len(new)
             found += new
             trace.append(TraceStep("constructor", "extract", {"chunk": node.id},
-                                   {"triples": new, "written_to_index": self.config.write_triplets}))
+                                   {"triples": new, "written_to_index": self.writes}))
         return found
 
     async def _refine(self, query: str, graph: Subgraph, trace: list[TraceStep]) -> Subgraph:
