@@ -67,7 +67,7 @@ def _open(ctx: typer.Context, *, create: bool) -> ThinkGraph:
 def index(
     ctx: typer.Context,
     paths: list[Path] = typer.Argument(None, help="Files or directories (.txt, .md, .jsonl)."),
-    extractor: str | None = typer.Option(None, "--extractor", "-e", help="llm | propositions | import | nolm"),
+    extractor: str | None = typer.Option(None, "--extractor", "-e", help="llm | propositions | import | nolm | spacy"),
     openie: Path | None = typer.Option(None, "--openie", help="Precomputed OpenIE JSONL to import."),
     triples: list[Path] = typer.Option([], "--triples", help="Triple file(s) (TSV/CSV) to import."),
     include: list[str] = typer.Option([], "--include", help="Glob of files to take from directories."),
@@ -160,7 +160,8 @@ def ask(
                 raise ThinkgraphError(f"--{key} applies to method kgr only")
             options[key] = value
     if top_k:
-        options["top_k" if method in ("naive", "ppr") else "evidence_chunks" if method == "a2rag" else "k"] = top_k
+        passage_methods = ("naive", "hybrid", "ppr")
+        options["top_k" if method in passage_methods else "evidence_chunks" if method == "a2rag" else "k"] = top_k
     with _open(ctx, create=False) as tg:
         answer = tg.ask(question, method=method, **options)
     if as_json:

@@ -14,7 +14,7 @@ from thinkgraph.methods.ircot import IRCoTMethod
 from thinkgraph.methods.kgr import KGRConfig, KGRMethod
 from thinkgraph.methods.kgr.baselines import KGRagMethod
 from thinkgraph.methods.none import NoRetrievalMethod
-from thinkgraph.methods.passages import naive_method, ppr_method
+from thinkgraph.methods.passages import hybrid_method, naive_method, ppr_method
 from thinkgraph.methods.tog3 import ToG3Config, ToG3Method
 from thinkgraph.methods.topg import ToPGConfig, ToPGMethod
 
@@ -54,6 +54,7 @@ def kg_graph_rag(ctx: MethodContext, **options: Any) -> KGRagMethod:
 _FACTORIES: dict[str, Callable[..., Method]] = {
     "none": NoRetrievalMethod,
     "naive": naive_method,
+    "hybrid": hybrid_method,
     "ppr": ppr_method,
     "a2rag": a2rag_method,
     "topg": topg_method,
