@@ -140,17 +140,20 @@ class SpacyExtractor:
 
     async def extract(self, doc: SourceDocument, chunk: Chunk) -> Extraction:
         out = Extraction()
-        seen: set[str] = set()
+        position: dict[str, int] = {}  # case-folded name -> its place in out.entities
         title = _clean(doc.title.strip()) if doc.title else None
         if title and title[0].isupper():
             out.entities.append(EntitySpec(title))
-            seen.add(title.casefold())
+            position[title.casefold()] = 0
         for sentence in self.nlp(chunk.text).sents:
             found = self.sentence_entities(sentence)
             for name, label in found:
-                if name.casefold() not in seen:
-                    seen.add(name.casefold())
+                at = position.get(name.casefold())
+                if at is None:
+                    position[name.casefold()] = len(out.entities)
                     out.entities.append(EntitySpec(name, label))
+                elif not out.entities[at].type:  # the title, typed where the text names it
+                    out.entities[at] = EntitySpec(out.entities[at].name, label)
             names = [name for name, _ in found]
             out.cooccurrences.extend(combinations(names, 2))
             if self.sentence_propositions and names:

@@ -20,6 +20,7 @@ from thinkgraph.methods.tog3.config import ToG3Config
 from thinkgraph.methods.tog3.prompts import EVOLVE_QUERY, FINAL, RESPOND, SUFFICIENCY
 from thinkgraph.models import Answer, EvidenceSubgraph, TraceStep
 from thinkgraph.retrieval.evidence import passages_from_scores
+from thinkgraph.retrieval.hybrid import blend_with_passages
 
 
 class Reward(BaseModel):
@@ -69,7 +70,10 @@ class ToG3Method:
         agents): what evaluation measures as ToG-3's retrieval without an LLM."""
         trace: list[TraceStep] = []
         graph = await self.retriever.retrieve(question, trace)
-        passages = passages_from_scores(self.ctx.store, [(cid, 0.0) for cid in graph.passages])
+        ranked = blend_with_passages(self.ctx.view, question, graph.passages,
+                                     weight=self.ctx.settings.retrieval.evidence_blend,
+                                     depth=max(len(graph.passages), self.config.context_passages))
+        passages = passages_from_scores(self.ctx.store, [(cid, 0.0) for cid in ranked])
         return Answer(question=question, method=self.name, text=None, status="evidence_only",
                       citations=citations_for(passages), trace=trace, message=NO_LLM_MESSAGE,
                       evidence=EvidenceSubgraph(path_texts=[f"{s} -> {p} -> {o}" for s, p, o in graph.triples]))

@@ -20,6 +20,7 @@ from thinkgraph.methods.topg.prompts import EVAL, NAIVE_ANSWER, NEXT_QUESTIONS, 
 from thinkgraph.methods.topg.suggest import Suggester
 from thinkgraph.models import Answer, EvidenceSubgraph, Node, TraceStep
 from thinkgraph.retrieval.evidence import passages_from_scores
+from thinkgraph.retrieval.hybrid import blend_with_passages
 
 _CITE = re.compile(r"\[(\d+)\]")
 MAX_CITED_PASSAGES = 20  # global answers rest on hundreds of facts; cite the passages of the first ones
@@ -65,7 +66,9 @@ class ToPGMethod:
         llm = self.ctx.llm
         if llm is None:
             props, trace = self._suggest_only(question)
-            answer = self._answer(question, None, "evidence_only", props, trace)
+            chunks = blend_with_passages(self.ctx.view, question, self.suggester.passages_of(props),
+                                         weight=self.ctx.settings.retrieval.evidence_blend, depth=MAX_CITED_PASSAGES)
+            answer = self._answer(question, None, "evidence_only", props, trace, chunks=chunks)
             answer.message = NO_LLM_MESSAGE
         else:
             with llm.meter.scope() as cost:
@@ -92,9 +95,9 @@ class ToPGMethod:
         return pool, trace
 
     def _answer(self, question: str, text: str | None, status: str, props: list[int],
-                trace: list[TraceStep], message: str | None = None) -> Answer:
+                trace: list[TraceStep], message: str | None = None, chunks: list[str] | None = None) -> Answer:
         g = self.suggester.graph
-        chunks = self.suggester.passages_of(props)[:MAX_CITED_PASSAGES]
+        chunks = (self.suggester.passages_of(props) if chunks is None else chunks)[:MAX_CITED_PASSAGES]
         passages = passages_from_scores(self.ctx.store, [(c, 0.0) for c in chunks])
         nodes = [Node(g.ids[p], "proposition", g.texts[p]) for p in props]
         return Answer(question=question, method=self.name, text=text, status=status,
