@@ -54,8 +54,8 @@ def kg_graph_rag(ctx: MethodContext, **options: Any) -> KGRagMethod:
 _FACTORIES: dict[str, Callable[..., Method]] = {
     "none": NoRetrievalMethod,
     "naive": naive_method,
-    "hybrid": hybrid_method,
     "ppr": ppr_method,
+    "hybrid": hybrid_method,
     "a2rag": a2rag_method,
     "topg": topg_method,
     "tog3": tog3_method,
