@@ -31,8 +31,8 @@ class GraphRetriever:
     def seed_entities(self, question: str, query_vec: np.ndarray) -> dict[str, float]:
         """First-round reset weights: fact seeds (HippoRAG 2) plus linked question entities (HippoRAG 1)."""
         s = self.settings
-        facts = seeding.fact_seeds(self.view, question, query_vec, s)
         linked = seeding.linked_seeds(self.view, question) if s.link_entities else {}
+        facts = seeding.fact_seeds(self.view, question, query_vec, s, entity_fallback=not linked)
         return seeding.merge((facts, 1.0), (linked, s.link_weight))
 
     def passage_ranking(self, question: str, query_vec: np.ndarray) -> tuple[np.ndarray, dict[str, float]]:

@@ -22,11 +22,22 @@ _NON_WORD = re.compile(r"[^\w]+")
 _FUNCTION_WORDS = frozenset(STOPWORDS_EN_PLUS)
 
 
+def _words(text: str) -> list[str]:
+    """Words in their written case: NFKC, possessives dropped, punctuation as spaces."""
+    return _NON_WORD.sub(" ", _POSSESSIVE.sub("", unicodedata.normalize("NFKC", text))).split()
+
+
 def link_key(text: str) -> str:
-    """The form names and questions are compared in: NFKC, case-folded, possessives dropped,
-    punctuation as spaces, single spaces."""
-    text = _POSSESSIVE.sub("", unicodedata.normalize("NFKC", text))
-    return " ".join(_NON_WORD.sub(" ", text.casefold()).split())
+    """The form names and questions are compared in: the words case-folded, single spaces."""
+    return " ".join(w.casefold() for w in _words(text))
+
+
+def _name_like(words: list[str]) -> list[bool]:
+    """Which of the question's words may belong to a name: capitalised or numeric and not a function
+    word. A question written without capitals gives no such signal, so every word may."""
+    cased = any(w[:1].isupper() for w in words)
+    return [(not cased or w[:1].isupper() or w[:1].isdigit()) and w.casefold() not in _FUNCTION_WORDS
+            for w in words]
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,12 +69,13 @@ class EntityLinker:
         return len(self._keys)
 
     def link(self, question: str) -> list[Link]:
-        """Exact names first (the longest match wins where names overlap), then fuzzy matches of the
-        question's name-like phrases that no exact match covers."""
+        """Exact names that a name-like word of the question starts or continues (HippoRAG 1 links
+        the question's named entities, not type words such as "country" or "author"; where names
+        overlap the longest wins), then fuzzy matches of name-like phrases no exact name covers."""
         if not self._keys:
             return []
-        text = f" {link_key(question)} "
-        spans = self._exact_spans(text)
+        words = _words(question)
+        spans = self._exact_spans(words)
         links = [Link(eid, key, 1.0) for key in spans for eid in self._by_key[key]]
         covered = " ".join(spans)
         for phrase in entities_in(question):
@@ -79,14 +91,21 @@ class EntityLinker:
                 best[link.entity_id] = link
         return list(best.values())
 
-    def _exact_spans(self, text: str) -> list[str]:
-        """Names found at word boundaries, dropping those inside a longer found name."""
-        found = [(end - len(key) - 1, end, key) for end, key in self._automaton.iter(text)]
-        found.sort(key=lambda t: (t[0], -(t[1] - t[0])))
-        kept: list[tuple[int, int, str]] = []
-        for start, end, key in found:
-            if any(s <= start and end <= e and (s, e) != (start, end) for s, e, _ in kept):
-                continue
-            kept = [k for k in kept if not (start <= k[0] and k[1] <= end and (k[0], k[1]) != (start, end))]
-            kept.append((start, end, key))
-        return list(dict.fromkeys(key for _, _, key in kept))
+    def _exact_spans(self, words: list[str]) -> list[str]:
+        """Non-overlapping names at word boundaries, longest first, each with a name-like word."""
+        text = " " + " ".join(w.casefold() for w in words) + " "
+        name_like = _name_like(words)
+        found = []
+        for end, key in self._automaton.iter(text):
+            first = text[: end - len(key) - 1].count(" ")  # index of the span's first word
+            last = first + key.count(" ") + 1
+            if named := sum(name_like[first:last]):
+                found.append((first, last, key, named))
+        taken = [False] * len(words)
+        kept: list[tuple[int, str]] = []
+        # Longest first; among equally long, the more name-like ("World Series" over "the world").
+        for first, last, key, _ in sorted(found, key=lambda t: (t[0] - t[1], -t[3], t[0])):
+            if not any(taken[first:last]):
+                taken[first:last] = [True] * (last - first)
+                kept.append((first, key))
+        return [key for _, key in sorted(kept)]
