@@ -120,8 +120,9 @@ def test_hybrid_and_ppr_options_through_the_method_registry(bridge_index: Path, 
         assert set(ranked[:2]) == {"a.txt", "b.txt"}
         plain = tg.ask(question, method="ppr", top_k=3, lexical=False, link_entities=False, dense_mix=0.0)
         assert len(plain.citations) == 3
-        with pytest.raises(ConfigError, match="ppr option damping"):
-            tg.ask(question, method="ppr", damping="high")
+        for bad in ("high", 1.5):
+            with pytest.raises(ConfigError, match="ppr option damping"):
+                tg.ask(question, method="ppr", damping=bad)
         with pytest.raises(ConfigError, match="ppr option"):
             tg.ask(question, method="ppr", no_such_lever=True)
 

@@ -102,31 +102,31 @@ class RetrievalSettings(_Section):
     top_k: int = 5
     entity_seeds: int = 5  # facts whose entities seed the walk (HippoRAG 2's link_top_k = 5)
     seed_min_cosine: float = 0.3
-    damping: float = 0.5  # HippoRAG 2 uses 0.5 for its PPR
-    passage_weight: float = 0.05  # HippoRAG 2: passage scores enter the reset vector at 0.05
+    damping: float = Field(0.5, gt=0.0, lt=1.0)  # HippoRAG 2 uses 0.5 for its PPR
+    passage_weight: float = Field(0.05, ge=0.0)  # HippoRAG 2: passage scores enter the reset vector at 0.05
     # BM25 (bm25s, Snowball stemmer) fused with dense cosine over passages and facts: names and
     # numbers that MiniLM blurs are matched exactly. 0.7 is the dense weight of the plain hybrid.
     lexical: bool = True
-    dense_weight: float = 0.7
+    dense_weight: float = Field(0.7, ge=0.0, le=1.0)
     # HippoRAG 1's query-entity seeds beside HippoRAG 2's fact seeds: the question's named entities
     # (exact names, fuzzy above the cutoff) reach the walk even when no extracted fact matches well.
     link_entities: bool = True
-    link_weight: float = 1.0  # relative to the fact seeds (both are in [0, 1] before specificity)
+    link_weight: float = Field(1.0, ge=0.0)  # relative to the fact seeds (both are in [0, 1] before specificity)
     fuzzy_link_cutoff: float = 90.0  # rapidfuzz ratio for a name-like question phrase to link
     # LLM-free multi-hop: a second walk that also starts from the entities of the first walk's best
     # passages (the first hop's answers are the second hop's subjects). 0 turns it off. Three
     # passages cover a 2-hop question's first hop with room for one miss; the bridges count half
     # as much as the question's own seeds, since they are guesses. Dev (benchmarks/): HotpotQA
     # R@5 +6, MuSiQue R@5 within noise and R@10 +3.
-    bridge_passages: int = 3
-    bridge_weight: float = 0.5
+    bridge_passages: int = Field(3, ge=0)
+    bridge_weight: float = Field(0.5, ge=0.0)
     # >0 blends the final ranking with the hybrid passage ranking (reciprocal ranks), so that a walk
     # with nothing to add degrades to the dense/lexical ranking; 0 = PPR alone, as HippoRAG 2.
-    dense_mix: float = 0.0
+    dense_mix: float = Field(0.0, ge=0.0, le=1.0)
     # Weight of a graph method's own passage ranking in its LLM-free evidence (a2rag, topg, tog3),
     # fused by reciprocal rank with the hybrid passage ranking so that a walk with nothing to add
     # degrades to it; 1 = the method's ranking alone.
-    evidence_blend: float = 0.5
+    evidence_blend: float = Field(0.5, ge=0.0, le=1.0)
 
 
 class Settings(_Section):

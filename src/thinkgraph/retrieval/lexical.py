@@ -4,6 +4,7 @@ names and numbers that a term match finds; BM25 misses paraphrases that the vect
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Sequence
 
 import bm25s
@@ -19,6 +20,9 @@ class LexicalIndex:
     """BM25 scores of a query against every text, in the order the texts were given."""
 
     def __init__(self, ids: Sequence[str], texts: Sequence[str]) -> None:
+        # bm25s sets its own logger to DEBUG when imported, which would print through the CLI's
+        # handler on every index build; its warnings still show.
+        logging.getLogger("bm25s").setLevel(logging.WARNING)
         self.ids = list(ids)
         self._stemmer = Stemmer.Stemmer("english")
         self._bm25: bm25s.BM25 | None = None
