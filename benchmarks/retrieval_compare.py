@@ -8,7 +8,8 @@ table that turns each lever of `ppr` off (or on) one at a time.
 Build the indexes first (once): `thinkgraph -i musique.db index ../shared/data/musique/corpus.jsonl
 -e import --openie ../shared/data/musique/openie_gpt35.jsonl` and `thinkgraph -i hotpot_spacy.db index
 ../shared/data/hotpotqa/corpus.jsonl -e spacy`. Latencies are medians over --repeats passes after
-one untimed warm-up pass (query embeddings cached), on whatever else the machine is running.
+one untimed question per method (query embeddings cached beforehand for every method alike), on
+whatever else the machine is running.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from typing import Any
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
-from retrieval_common import Row, evaluate, load_questions, print_table  # noqa: E402
+from retrieval_common import Row, evaluate, load_questions, print_table, warm_queries  # noqa: E402
 
 from thinkgraph.api import ThinkGraph  # noqa: E402
 from thinkgraph.config import RetrievalSettings, Settings  # noqa: E402
@@ -47,6 +48,7 @@ HIPPORAG2_MUSIQUE = Row("HippoRAG 2's own code (../shared/data/README.md)", 46.3
 def run_dataset(name: str, index: Path, questions_file: Path, repeats: int) -> None:
     questions = load_questions(questions_file)
     with ThinkGraph(index, settings=Settings()) as tg:
+        warm_queries(tg, questions)
         dense = evaluate(tg, "naive (dense passages)", "naive", {}, questions, repeats)
         rows = [dense, evaluate(tg, "hybrid (BM25 + dense)", "hybrid", {}, questions, repeats),
                 evaluate(tg, "ppr, previous configuration", "ppr", PREVIOUS_PPR, questions, repeats),

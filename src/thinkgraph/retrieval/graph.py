@@ -13,7 +13,7 @@ from thinkgraph.graph.ppr import personalized_pagerank
 from thinkgraph.models import NodeType
 from thinkgraph.retrieval import seeds as seeding
 from thinkgraph.retrieval.evidence import Evidence, passages_from_scores
-from thinkgraph.retrieval.fusion import min_max, rank_score
+from thinkgraph.retrieval.fusion import rank_score
 from thinkgraph.retrieval.hybrid import passage_scores
 from thinkgraph.retrieval.views import IndexView
 
@@ -40,25 +40,32 @@ class GraphRetriever:
         Without any seed the hybrid passage scores are returned as they are."""
         s = self.settings
         chunks = self.view.vectors(NodeType.CHUNK)
-        graph = self.view.entity_passage_graph
         prior = passage_scores(self.view, question, query_vec, lexical=s.lexical, dense_weight=s.dense_weight)
+        rows = np.array(self.view.entity_passage_graph.rows(chunks.ids), dtype=np.int64)
         seeds = self.seed_entities(question, query_vec)
-        rows = np.array(graph.rows(chunks.ids), dtype=np.int64)
-        ppr = self._walk(seeds, prior, rows)
+        ppr = self._walk(seeds, prior, rows) if len(rows) == len(chunks) else None
         if ppr is None:
             return prior, seeds
         if s.bridge_passages > 0:
-            best = np.argsort(-ppr, kind="stable")[: s.bridge_passages]
-            top = min_max(ppr[best])
-            bridges = seeding.bridge_seeds(self.view, [(chunks.ids[i], float(w)) for i, w in zip(best, top,
-                                                                                               strict=True)],
-                                           set(seeds))
-            if bridges:
-                seeds = seeding.merge((seeds, 1.0), (bridges, s.bridge_weight))
-                ppr = self._walk(seeds, prior, rows)
+            ppr, seeds = self._second_round(ppr, seeds, prior, rows)
         if s.dense_mix > 0:
             return s.dense_mix * rank_score(prior) + (1 - s.dense_mix) * rank_score(ppr), seeds
         return ppr, seeds
+
+    def _second_round(self, ppr: np.ndarray, seeds: dict[str, float], prior: np.ndarray,
+                      rows: np.ndarray) -> tuple[np.ndarray, dict[str, float]]:
+        """Walk again from the seeds plus the bridge entities of the first walk's best passages."""
+        s = self.settings
+        ids = self.view.vectors(NodeType.CHUNK).ids
+        best = np.argsort(-ppr, kind="stable")[: s.bridge_passages]
+        weights = ppr[best] / max(float(ppr[best[0]]), 1e-300)  # relative to the best passage
+        bridges = seeding.bridge_seeds(self.view, [(ids[i], float(w)) for i, w in zip(best, weights, strict=True)],
+                                       set(seeds))
+        if not bridges:
+            return ppr, seeds
+        both = seeding.merge((seeds, 1.0), (bridges, s.bridge_weight))
+        second = self._walk(both, prior, rows)
+        return (ppr, seeds) if second is None else (second, both)
 
     def _walk(self, seeds: dict[str, float], prior: np.ndarray, rows: np.ndarray) -> np.ndarray | None:
         """PPR from the seeds plus the passage prior at ``passage_weight``; the passages' scores."""
