@@ -28,15 +28,17 @@ from thinkgraph.config import RetrievalSettings, Settings  # noqa: E402
 from thinkgraph.errors import ConfigError  # noqa: E402
 
 # `ppr` as it was before the levers: HippoRAG 2's fact seeds and dense passage prior only.
-PREVIOUS_PPR = {"lexical": False, "link_entities": False, "bridge_passages": 0, "dense_mix": 0.0}
+PREVIOUS_PPR = {"lexical": False, "link_entities": False, "fact_seeds": "always", "bridge_passages": 0,
+                "dense_mix": 0.0}
 # Each lever of the default `ppr` set against its other value.
 DEFAULTS = RetrievalSettings()
 ABLATIONS: list[tuple[str, dict[str, Any]]] = [
     ("BM25 fusion (passages and facts) off", {"lexical": False}),
     ("question entity links off", {"link_entities": False}),
-    ("fact seeds off", {"entity_seeds": 0}),
+    ("fact seeds always (beside the links)", {"fact_seeds": "always"}),
+    ("fact seeds never", {"fact_seeds": "never"}),
     ("second round (bridge entities) " + ("off" if DEFAULTS.bridge_passages else "on"),
-     {"bridge_passages": 0 if DEFAULTS.bridge_passages else 3}),
+     {"bridge_passages": 0 if DEFAULTS.bridge_passages else 2}),
     ("final fusion with the hybrid ranking " + ("off" if DEFAULTS.dense_mix else "on"),
      {"dense_mix": 0.0 if DEFAULTS.dense_mix else 0.5}),
 ]

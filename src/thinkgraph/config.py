@@ -101,6 +101,12 @@ class RetrievalSettings(_Section):
 
     top_k: int = 5
     entity_seeds: int = 5  # facts whose entities seed the walk (HippoRAG 2's link_top_k = 5)
+    # When the facts seed the walk beside the linked question entities. HippoRAG 2 seeds on facts
+    # after an LLM recognition filter drops the irrelevant ones; without that filter the best facts
+    # by embedding often name neighbours the question is not about, and beside exact question
+    # entities they cost MuSiQue dev 12 points of R@2 (benchmarks/retrieval_compare.py ablation).
+    # "without_links": facts seed only questions in which no entity is linked.
+    fact_seeds: Literal["always", "without_links", "never"] = "without_links"
     seed_min_cosine: float = 0.3
     damping: float = Field(0.5, gt=0.0, lt=1.0)  # HippoRAG 2 uses 0.5 for its PPR
     passage_weight: float = Field(0.05, ge=0.0)  # HippoRAG 2: passage scores enter the reset vector at 0.05

@@ -29,10 +29,12 @@ class GraphRetriever:
         self.settings = settings or RetrievalSettings()
 
     def seed_entities(self, question: str, query_vec: np.ndarray) -> dict[str, float]:
-        """First-round reset weights: fact seeds (HippoRAG 2) plus linked question entities (HippoRAG 1)."""
+        """First-round reset weights: linked question entities (HippoRAG 1) and, per ``fact_seeds``,
+        the entities of the best facts (HippoRAG 2)."""
         s = self.settings
         linked = seeding.linked_seeds(self.view, question) if s.link_entities else {}
-        facts = seeding.fact_seeds(self.view, question, query_vec, s, entity_fallback=not linked)
+        use_facts = s.fact_seeds == "always" or (s.fact_seeds == "without_links" and not linked)
+        facts = seeding.fact_seeds(self.view, question, query_vec, s, entity_fallback=not linked) if use_facts else {}
         return seeding.merge((facts, 1.0), (linked, s.link_weight))
 
     def passage_ranking(self, question: str, query_vec: np.ndarray) -> tuple[np.ndarray, dict[str, float]]:
