@@ -120,6 +120,8 @@ def test_hybrid_and_ppr_options_through_the_method_registry(bridge_index: Path, 
         assert set(ranked[:2]) == {"a.txt", "b.txt"}
         plain = tg.ask(question, method="ppr", top_k=3, lexical=False, link_entities=False, dense_mix=0.0)
         assert len(plain.citations) == 3
+        linked_only = tg.ask(question, method="ppr", fact_seeds="never", bridge_passages=0)
+        assert linked_only.trace[0].outputs["seeds"] == ["Zorvath Quell"]
         for bad in ("high", 1.5):
             with pytest.raises(ConfigError, match="ppr option damping"):
                 tg.ask(question, method="ppr", damping=bad)
