@@ -104,7 +104,7 @@ class RetrievalSettings(_Section):
     # When the facts seed the walk beside the linked question entities. HippoRAG 2 seeds on facts
     # after an LLM recognition filter drops the irrelevant ones; without that filter the best facts
     # by embedding often name neighbours the question is not about, and beside exact question
-    # entities they cost MuSiQue dev 12 points of R@2 (benchmarks/retrieval_compare.py ablation).
+    # entities they cost MuSiQue dev 9 points of R@2 (benchmarks/retrieval_compare.py ablation).
     # "without_links": facts seed only questions in which no entity is linked.
     fact_seeds: Literal["always", "without_links", "never"] = "without_links"
     seed_min_cosine: float = 0.3
