@@ -10,9 +10,11 @@ from pathlib import Path
 from typing import Any
 
 from thinkgraph.asyncutil import run_sync
+from thinkgraph.citations import focus_answer
 from thinkgraph.config import Settings, load_settings
 from thinkgraph.embed.base import Embedder, make_embedder
-from thinkgraph.errors import ConfigError, InputError
+from thinkgraph.errors import ConfigError, IndexFileError, InputError
+from thinkgraph.index.extract_combined import CombinedExtractor
 from thinkgraph.index.extract_import import ImportedFacts, ImportExtractor, load_openie, load_triple_file
 from thinkgraph.index.extract_llm import LLMTripletExtractor
 from thinkgraph.index.extract_nolm import NoLMExtractor, SpacyExtractor
@@ -22,41 +24,63 @@ from thinkgraph.index.loaders import Skipped, load_paths
 from thinkgraph.index.pipeline import Indexer, IndexReport, Progress, update_derived
 from thinkgraph.llm.accounting import UsageMeter
 from thinkgraph.llm.backend import ChatBackend
+from thinkgraph.llm.dialects import remembered_forms
 from thinkgraph.llm.service import LLM
 from thinkgraph.methods.base import MethodContext
-from thinkgraph.methods.registry import DEFAULT_METHOD, make_method
-from thinkgraph.models import Answer, Cost, Node, SourceDocument
+from thinkgraph.methods.registry import DEFAULT_METHOD, make_method, top_k_options
+from thinkgraph.models import Answer, Cost, Node, SourceDocument, TraceStep
 from thinkgraph.retrieval.views import IndexView
-from thinkgraph.store.base import RemovalReport
-from thinkgraph.store.sqlite import SQLiteStore
+from thinkgraph.store.base import GraphStore, RemovalReport
+from thinkgraph.store.claims import DOC, WorkClaims
+from thinkgraph.store.factory import index_exists, open_store, shown_location
 from thinkgraph.tokens import TokenCounter
 
 DEFAULT_INDEX = "thinkgraph.db"
 
 
 class ThinkGraph:
-    """One index file plus the models that serve it.
+    """One index plus the models that serve it. ``path`` is an SQLite file or a PostgreSQL URL
+    (``postgresql://user@host/db?schema=NAME``; see the README's "Choosing a store").
 
     ``backend`` replaces the HTTP LLM backend (tests plug the scripted double in here);
     ``embedder`` replaces the configured embedder.
     """
 
     def __init__(self, path: str | Path = DEFAULT_INDEX, *, settings: Settings | None = None,
-                 create: bool = True, backend: ChatBackend | None = None,
+                 create: bool | None = None, backend: ChatBackend | None = None,
                  embedder: Embedder | None = None) -> None:
+        """``create``: True makes the index file when it is missing, False refuses a missing file, and
+        None (the default) makes it on the first write (indexing), so that asking a mistyped path
+        is an error rather than an empty answer from a new, empty index."""
         self.settings = settings or load_settings()
-        self.store = SQLiteStore(path, create=create)
+        self._location = path
+        self._store: GraphStore | None = None
+        if create or create is False or index_exists(path):
+            self._store = open_store(path, create=bool(create))
         self._backend = backend
         self._embedder = embedder
         self.counter = TokenCounter()
-        self._generation = self.store.get_meta("generation")
+        self._generation = self._store.get_meta("generation") if self._store else None
+
+    @property
+    def store(self) -> GraphStore:
+        if self._store is None:  # the first write to an index that did not exist yet
+            self._store = open_store(self._location, create=True)
+            self._generation = self._store.get_meta("generation")
+        return self._store
+
+    def _require_index(self) -> None:
+        if self._store is None and not index_exists(self._location):
+            raise IndexFileError(f"no index at {shown_location(self._location)}; build one with `thinkgraph index` "
+                                 "(or pass create=True to start an empty one)")
 
     @classmethod
     def open(cls, path: str | Path = DEFAULT_INDEX, **kwargs: Any) -> ThinkGraph:
         return cls(path, create=False, **kwargs)
 
     def close(self) -> None:
-        self.store.close()
+        if self._store is not None:
+            self._store.close()
 
     def __enter__(self) -> ThinkGraph:
         return self
@@ -73,14 +97,17 @@ class ThinkGraph:
 
     @cached_property
     def llm(self) -> LLM | None:
+        # A read-only index answers questions but keeps nothing: no cache, usage or negotiated form.
+        writable = not getattr(self.store, "read_only", False)
         meter = UsageMeter(self.settings.llm.budget_calls, self.settings.llm.budget_tokens,
-                           sink=self._persist_usage)
+                           sink=self._persist_usage if writable else None)
+        keep = self.store if writable else None
         if self._backend is not None:
-            return LLM(self._backend, settings=self.settings.llm, cache=self.store, meter=meter,
-                       counter=self.counter)
+            return LLM(self._backend, settings=self.settings.llm, cache=keep, meter=meter,
+                       counter=self.counter, memory=keep)
         if not self.settings.llm.configured:
             return None
-        return LLM.from_settings(self.settings.llm, cache=self.store, meter=meter, counter=self.counter)
+        return LLM.from_settings(self.settings.llm, cache=keep, meter=meter, counter=self.counter, memory=keep)
 
     def _persist_usage(self, step: str, cost: Cost) -> None:
         self.store.record_usage(step, cost.calls, cost.prompt_tokens, cost.completion_tokens, cost.seconds)
@@ -92,7 +119,9 @@ class ThinkGraph:
     # indexing ---------------------------------------------------------------------
     def make_extractor(self, name: str | None = None, *, openie: str | Path | None = None,
                        triples: Sequence[str | Path] = ()) -> Extractor:
-        name = name or ("import" if openie or triples else self.settings.index.extractor)
+        name = name or ("import" if openie else self.settings.index.extractor)
+        if triples and name != "import":  # the file's facts are added to the extractor's work
+            return CombinedExtractor(self.make_extractor("import", triples=triples), self.make_extractor(name))
         if name == "nolm":
             return NoLMExtractor(sentence_propositions=self.settings.index.nolm_propositions)
         if name == "spacy":
@@ -128,10 +157,21 @@ class ThinkGraph:
         items.extend(_triple_documents(ex, triples))
         indexer = Indexer(self.store, self.embedder, ex, s, llm=self.llm, counter=self.counter, progress=progress)
         report = await indexer.run(item for group in items for item in group)
-        if isinstance(ex, ImportExtractor):
+        if isinstance(ex, ImportExtractor | CombinedExtractor):
             report.skipped.extend(ex.facts.skipped)
+            report.skipped.extend(self._unplaced_facts(ex.facts))
         self.mark_changed()  # the graph changed (also for other processes sharing the index)
         return report
+
+    def _unplaced_facts(self, facts: ImportedFacts) -> list[str]:
+        """Imported facts whose document is not in the index: said, rather than silently dropped."""
+        missing = {doc_id: len(ext.triples) for doc_id, ext in facts.by_doc.items()
+                   if self.store.get_document(doc_id) is None}
+        if not missing:
+            return []
+        names = ", ".join(list(missing)[:5]) + (" ..." if len(missing) > 5 else "")
+        return [f"{sum(missing.values())} imported triple(s) name {len(missing)} document(s) not in the index "
+                f"({names}); index those documents in the same run (their ids must match the file's doc_id column)"]
 
     def index(self, paths: Sequence[str | Path] = (), **kwargs: Any) -> IndexReport:
         return run_sync(self.aindex(paths, **kwargs))
@@ -140,9 +180,11 @@ class ThinkGraph:
         return self.index((), documents=list(documents), **kwargs)
 
     def remove_document(self, doc_id: str, *, rebuild: bool = True) -> RemovalReport:
-        if self.store.get_document(doc_id) is None:
-            raise InputError(f"no document {doc_id!r} in the index")
-        report = self.store.remove_document(doc_id)
+        self._require_index()
+        with WorkClaims(self.store).holding(DOC, doc_id):  # not while an indexing run works on it
+            if self.store.get_document(doc_id) is None:
+                raise InputError(f"no document {doc_id!r} in the index")
+            report = self.store.remove_document(doc_id)
         if rebuild:
             run_sync(update_derived(self.store, self.embedder, self.settings.index, IndexReport(), llm=self.llm))
         self.mark_changed()
@@ -196,21 +238,37 @@ class ThinkGraph:
             self._generation = generation
 
     def mark_changed(self) -> None:
-        self.store.set_meta("generation", str(int(self.store.get_meta("generation") or 0) + 1))
+        self.store.increment_meta("generation")  # atomic: no change by another process is lost
         self.refresh()
 
     async def aretrieve(self, question: str, method: str = DEFAULT_METHOD, **options: Any) -> Answer:
         """The method's evidence without an LLM, even when one is configured."""
         return await self.aask(question, method, _use_llm=False, **options)
 
-    async def aask(self, question: str, method: str = DEFAULT_METHOD, *, _use_llm: bool = True,
-                   **options: Any) -> Answer:
+    async def aask(self, question: str, method: str = DEFAULT_METHOD, *, top_k: int | None = None,
+                   _use_llm: bool = True, **options: Any) -> Answer:
+        """``top_k``: passages to retrieve and return, mapped onto the method's own setting
+        (methods.registry.TOP_K_SETTINGS); ``options`` are the method's settings."""
         if not question.strip():
             raise InputError("the question is empty")
+        try:
+            question.encode("utf-8")
+        except UnicodeEncodeError as exc:
+            raise InputError(f"the question is not valid text (character {exc.start}: a lone surrogate)") from None
+        self._require_index()
         self.refresh()
         ctx = MethodContext(store=self.store, view=self.view, settings=self.settings,
                             llm=self.llm if _use_llm else None)
-        answer = await make_method(method, ctx, **options).answer(question)
+        before = ctx.llm.describe() if ctx.llm is not None else None
+        answer = await make_method(method, ctx, **top_k_options(method, top_k, options)).answer(question)
+        if ctx.llm is not None and before is not None:
+            answer.trace.append(_llm_step(before, ctx.llm.describe()))
+        if answer.status == "answered" and not (answer.text or "").strip():
+            answer.status, answer.message = "failed", "the model returned an empty answer"
+        if top_k is not None:
+            del answer.citations[top_k:]
+        chunks = self.store.get_nodes(list(dict.fromkeys(c.chunk_id for c in answer.citations)))
+        focus_answer(answer, {n.id: n.text for n in chunks})  # each citation: its best-matching sentence
         self._add_pages(answer)
         self._connect_evidence(answer)
         return answer
@@ -247,13 +305,14 @@ class ThinkGraph:
 
     # inspection -----------------------------------------------------------------------
     def stats(self) -> dict[str, Any]:
+        self._require_index()
         docs = self.store.list_documents()
         by_status: dict[str, int] = {}
         for d in docs:
             by_status[str(d.status)] = by_status.get(str(d.status), 0) + 1
         return {
-            "index": str(self.store.path),
-            "size_bytes": self.store.file_size(),
+            "index": self.store.describe(),
+            "size_bytes": self.store.size_bytes(),
             "embedding_model": self.store.get_meta("embed_model"),
             "embedding_dim": self.store.get_meta("embed_dim"),
             "extractor": self.store.get_meta("extractor"),
@@ -263,6 +322,7 @@ class ThinkGraph:
             "communities_by_level": self._community_levels(),
             "extraction_failures": self.store.failure_counts(),
             "llm_usage": self.store.usage_totals(),
+            "llm_structured_output": remembered_forms(self.store),
         }
 
     def _community_levels(self) -> dict[str, int]:
@@ -271,6 +331,17 @@ class ThinkGraph:
             key = str(node.props.get("level", 0))
             levels[key] = levels.get(key, 0) + 1
         return dict(sorted(levels.items()))
+
+
+_LLM_COUNTERS = ("repairs", "parse_failures", "format_refusals", "truncations", "cut_replies")
+
+
+def _llm_step(before: dict[str, Any], after: dict[str, Any]) -> TraceStep:
+    """The model and endpoint a question used, the structured-output form negotiated with it, and how
+    many repairs, unusable replies, refused forms and cut prompts the question cost."""
+    outputs = {k: v for k, v in after.items() if k not in _LLM_COUNTERS}
+    outputs |= {k: after[k] - before[k] for k in _LLM_COUNTERS}
+    return TraceStep(agent="llm", action="endpoint", outputs=outputs)
 
 
 @dataclass(frozen=True, slots=True)
@@ -284,7 +355,7 @@ class KGImportReport:
 
 def _triple_documents(ex: Extractor, triples: Sequence[str | Path]) -> list[list[SourceDocument]]:
     """Triple files become documents of their own so their facts have provenance."""
-    if not isinstance(ex, ImportExtractor) or not triples:
+    if not isinstance(ex, ImportExtractor | CombinedExtractor) or not triples:
         return []
     docs: list[SourceDocument] = []
     for doc_id, ext in ex.facts.by_doc.items():

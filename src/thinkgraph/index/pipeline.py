@@ -24,6 +24,7 @@ from thinkgraph.index.summaries import first_sentences, llm_summary
 from thinkgraph.llm.service import LLM
 from thinkgraph.models import Chunk, DocStatus, DocumentRecord, SourceDocument
 from thinkgraph.store.base import GraphStore
+from thinkgraph.store.claims import WorkClaims, derived_turn
 from thinkgraph.tokens import TokenCounter
 
 log = logging.getLogger(__name__)
@@ -59,6 +60,7 @@ class Indexer:
         self.llm = llm
         self.counter = counter or TokenCounter()
         self.progress = progress or (lambda stage, done, total: None)
+        self.claims = WorkClaims(store)  # documents are shared with other runs on the same index
 
     async def run(self, items: Iterable[SourceDocument | Skipped]) -> IndexReport:
         check_embedding_manifest(self.store, self.embedder)
@@ -66,6 +68,7 @@ class Indexer:
         report = IndexReport()
         batch: list[SourceDocument] = []
         seen_ids: set[str] = set()
+        self.claims.start()
         try:
             for item in items:
                 if isinstance(item, Skipped):
@@ -79,16 +82,26 @@ class Indexer:
                     batch = []
             if batch:
                 await self._process_batch(batch, report)
+            async for doc in self.claims.take_over():  # held by another run when met: done there, or left
+                if self._needs_processing(doc, report):
+                    await self._process_batch([doc], report)
+                else:
+                    self.claims.release_document(doc.id)
             # documents left pending or processing by an earlier, interrupted run
             leftovers = [d for d in self.store.list_documents() if d.status in (DocStatus.PENDING,
                                                                                 DocStatus.PROCESSING)]
             if leftovers:
                 log.info("%d documents from an interrupted run need their source again", len(leftovers))
-            await update_derived(self.store, self.embedder, self.settings, report, llm=self.llm,
-                                 progress=self.progress)
+            if self.claims.others_running():  # the last run to end builds the derived stages
+                log.info("another indexing run is still going; it builds synonyms and communities when it ends")
+            else:
+                await update_derived(self.store, self.embedder, self.settings, report, llm=self.llm,
+                                     progress=self.progress)
         except BudgetExceededError as exc:
             report.stopped = str(exc)
             log.warning("indexing stopped: %s; run again to resume", exc)
+        finally:
+            self.claims.stop()
         return report
 
     def _admit(self, doc: SourceDocument, report: IndexReport, seen_ids: set[str]) -> bool:
@@ -97,6 +110,14 @@ class Indexer:
             report.skipped.append(f"{doc.source}: duplicate document id {doc.id!r} in this run")
             return False
         seen_ids.add(doc.id)
+        if not self.claims.take_document(doc):  # another run is on it; taken over at the end if need be
+            return False
+        if self._needs_processing(doc, report):
+            return True
+        self.claims.release_document(doc.id)
+        return False
+
+    def _needs_processing(self, doc: SourceDocument, report: IndexReport) -> bool:
         digest = content_hash(doc.text, length=32)
         existing = self.store.get_document(doc.id)
         if existing is not None and existing.content_hash == digest and existing.status == DocStatus.DONE:
@@ -128,6 +149,7 @@ class Indexer:
                 report.failed += 1
         report.embedded += embed_missing(self.store, self.embedder, self.settings.embed_node_types,
                                          lambda d, t: self.progress("embed", d, t))
+        self.claims.finished([d.id for d in docs])
 
     async def _process_document(self, doc: SourceDocument, report: IndexReport) -> None:
         self.store.set_document_status(doc.id, DocStatus.PROCESSING)
@@ -186,6 +208,16 @@ class Indexer:
 
 async def update_derived(store: GraphStore, embedder: Embedder, settings: IndexSettings, report: IndexReport,
                          *, llm: LLM | None = None, force: bool = False, progress: Progress | None = None) -> None:
+    """Entity resolution and communities over the whole graph, after any change by any process (or
+    when forced); one process at a time, and not again for changes another already built them from."""
+    async with derived_turn(store, force=force) as turn:
+        if turn.needed:
+            await _update_derived(store, embedder, settings, report, llm=llm, force=True, progress=progress)
+            turn.built()
+
+
+async def _update_derived(store: GraphStore, embedder: Embedder, settings: IndexSettings, report: IndexReport,
+                          *, llm: LLM | None = None, force: bool = False, progress: Progress | None = None) -> None:
     """Entity resolution and communities over the whole graph, after any change (or when forced)."""
     changed = force or report.indexed or report.updated or store.get_meta("derived_stale") == "1"
     if not changed:
