@@ -71,10 +71,10 @@ class ToG3Method:
         agents): what evaluation measures as ToG-3's retrieval without an LLM."""
         trace: list[TraceStep] = []
         graph = await self.retriever.retrieve(question, trace)
-        ranked = blend_with_passages(self.ctx.view, question, graph.passages,
-                                     weight=self.ctx.settings.retrieval.evidence_blend,
-                                     depth=max(len(graph.passages), self.config.context_passages))
-        passages = passages_from_scores(self.ctx.store, [(cid, 0.0) for cid in ranked])
+        graph.passages = blend_with_passages(self.ctx.view, question, graph.passages,
+                                             weight=self.ctx.settings.retrieval.evidence_blend,
+                                             depth=max(len(graph.passages), self.config.context_passages))
+        passages = passages_from_scores(self.ctx.store, [(cid, 0.0) for cid in graph.passages])
         return Answer(question=question, method=self.name, text=None, status="evidence_only",
                       citations=citations_for(passages), trace=trace, message=NO_LLM_MESSAGE,
                       evidence=self._evidence(graph))
