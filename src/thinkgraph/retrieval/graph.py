@@ -67,7 +67,9 @@ class GraphRetriever:
             return ppr, seeds
         both = seeding.merge((seeds, 1.0), (bridges, s.bridge_weight))
         second = self._walk(both, prior, rows)
-        return (ppr, seeds) if second is None else (second, both)
+        # Both walks count: the second finds the next hop, the first keeps the question's own passages
+        # ahead of their neighbours (each walk is a distribution over the same graph).
+        return (ppr, seeds) if second is None else (ppr + second, both)
 
     def _walk(self, seeds: dict[str, float], prior: np.ndarray, rows: np.ndarray) -> np.ndarray | None:
         """PPR from the seeds plus the passage prior at ``passage_weight``; the passages' scores."""
