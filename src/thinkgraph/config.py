@@ -155,7 +155,8 @@ class RetrievalSettings(_Section):
     # passages (the first hop's answers are the second hop's subjects), each passage weighted by
     # its score relative to the best. 0 turns it off. Two passages: HotpotQA's and most of
     # MuSiQue's questions are 2-hop, and a question's first hop rarely ranks below second; more
-    # passages pull the walk toward neighbours of weaker guesses (HotpotQA dev R@2 67 -> 55 with 3).
+    # passages pull the walk toward neighbours of weaker guesses (HotpotQA dev R@2 67 -> 55 with 3,
+    # measured before the second walk was added to the first rather than replacing it).
     # The bridges count half as much as the question's own seeds, since they are guesses.
     bridge_passages: int = Field(2, ge=0)
     bridge_weight: float = Field(0.5, ge=0.0)
