@@ -27,7 +27,7 @@ from thinkgraph.config import Settings  # noqa: E402
 from thinkgraph.graph.ppr import personalized_pagerank  # noqa: E402
 from thinkgraph.models import NodeType  # noqa: E402
 from thinkgraph.retrieval.dense import DenseRetriever  # noqa: E402
-from thinkgraph.retrieval.evidence import GraphRetriever  # noqa: E402
+from thinkgraph.retrieval.graph import GraphRetriever  # noqa: E402
 
 
 def recall_at(ranked: list[str], gold: list[str], k: int) -> float:

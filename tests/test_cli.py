@@ -251,3 +251,21 @@ def test_eval_seed_sample_and_run_record(built_index: Path, tmp_path: Path) -> N
     expected = [q["id"] for q in random.Random(7).sample([{"id": f"q{i}"} for i in range(5)], 2)]
     assert sorted(asked) == sorted(expected)
     assert len(sent) == 2 and all(payload["seed"] == 7 for payload in sent)
+
+
+def test_spacy_index_and_retrieval_levers_through_the_cli(tmp_path: Path) -> None:
+    path = tmp_path / "spacy.db"
+    result = run("--index", str(path), "index", str(SAMPLE_CORPUS), "-e", "spacy")
+    assert result.returncode == 0, result.stderr
+    assert "indexed 4 documents" in result.stdout
+    questions = tmp_path / "q.jsonl"
+    questions.write_text(json.dumps({"id": "q1", "question": "Who trained Lena Sorensen?",
+                                     "supporting_ids": ["people.md"]}) + "\n", encoding="utf-8")
+    result = run("-i", str(path), "eval", str(questions), "-m", "hybrid", "-m", "ppr",
+                 "-m", "ppr:lexical=false,link_entities=false,bridge_passages=0", "--retrieval-only",
+                 "--out", str(tmp_path / "r"), "--json")
+    assert result.returncode == 0, result.stderr
+    rows = json.loads(result.stdout)
+    assert [r["method"] for r in rows] == ["hybrid", "ppr", "ppr:lexical=false,link_entities=false,bridge_passages=0"]
+    assert all(r["recall@5"] == 100.0 and r["errors"] == 0 for r in rows)
+    assert "DEBUG" not in result.stderr

@@ -52,9 +52,12 @@ def test_top_k_is_uniform_and_evidence_is_the_best_sentence(index: tuple[Path, P
                      "--top-k", "1", *extra)
         assert result.returncode == 0, (method, result.stderr)
         assert "[1] " in result.stdout and "[2] " not in result.stdout, method
-    shown = run("-c", str(config), "-i", str(path), "ask", "Who trained Lena Sorensen?", "--top-k", "1")
-    evidence = shown.stdout.split("Evidence", 1)[1].splitlines()[2].strip()
-    assert "trained" in evidence and len(evidence) < 400
+    # The sentence shown for the passage that answers (on four passages with hashing vectors, which
+    # of the two naming Okafor and Sorensen ranks first is a coin toss for the graph walk).
+    shown = run("-c", str(config), "-i", str(path), "ask", "Who trained Lena Sorensen?", "--top-k", "2")
+    lines = shown.stdout.split("Evidence", 1)[1].splitlines()
+    evidence = next(lines[i + 1] for i, line in enumerate(lines) if line.startswith("[") and "people.md" in line)
+    assert "trained" in evidence and len(evidence.strip()) < 400
 
 
 def test_missing_index_is_an_error_not_an_empty_index(tmp_path: Path) -> None:

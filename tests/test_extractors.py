@@ -8,11 +8,11 @@ import pytest
 
 from support import FIXTURES
 from thinkgraph.config import LLMSettings
-from thinkgraph.errors import InputError, StructuredOutputError
+from thinkgraph.errors import ConfigError, InputError, StructuredOutputError
 from thinkgraph.ids import entity_id
 from thinkgraph.index.extract_import import ImportExtractor, load_openie, load_triple_file
 from thinkgraph.index.extract_llm import EXTRACTION_STEP, LLMTripletExtractor
-from thinkgraph.index.extract_nolm import NoLMExtractor, entities_in
+from thinkgraph.index.extract_nolm import NoLMExtractor, SpacyExtractor, entities_in
 from thinkgraph.index.records import extraction_records
 from thinkgraph.llm.service import LLM
 from thinkgraph.models import Chunk, SourceDocument
@@ -133,3 +133,25 @@ async def test_nolm_sentence_propositions_for_topg() -> None:
     assert "Marie Curie" in first.entities and first.text in " ".join(CHUNK.text.split())
     records = extraction_records(CHUNK, ext)
     assert any(e.type == "MENTIONS" for e in records.edges) and any(n.type == "proposition" for n in records.nodes)
+
+
+NOISY = ("Chris Martin, the lead singer of Coldplay, was born on 2 March 1977 in Exeter. "
+         "Page 3 of 5 | Main page | Contents. The Beatles' album Abbey Road was released by Apple Records.")
+
+
+async def test_spacy_extractor_names_typed_entities_not_dates_or_navigation() -> None:
+    doc = SourceDocument("d2", "Chris Martin", NOISY, "d2.txt")
+    chunk = Chunk("chunk:2", "d2", NOISY, 0, len(NOISY), 40, 0)
+    ext = await SpacyExtractor(sentence_propositions=True).extract(doc, chunk)
+    types = {e.name: e.type for e in ext.entities}
+    assert {"Chris Martin", "Coldplay", "Exeter", "Apple Records", "1977"} <= set(types)
+    assert types["Chris Martin"] == "PERSON" and types["1977"] == "DATE"
+    assert "Beatles" in types and "The Beatles" not in types  # determiner and possessive dropped
+    assert not {"March", "2 March", "Page", "Main", "3"} & set(types)  # dates and numbers are not names
+    assert ("Chris Martin", "Coldplay") in ext.cooccurrences
+    assert ext.propositions and all(p.entities for p in ext.propositions)
+
+
+def test_spacy_extractor_without_its_pipeline_is_a_clear_error() -> None:
+    with pytest.raises(ConfigError, match="no_such_pipeline"):
+        _ = SpacyExtractor("no_such_pipeline").nlp

@@ -17,7 +17,7 @@ from thinkgraph.errors import ConfigError, IndexFileError, InputError
 from thinkgraph.index.extract_combined import CombinedExtractor
 from thinkgraph.index.extract_import import ImportedFacts, ImportExtractor, load_openie, load_triple_file
 from thinkgraph.index.extract_llm import LLMTripletExtractor
-from thinkgraph.index.extract_nolm import NoLMExtractor
+from thinkgraph.index.extract_nolm import NoLMExtractor, SpacyExtractor
 from thinkgraph.index.extract_propositions import PropositionExtractor
 from thinkgraph.index.extractor import Extractor
 from thinkgraph.index.loaders import Skipped, load_paths
@@ -124,6 +124,8 @@ class ThinkGraph:
             return CombinedExtractor(self.make_extractor("import", triples=triples), self.make_extractor(name))
         if name == "nolm":
             return NoLMExtractor(sentence_propositions=self.settings.index.nolm_propositions)
+        if name == "spacy":
+            return SpacyExtractor(sentence_propositions=self.settings.index.nolm_propositions)
         if name == "llm":
             if self.llm is None:
                 raise ConfigError("extractor 'llm' needs an LLM endpoint (set THINKGRAPH_LLM_BASE_URL)")
@@ -142,7 +144,7 @@ class ThinkGraph:
             if not openie and not triples:
                 raise ConfigError("extractor 'import' needs --openie FILE or --triples FILE")
             return ImportExtractor(facts)
-        raise ConfigError(f"unknown extractor {name!r}; valid extractors: llm, propositions, import, nolm")
+        raise ConfigError(f"unknown extractor {name!r}; valid extractors: llm, propositions, import, nolm, spacy")
 
     async def aindex(self, paths: Sequence[str | Path] = (), *, extractor: str | None = None,
                      openie: str | Path | None = None, triples: Sequence[str | Path] = (),

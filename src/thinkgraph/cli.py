@@ -84,7 +84,7 @@ def _open(ctx: typer.Context, *, create: bool) -> ThinkGraph:
 def index(
     ctx: typer.Context,
     paths: list[Path] = typer.Argument(None, help="Files or directories (.txt, .md, .jsonl)."),
-    extractor: str | None = typer.Option(None, "--extractor", "-e", help="llm | propositions | import | nolm"),
+    extractor: str | None = typer.Option(None, "--extractor", "-e", help="llm | propositions | import | nolm | spacy"),
     openie: Path | None = typer.Option(None, "--openie", help="Precomputed OpenIE JSONL to import."),
     triples: list[Path] = typer.Option([], "--triples", help="Triple file(s) (TSV/CSV) to import."),
     include: list[str] = typer.Option([], "--include", help="Glob of files to take from directories."),

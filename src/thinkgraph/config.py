@@ -105,9 +105,9 @@ class EmbeddingSettings(_Section):
 class IndexSettings(_Section):
     chunk_tokens: int = TOG3_CHUNK_TOKENS
     chunk_overlap: int = TOG3_CHUNK_OVERLAP
-    extractor: Literal["nolm", "llm", "propositions", "import"] = "nolm"
+    extractor: Literal["nolm", "spacy", "llm", "propositions", "import"] = "nolm"
     max_triplets_per_chunk: int = TOG3_MAX_TRIPLETS_PER_CHUNK
-    # nolm: also keep each sentence that names an entity as a proposition, so that ToPG can run on
+    # nolm / spacy: also keep each sentence that names an entity as a proposition, so that ToPG can run on
     # an index built without a model (a sentence is a coarser unit than ToPG's LLM propositions).
     nolm_propositions: bool = False
     synonym_threshold: float = TOPG_SYNONYM_COSINE
@@ -128,14 +128,45 @@ class IndexSettings(_Section):
 
 
 class RetrievalSettings(_Section):
-    """Graph-aware evidence retrieval used by `ask` (HippoRAG-style PPR over entities and passages)."""
+    """Graph-aware evidence retrieval used by `ask` (HippoRAG-style PPR over entities and passages).
+    Every lever is a switch so that `eval -m ppr:KEY=VALUE` measures it on and off."""
 
     top_k: int = 5
-    entity_seeds: int = 5
+    entity_seeds: int = 5  # facts whose entities seed the walk (HippoRAG 2's link_top_k = 5)
+    # When the facts seed the walk beside the linked question entities. HippoRAG 2 seeds on facts
+    # after an LLM recognition filter drops the irrelevant ones; without that filter the best facts
+    # by embedding often name neighbours the question is not about, and beside exact question
+    # entities they cost MuSiQue dev 9 points of R@2 (benchmarks/retrieval_compare.py ablation).
+    # "without_links": facts seed only questions in which no entity is linked.
+    fact_seeds: Literal["always", "without_links", "never"] = "without_links"
     seed_min_cosine: float = 0.3
-    damping: float = 0.5  # HippoRAG 2 uses 0.5 for its PPR
-    passage_weight: float = 0.05  # HippoRAG 2: dense passage scores enter the reset vector at 0.05
-    dense_mix: float = 0.0  # >0 blends dense and PPR ranks (reciprocal-rank style); 0 = PPR alone, as HippoRAG 2
+    damping: float = Field(0.5, gt=0.0, lt=1.0)  # HippoRAG 2 uses 0.5 for its PPR
+    passage_weight: float = Field(0.05, ge=0.0)  # HippoRAG 2: passage scores enter the reset vector at 0.05
+    # BM25 (bm25s, Snowball stemmer) fused with dense cosine over passages and facts: names and
+    # numbers that MiniLM blurs are matched exactly. 0.7 is the dense weight of the plain hybrid.
+    lexical: bool = True
+    dense_weight: float = Field(0.7, ge=0.0, le=1.0)
+    # HippoRAG 1's query-entity seeds beside HippoRAG 2's fact seeds: the question's named entities
+    # (exact names, fuzzy above the cutoff) reach the walk even when no extracted fact matches well.
+    link_entities: bool = True
+    link_weight: float = Field(1.0, ge=0.0)  # relative to the fact seeds (both are in [0, 1] before specificity)
+    fuzzy_link_cutoff: float = 90.0  # rapidfuzz ratio for a name-like question phrase to link
+    # LLM-free multi-hop: a second walk that also starts from the entities of the first walk's best
+    # passages (the first hop's answers are the second hop's subjects), each passage weighted by
+    # its score relative to the best. 0 turns it off. Two passages: HotpotQA's and most of
+    # MuSiQue's questions are 2-hop, and a question's first hop rarely ranks below second; more
+    # passages pull the walk toward neighbours of weaker guesses (HotpotQA dev R@2 67 -> 55 with 3,
+    # measured before the second walk was added to the first rather than replacing it).
+    # The bridges count half as much as the question's own seeds, since they are guesses.
+    bridge_passages: int = Field(2, ge=0)
+    bridge_weight: float = Field(0.5, ge=0.0)
+    # >0 blends the final ranking with the hybrid passage ranking (reciprocal ranks), so that a walk
+    # with nothing to add degrades to the dense/lexical ranking; 0 = PPR alone, as HippoRAG 2.
+    dense_mix: float = Field(0.0, ge=0.0, le=1.0)
+    # Weight of a graph method's own passage ranking in its LLM-free evidence (a2rag, topg, tog3),
+    # fused by reciprocal rank with the hybrid passage ranking so that a walk with nothing to add
+    # degrades to it; 1 = the method's ranking alone.
+    evidence_blend: float = Field(0.5, ge=0.0, le=1.0)
 
 
 class Settings(_Section):

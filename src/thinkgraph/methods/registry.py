@@ -14,7 +14,7 @@ from thinkgraph.methods.ircot import IRCoTMethod
 from thinkgraph.methods.kgr import KGRConfig, KGRMethod
 from thinkgraph.methods.kgr.baselines import KGRagMethod
 from thinkgraph.methods.none import NoRetrievalMethod
-from thinkgraph.methods.passages import naive_method, ppr_method
+from thinkgraph.methods.passages import hybrid_method, naive_method, ppr_method
 from thinkgraph.methods.tog3 import ToG3Config, ToG3Method
 from thinkgraph.methods.topg import ToPGConfig, ToPGMethod
 
@@ -55,6 +55,7 @@ _FACTORIES: dict[str, Callable[..., Method]] = {
     "none": NoRetrievalMethod,
     "naive": naive_method,
     "ppr": ppr_method,
+    "hybrid": hybrid_method,
     "a2rag": a2rag_method,
     "topg": topg_method,
     "tog3": tog3_method,
@@ -71,7 +72,7 @@ DEFAULT_METHOD = "ppr"
 # methods whose passage count follows from other settings (topg's propositions, kgr's walk) return
 # at most N as well.
 TOP_K_SETTINGS: dict[str, tuple[str, ...]] = {
-    "naive": ("top_k",), "ppr": ("top_k",), "a2rag": ("evidence_chunks",),
+    "naive": ("top_k",), "ppr": ("top_k",), "hybrid": ("top_k",), "a2rag": ("evidence_chunks",),
     "tog3": ("top_k", "context_passages"), "ircot": ("max_passages",),
     "kg-textrag": ("top_k",), "kg-graphrag": ("top_k",), "topg": (), "kgr": (), "none": (),
 }

@@ -11,8 +11,10 @@ import numpy as np
 from thinkgraph.embed.base import Embedder
 from thinkgraph.embed.vector_index import VectorIndex
 from thinkgraph.graph.matrix import GraphMatrix, build_graph_matrix
-from thinkgraph.index.embedding_stage import check_embedding_manifest
+from thinkgraph.index.embedding_stage import check_embedding_manifest, node_embedding_text
 from thinkgraph.models import EdgeType, NodeType
+from thinkgraph.retrieval.lexical import LexicalIndex
+from thinkgraph.retrieval.linking import EntityLinker
 from thinkgraph.store.base import GraphStore
 
 # Edges of the entity-passage graph that PPR walks (undirected), as in HippoRAG 2.
@@ -38,6 +40,25 @@ class IndexView:
             ids, matrix = self.store.get_vectors([node_type])
             out[node_type] = VectorIndex(ids, matrix, ann_threshold=self.ann_threshold)
         return out
+
+    def lexical(self, node_type: str) -> LexicalIndex:
+        """BM25 over the texts the encoder saw, in the order of ``vectors(node_type).ids`` so that
+        lexical and dense scores line up item by item."""
+        if node_type not in self._lexical_indexes:
+            ids = self.vectors(node_type).ids
+            nodes = {n.id: n for n in self.store.get_nodes(ids)}
+            texts = [node_embedding_text(nodes[i]) if i in nodes else "" for i in ids]
+            self._lexical_indexes[node_type] = LexicalIndex(ids, texts)
+        return self._lexical_indexes[node_type]
+
+    @cached_property
+    def _lexical_indexes(self) -> dict[str, LexicalIndex]:
+        return {}
+
+    @cached_property
+    def entity_linker(self) -> EntityLinker:
+        nodes = list(self.store.iter_nodes(NodeType.ENTITY))
+        return EntityLinker([n.id for n in nodes], [n.text for n in nodes])
 
     def embed_query(self, text: str) -> np.ndarray:
         return self.embedder.embed([text])[0]

@@ -26,6 +26,7 @@ from thinkgraph.methods.base import NO_LLM_MESSAGE, MethodContext
 from thinkgraph.methods.none import NoRetrievalMethod
 from thinkgraph.methods.synthesis import citations_for, split_citations
 from thinkgraph.models import Answer, Cost, EvidenceSubgraph, Node, NodeType, TraceStep
+from thinkgraph.retrieval.hybrid import blend_with_passages
 
 _PREAMBLE = re.compile(r"^(?:(?:sure|okay|ok|certainly|here)\b[^:\n]*:|rewritten question\s*:)\s*", re.IGNORECASE)
 # What runs without an LLM, as evaluation reports name it.
@@ -97,7 +98,9 @@ class A2RAGMethod:
         state = await self.retriever.retrieve(question, stop_when_sufficient=False)
         trace += state.trace
         self.stage_counts[state.stage] += 1
-        chunks = state.ranked_chunks()[: self.config.evidence_chunks]
+        chunks = blend_with_passages(self.ctx.view, question, state.ranked_chunks(),
+                                     weight=self.ctx.settings.retrieval.evidence_blend,
+                                     depth=self.config.evidence_chunks)
         return Answer(question=question, method=self.name, text=None, status="evidence_only",
                       citations=citations_for(self.retriever.passages(chunks)),
                       evidence=self._subgraph(state), trace=trace, message=NO_LLM_MESSAGE,

@@ -23,6 +23,7 @@ from thinkgraph.methods.tog3.prompts import EVOLVE_QUERY, REASONING, RESPOND, SU
 from thinkgraph.methods.tog3.trajectory import Trajectory, synthesise
 from thinkgraph.models import Answer, Edge, EdgeType, EvidenceSubgraph, Node, NodeType, TraceStep
 from thinkgraph.retrieval.evidence import passages_from_scores
+from thinkgraph.retrieval.hybrid import blend_with_passages
 
 # What runs without an LLM, as evaluation reports name it.
 NO_LLM_VARIANT = "no LLM: Retriever only (hybrid vector-graph retrieval and rerank; no keywords, no MACER loop)"
@@ -60,6 +61,9 @@ class ToG3Method:
         agents): what evaluation measures as ToG-3's retrieval without an LLM."""
         trace: list[TraceStep] = []
         graph = await self.retriever.retrieve(question, trace)
+        graph.passages = blend_with_passages(self.ctx.view, question, graph.passages,
+                                             weight=self.ctx.settings.retrieval.evidence_blend,
+                                             depth=max(len(graph.passages), self.config.context_passages))
         passages = passages_from_scores(self.ctx.store, [(cid, 0.0) for cid in graph.passages])
         return Answer(question=question, method=self.name, text=None, status="evidence_only",
                       citations=citations_for(passages), trace=trace, message=NO_LLM_MESSAGE,

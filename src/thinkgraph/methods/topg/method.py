@@ -20,6 +20,7 @@ from thinkgraph.methods.topg.prompts import EVAL, NAIVE_ANSWER, NEXT_QUESTIONS, 
 from thinkgraph.methods.topg.suggest import Suggester
 from thinkgraph.models import Answer, EvidenceSubgraph, Node, TraceStep
 from thinkgraph.retrieval.evidence import passages_from_scores
+from thinkgraph.retrieval.hybrid import blend_with_passages
 
 _CITE = re.compile(r"\[(\d+)\]")
 MAX_CITED_PASSAGES = 20  # global answers rest on hundreds of facts; cite the passages of the first ones
@@ -84,13 +85,14 @@ class ToPGMethod:
     async def _without_llm(self, question: str) -> Answer:
         """The retrieval each mode can do without Select, Eval or any prompt, named in the stats."""
         if self.config.mode == "global":
-            anchors, trace = await self._global_anchors_only(question)
-            answer = self._answer(question, None, "evidence_only", anchors, trace)
-            answer.stats["variant"] = NO_LLM_VARIANTS["global"]
+            props, trace = await self._global_anchors_only(question)
         else:
             props, trace = self._suggest_only(question)
-            answer = self._answer(question, None, "evidence_only", props, trace)
-            answer.stats["variant"] = NO_LLM_VARIANTS[self.config.mode]
+        # the walk's passages blended with the hybrid passage ranking (never worse than dense)
+        chunks = blend_with_passages(self.ctx.view, question, self.suggester.passages_of(props),
+                                     weight=self.ctx.settings.retrieval.evidence_blend, depth=MAX_CITED_PASSAGES)
+        answer = self._answer(question, None, "evidence_only", props, trace, chunks=chunks)
+        answer.stats["variant"] = NO_LLM_VARIANTS[self.config.mode]
         answer.message = NO_LLM_MESSAGE
         return answer
 
@@ -125,9 +127,10 @@ class ToPGMethod:
         return pool, trace
 
     def _answer(self, question: str, text: str | None, status: str, props: list[int],
-                trace: list[TraceStep], message: str | None = None, *, budget_reached: bool = False) -> Answer:
+                trace: list[TraceStep], message: str | None = None, *, budget_reached: bool = False,
+                chunks: list[str] | None = None) -> Answer:
         g = self.suggester.graph
-        chunks = self.suggester.passages_of(props)[:MAX_CITED_PASSAGES]
+        chunks = (self.suggester.passages_of(props) if chunks is None else chunks)[:MAX_CITED_PASSAGES]
         passages = passages_from_scores(self.ctx.store, [(c, 0.0) for c in chunks])
         nodes = [Node(g.ids[p], "proposition", g.texts[p]) for p in props]
         return Answer(question=question, method=self.name, text=text, status=status,

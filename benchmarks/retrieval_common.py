@@ -1,0 +1,78 @@
+"""Shared by the retrieval benchmarks: run a method LLM-free over dev questions through the public
+API (as `thinkgraph eval --retrieval-only` does) and print Recall@k and latency tables."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import statistics
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from thinkgraph.api import ThinkGraph
+from thinkgraph.eval.metrics import recall_at_k
+from thinkgraph.eval.runner import RETRIEVAL_DEPTH
+
+DEPTH = 10  # passages asked of every retriever: enough for Recall@10
+
+
+@dataclass
+class Row:
+    label: str
+    r2: float
+    r5: float
+    r10: float
+    ms: float
+
+
+def load_questions(path: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+def method_options(method: str, options: dict[str, Any]) -> dict[str, Any]:
+    out = {key: DEPTH for key in RETRIEVAL_DEPTH.get(method, ())}
+    if method == "a2rag":
+        out["gate"] = False  # answer-level control, not retrieval (as eval --retrieval-only)
+    return out | options
+
+
+def warm_queries(tg: ThinkGraph, questions: list[dict[str, Any]]) -> None:
+    """Embed every question once, one at a time, so that the embedder's query cache holds them and
+    the timed passes measure retrieval, not the encoder (the same for every method)."""
+    for q in questions:
+        tg.embedder.embed([q["question"]])
+
+
+def evaluate(tg: ThinkGraph, label: str, method: str, options: dict[str, Any], questions: list[dict[str, Any]],
+             repeats: int) -> Row:
+    """Recall@2/5/10 of gold passages (first pass) and the median over passes of ms per question.
+    One untimed question first builds what the method builds once per index (BM25, graphs)."""
+    opts = method_options(method, options)
+    recalls: dict[int, list[float]] = {2: [], 5: [], 10: []}
+    per_pass: list[float] = []
+
+    async def run_pass(first: bool) -> None:
+        for q in questions:
+            answer = await tg.aretrieve(q["question"], method, **opts)
+            if first:
+                ranked = list(dict.fromkeys(c.doc_id for c in answer.citations))
+                for k in recalls:
+                    recalls[k].append(recall_at_k(ranked, q["supporting_ids"], k))
+
+    asyncio.run(tg.aretrieve(questions[0]["question"], method, **opts))
+    for r in range(max(repeats, 1)):
+        started = time.perf_counter()
+        asyncio.run(run_pass(first=r == 0))
+        per_pass.append(1000 * (time.perf_counter() - started) / len(questions))
+    return Row(label, *(100 * statistics.mean(recalls[k]) for k in (2, 5, 10)), statistics.median(per_pass))
+
+
+def print_table(title: str, rows: list[Row], baseline: Row) -> None:
+    print(f"\n{title}\n")
+    print("| method | R@2 | R@5 | R@10 | ms/query | R@5 vs dense |")
+    print("|---|---|---|---|---|---|")
+    for row in rows:
+        delta = row.r5 - baseline.r5
+        print(f"| {row.label} | {row.r2:.1f} | {row.r5:.1f} | {row.r10:.1f} | {row.ms:.1f} | {delta:+.1f} |")

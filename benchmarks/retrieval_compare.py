@@ -1,0 +1,86 @@
+"""LLM-free retrieval on MuSiQue dev and HotpotQA dev: every retrieval method's Recall@2/5/10 of gold
+passages and ms/query beside dense passages and the previous `ppr` configuration, then an ablation
+table that turns each lever of `ppr` off (or on) one at a time.
+
+    python benchmarks/retrieval_compare.py --data ../shared/data \
+        --musique-index musique.db --hotpot-index hotpot_spacy.db
+
+Build the indexes first (once): `thinkgraph -i musique.db index ../shared/data/musique/corpus.jsonl
+-e import --openie ../shared/data/musique/openie_gpt35.jsonl` and `thinkgraph -i hotpot_spacy.db index
+../shared/data/hotpotqa/corpus.jsonl -e spacy`. Latencies are medians over --repeats passes after
+one untimed question per method (query embeddings cached beforehand for every method alike), on
+whatever else the machine is running.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+from pathlib import Path
+from typing import Any
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+
+from retrieval_common import Row, evaluate, load_questions, print_table, warm_queries  # noqa: E402
+
+from thinkgraph.api import ThinkGraph  # noqa: E402
+from thinkgraph.config import RetrievalSettings, Settings  # noqa: E402
+from thinkgraph.errors import ConfigError  # noqa: E402
+
+# `ppr` as it was before the levers: HippoRAG 2's fact seeds and dense passage prior only.
+PREVIOUS_PPR = {"lexical": False, "link_entities": False, "fact_seeds": "always", "bridge_passages": 0,
+                "dense_mix": 0.0}
+# Each lever of the default `ppr` set against its other value.
+DEFAULTS = RetrievalSettings()
+ABLATIONS: list[tuple[str, dict[str, Any]]] = [
+    ("BM25 fusion (passages and facts) off", {"lexical": False}),
+    ("question entity links off", {"link_entities": False}),
+    ("fact seeds always (beside the links)", {"fact_seeds": "always"}),
+    ("fact seeds never", {"fact_seeds": "never"}),
+    ("second round (bridge entities) " + ("off" if DEFAULTS.bridge_passages else "on"),
+     {"bridge_passages": 0 if DEFAULTS.bridge_passages else 2}),
+    ("final fusion with the hybrid ranking " + ("off" if DEFAULTS.dense_mix else "on"),
+     {"dense_mix": 0.0 if DEFAULTS.dense_mix else 0.5}),
+]
+GRAPH_METHODS = ("a2rag", "topg", "tog3")
+# docs/README reference on MuSiQue dev (same graph and embedder): HippoRAG 2's own code.
+HIPPORAG2_MUSIQUE = Row("HippoRAG 2's own code (../shared/data/README.md)", 46.3, 72.8, 79.0, 48.0)
+
+
+def run_dataset(name: str, index: Path, questions_file: Path, repeats: int) -> None:
+    questions = load_questions(questions_file)
+    with ThinkGraph(index, settings=Settings()) as tg:
+        warm_queries(tg, questions)
+        dense = evaluate(tg, "naive (dense passages)", "naive", {}, questions, repeats)
+        rows = [dense, evaluate(tg, "hybrid (BM25 + dense)", "hybrid", {}, questions, repeats),
+                evaluate(tg, "ppr, previous configuration", "ppr", PREVIOUS_PPR, questions, repeats),
+                evaluate(tg, "ppr (default)", "ppr", {}, questions, repeats)]
+        if name.startswith("MuSiQue"):
+            rows.insert(2, HIPPORAG2_MUSIQUE)
+        for method in GRAPH_METHODS:
+            try:
+                rows.append(evaluate(tg, f"{method} (evidence only)", method, {}, questions, repeats))
+            except ConfigError as exc:
+                print(f"{method}: not run on this index ({exc})")
+        print_table(f"{name}: {len(questions)} questions, index {index.name}", rows, dense)
+        default = next(r for r in rows if r.label == "ppr (default)")
+        ablation = [default] + [evaluate(tg, f"ppr, {label}", "ppr", change, questions, repeats)
+                                for label, change in ABLATIONS]
+        print_table(f"{name}: ppr ablation (one lever changed at a time)", ablation, dense)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--data", type=Path, default=Path("../shared/data"))
+    parser.add_argument("--musique-index", type=Path)
+    parser.add_argument("--hotpot-index", type=Path)
+    parser.add_argument("--repeats", type=int, default=3)
+    args = parser.parse_args()
+    if args.musique_index:
+        run_dataset("MuSiQue dev", args.musique_index, args.data / "musique" / "questions_dev.jsonl", args.repeats)
+    if args.hotpot_index:
+        run_dataset("HotpotQA dev", args.hotpot_index, args.data / "hotpotqa" / "questions_dev.jsonl", args.repeats)
+
+
+if __name__ == "__main__":
+    main()

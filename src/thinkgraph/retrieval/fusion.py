@@ -1,0 +1,50 @@
+"""Score fusion shared by every retriever: dense and lexical scores live on different scales (cosine
+in [-1, 1], BM25 unbounded, PPR probabilities summing to 1), so they are combined after min-max
+normalisation or as reciprocal ranks, never raw."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+# Reciprocal-rank fusion constant (Cormack et al. 2009): damps the gap between the first ranks.
+RRF_K = 60.0
+
+
+def min_max(values: np.ndarray) -> np.ndarray:
+    """Scaled to [0, 1]; a constant vector maps to ones (callers using it as weights keep every item)."""
+    values = np.asarray(values, dtype=np.float64)
+    if values.size == 0:
+        return values
+    low, high = values.min(), values.max()
+    return np.ones_like(values) if high - low < 1e-12 else (values - low) / (high - low)
+
+
+def rank_score(values: np.ndarray) -> np.ndarray:
+    """Reciprocal-rank score in (0, 1] (1 for the best item): robust to the scale of ``values``."""
+    values = np.asarray(values, dtype=np.float64)
+    order = np.argsort(-values, kind="stable")
+    ranks = np.empty(len(values), dtype=np.float64)
+    ranks[order] = np.arange(1, len(values) + 1)
+    return (RRF_K + 1.0) / (ranks + RRF_K)
+
+
+def hybrid_scores(dense: np.ndarray, lexical: np.ndarray | None, dense_weight: float) -> np.ndarray:
+    """Convex combination of min-max-normalised dense and BM25 scores. A query with no term in the
+    collection (all-zero BM25) leaves the dense scores alone rather than shifting them."""
+    dense_n = min_max(dense)
+    if lexical is None or dense_weight >= 1.0 or not np.any(lexical > 0):
+        return dense_n
+    return dense_weight * dense_n + (1.0 - dense_weight) * min_max(lexical)
+
+
+def fuse_ranks(scores: Sequence[np.ndarray], weights: Sequence[float]) -> np.ndarray:
+    """Weighted reciprocal-rank fusion of score vectors over the same items."""
+    if len(scores) != len(weights) or not scores:
+        raise ValueError("fuse_ranks needs one weight per score vector")
+    total = np.zeros(len(scores[0]), dtype=np.float64)
+    for values, weight in zip(scores, weights, strict=True):
+        if weight:
+            total += weight * rank_score(values)
+    return total / sum(weights)

@@ -1,0 +1,132 @@
+"""Graph-aware passage retrieval (HippoRAG-style personalized PageRank over entities and passages)
+with the entity paths that link the question's seed entities to each retrieved passage."""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+
+from thinkgraph.config import RetrievalSettings
+from thinkgraph.graph.paths import path_in_tree, shortest_path_tree
+from thinkgraph.graph.ppr import personalized_pagerank
+from thinkgraph.models import NodeType
+from thinkgraph.retrieval import seeds as seeding
+from thinkgraph.retrieval.evidence import Evidence, passages_from_scores
+from thinkgraph.retrieval.fusion import rank_score
+from thinkgraph.retrieval.hybrid import passage_scores
+from thinkgraph.retrieval.views import IndexView
+
+MAX_PATH_HOPS = 4
+MAX_PATH_SEEDS = 3
+
+
+class GraphRetriever:
+    name = "ppr"
+
+    def __init__(self, view: IndexView, settings: RetrievalSettings | None = None) -> None:
+        self.view = view
+        self.settings = settings or RetrievalSettings()
+
+    def seed_entities(self, question: str, query_vec: np.ndarray) -> dict[str, float]:
+        """First-round reset weights: linked question entities (HippoRAG 1) and, per ``fact_seeds``,
+        the entities of the best facts (HippoRAG 2)."""
+        s = self.settings
+        linked = seeding.linked_seeds(self.view, question) if s.link_entities else {}
+        use_facts = s.fact_seeds == "always" or (s.fact_seeds == "without_links" and not linked)
+        facts = seeding.fact_seeds(self.view, question, query_vec, s, entity_fallback=not linked) if use_facts else {}
+        return seeding.merge((facts, 1.0), (linked, s.link_weight))
+
+    def passage_ranking(self, question: str, query_vec: np.ndarray) -> tuple[np.ndarray, dict[str, float]]:
+        """Scores of every passage (in the order of the chunk vectors) and the seeds the walk used.
+        Without any seed the hybrid passage scores are returned as they are."""
+        s = self.settings
+        chunks = self.view.vectors(NodeType.CHUNK)
+        prior = passage_scores(self.view, question, query_vec, lexical=s.lexical, dense_weight=s.dense_weight)
+        rows = np.array(self.view.entity_passage_graph.rows(chunks.ids), dtype=np.int64)
+        seeds = self.seed_entities(question, query_vec)
+        ppr = self._walk(seeds, prior, rows) if len(rows) == len(chunks) else None
+        if ppr is None:
+            return prior, seeds
+        if s.bridge_passages > 0:
+            ppr, seeds = self._second_round(ppr, seeds, prior, rows)
+        if s.dense_mix > 0:
+            return s.dense_mix * rank_score(prior) + (1 - s.dense_mix) * rank_score(ppr), seeds
+        return ppr, seeds
+
+    def _second_round(self, ppr: np.ndarray, seeds: dict[str, float], prior: np.ndarray,
+                      rows: np.ndarray) -> tuple[np.ndarray, dict[str, float]]:
+        """Walk again from the seeds plus the bridge entities of the first walk's best passages."""
+        s = self.settings
+        ids = self.view.vectors(NodeType.CHUNK).ids
+        best = np.argsort(-ppr, kind="stable")[: s.bridge_passages]
+        weights = ppr[best] / max(float(ppr[best[0]]), 1e-300)  # relative to the best passage
+        bridges = seeding.bridge_seeds(self.view, [(ids[i], float(w)) for i, w in zip(best, weights, strict=True)],
+                                       set(seeds))
+        if not bridges:
+            return ppr, seeds
+        both = seeding.merge((seeds, 1.0), (bridges, s.bridge_weight))
+        second = self._walk(both, prior, rows)
+        # Both walks count: the second finds the next hop, the first keeps the question's own passages
+        # ahead of their neighbours (each walk is a distribution over the same graph).
+        return (ppr, seeds) if second is None else (ppr + second, both)
+
+    def _walk(self, seeds: dict[str, float], prior: np.ndarray, rows: np.ndarray) -> np.ndarray | None:
+        """PPR from the seeds plus the passage prior at ``passage_weight``; the passages' scores."""
+        graph = self.view.entity_passage_graph
+        if graph.n == 0 or not seeds:
+            return None
+        reset = graph.vector(seeds)
+        reset[rows] += self.settings.passage_weight * prior
+        if reset.sum() <= 0:
+            return None
+        return personalized_pagerank(graph.adjacency, reset, damping=self.settings.damping)[rows]
+
+    def retrieve(self, question: str, top_k: int | None = None) -> Evidence:
+        top_k = top_k or self.settings.top_k
+        chunks = self.view.vectors(NodeType.CHUNK)
+        scores, seeds = self.passage_ranking(question, self.view.embed_query(question))
+        order = np.argsort(-scores, kind="stable")[:top_k]
+        hits = [(chunks.ids[i], float(scores[i])) for i in order]
+        evidence = Evidence(question=question, passages=passages_from_scores(self.view.store, hits))
+        names = {n.id: n.text for n in self.view.store.get_nodes(list(seeds))}
+        evidence.seeds = sorted(((e, names.get(e, e), w) for e, w in seeds.items()), key=lambda t: -t[2])
+        self._add_paths(evidence, [e for e, _, _ in evidence.seeds])
+        return evidence
+
+    def _add_paths(self, evidence: Evidence, seeds: list[str]) -> None:
+        """For each passage, one shortest entity path from a seed to an entity the passage contains."""
+        graph = self.view.entity_graph
+        seed_rows = graph.rows(seeds)
+        if not seed_rows:
+            return
+        labels = self.view.relation_labels
+        trees = {src: shortest_path_tree(graph.adjacency, src) for src in seed_rows[:MAX_PATH_SEEDS]}
+        for passage in evidence.passages:
+            targets = graph.rows(self.view.chunk_entities.get(passage.chunk_id, []))
+            best: list[int] | None = None
+            for src, (dist, pred) in trees.items():
+                reachable = [t for t in targets if dist[t] <= MAX_PATH_HOPS]
+                if not reachable:
+                    continue
+                nearest = min(reachable, key=lambda t: dist[t])
+                if best is None or dist[nearest] < len(best) - 1:
+                    best = path_in_tree(pred, dist, src, nearest)
+            if best is None:
+                continue
+            ids = [graph.ids[i] for i in best]
+            evidence.path_ids.append(ids)
+            number = evidence.passages.index(passage) + 1
+            evidence.paths.append([f"[{number}]", *self._render(ids, labels)])
+
+    def _render(self, ids: list[str], labels: dict[tuple[str, str], str]) -> list[str]:
+        names = {n.id: n.text for n in self.view.store.get_nodes(ids)}
+        parts = [names.get(ids[0], ids[0])]
+        if len(ids) == 1:
+            return [*parts, "(named in the passage)"]
+        for a, b in itertools.pairwise(ids):
+            label = labels.get((a, b)) or (f"<-{labels[(b, a)]}-" if (b, a) in labels else "~")  # ~: co-occurs
+            parts.append(f"-{label}->" if (a, b) in labels else label)
+            parts.append(names.get(b, b))
+        return parts
+

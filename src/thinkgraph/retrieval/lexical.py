@@ -1,0 +1,49 @@
+"""BM25 over node texts (passages, facts, entity names) with `bm25s` (sparse-matrix BM25) and the
+Snowball English stemmer: the lexical half of hybrid retrieval. Dense MiniLM vectors miss rare
+names and numbers that a term match finds; BM25 misses paraphrases that the vectors find."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+
+import bm25s
+import numpy as np
+import Stemmer
+
+# Lucene's BM25 defaults (bm25s' own), used as published.
+BM25_K1 = 1.5
+BM25_B = 0.75
+
+
+class LexicalIndex:
+    """BM25 scores of a query against every text, in the order the texts were given."""
+
+    def __init__(self, ids: Sequence[str], texts: Sequence[str]) -> None:
+        # bm25s sets its own logger to DEBUG when imported, which would print through the CLI's
+        # handler on every index build; its warnings still show.
+        logging.getLogger("bm25s").setLevel(logging.WARNING)
+        self.ids = list(ids)
+        self._stemmer = Stemmer.Stemmer("english")
+        self._bm25: bm25s.BM25 | None = None
+        tokens = self._tokenize(list(texts))
+        if any(tokens):
+            self._bm25 = bm25s.BM25(k1=BM25_K1, b=BM25_B)
+            self._bm25.index(tokens, show_progress=False)
+
+    def __len__(self) -> int:
+        return len(self.ids)
+
+    def _tokenize(self, texts: list[str]) -> list[list[str]]:
+        return bm25s.tokenize(texts, stopwords="en", stemmer=self._stemmer, return_ids=False, show_progress=False)
+
+    def scores(self, query: str) -> np.ndarray:
+        """BM25 score per text (zeros when no query term occurs in the collection)."""
+        if self._bm25 is None or not self.ids:
+            return np.zeros(len(self.ids), dtype=np.float64)
+        terms = self._tokenize([query])[0]
+        vocab = self._bm25.vocab_dict
+        known = [t for t in terms if t in vocab]
+        if not known:
+            return np.zeros(len(self.ids), dtype=np.float64)
+        return np.asarray(self._bm25.get_scores(known), dtype=np.float64)
