@@ -3,7 +3,10 @@ server with Gemma 3 270M (tests/realmodel.py). A tiny base model answers poorly,
 behaviour, not quality: every run ends with a status, failures are counted and reported, traces are
 complete, citations resolve to spans of the documents, and nothing crashes.
 
-Caps are small (see CONFIG) so that the whole module runs in a few minutes on two cores."""
+Caps are small (see CONFIG) so that the whole module runs in a few minutes on two cores. A 270M model
+rarely writes a whole extraction within them, so the extraction tests expect counted failures (exit 4,
+partial); the methods run on a model-free graph of the sample corpus (entities, sentence propositions)
+whose summaries the model writes, so that every method has a graph to reason over."""
 
 from __future__ import annotations
 
@@ -11,7 +14,6 @@ import json
 import os
 import subprocess
 import sys
-from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -22,6 +24,7 @@ from realmodel import RealModel
 from support import FIXTURES, SAMPLE_CORPUS
 from thinkgraph.api import ThinkGraph
 from thinkgraph.config import load_settings
+from thinkgraph.errors import ExitCode
 from thinkgraph.models import Answer
 
 pytestmark = pytest.mark.realmodel
@@ -46,6 +49,7 @@ provider = "hashing"
 dim = 256
 [index]
 max_cluster_size = 20    # fewer, larger communities: fewer summary calls
+nolm_propositions = true # the methods' index: sentences naming entities as propositions (ToPG)
 """
 STATUSES = {"answered", "abstained", "failed"}
 DOC_IDS = {"harbor-observatory.md", "kestrel-bay.md", "people.md", "skarn-lighthouse.txt"}
@@ -75,16 +79,33 @@ def work(real_model: RealModel, tmp_path_factory: pytest.TempPathFactory) -> Wor
     return Workdir(root, config, env)
 
 
-def _index(work: Workdir, name: str, extractor: str) -> tuple[Path, dict[str, Any]]:
+def _corpus(work: Workdir, *names: str) -> Path:
+    folder = work.root / ("corpus-" + "-".join(n.split(".")[0] for n in names))
+    folder.mkdir(exist_ok=True)
+    for name in names:
+        (folder / name).write_text((SAMPLE_CORPUS / name).read_text(encoding="utf-8"), encoding="utf-8")
+    return folder
+
+
+def _index(work: Workdir, name: str, extractor: str, corpus: Path) -> tuple[Path, dict[str, Any]]:
+    """Index ``corpus``; a tiny model may fail every extraction, which ends the run as partial (4)."""
     path = work.root / f"{name}.db"
-    done = work.cli("--index", path, "index", SAMPLE_CORPUS, "-e", extractor, "--json")
-    assert done.returncode == 0, done.stderr
-    return path, json.loads(done.stdout)
+    done = work.cli("--index", path, "index", corpus, "-e", extractor, "--json")
+    assert done.returncode in (ExitCode.OK, ExitCode.PARTIAL), done.stderr
+    report = json.loads(done.stdout)
+    assert (done.returncode == ExitCode.PARTIAL) == (report["failed"] > 0)
+    if report["failed"]:
+        assert "document(s) failed" in done.stderr
+    return path, report
 
 
 @pytest.fixture(scope="module")
-def llm_index(work: Workdir) -> Iterator[tuple[Path, dict[str, Any]]]:
-    yield _index(work, "llm", "llm")
+def methods_index(work: Workdir) -> Path:
+    """The sample corpus with the model-free extractor; the model writes the document and community
+    summaries (A2RAG's gate and ToG-3's community nodes read them)."""
+    path, report = _index(work, "methods", "nolm", SAMPLE_CORPUS)
+    assert report["indexed"] == len(DOC_IDS)
+    return path
 
 
 def _inspect(work: Workdir, path: Path) -> dict[str, Any]:
@@ -93,11 +114,12 @@ def _inspect(work: Workdir, path: Path) -> dict[str, Any]:
     return json.loads(shown.stdout)
 
 
-def _check_index(work: Workdir, path: Path, report: dict[str, Any], extraction_step: str) -> dict[str, Any]:
+def _check_index(work: Workdir, path: Path, report: dict[str, Any], extraction_step: str,
+                 documents: int) -> dict[str, Any]:
     stats = _inspect(work, path)
     # every document ends done or failed, and every failed chunk is recorded
-    assert report["indexed"] + report["failed"] == len(DOC_IDS) and report["chunks"] >= len(DOC_IDS)
-    assert sum(stats["documents"].values()) == len(DOC_IDS) and set(stats["documents"]) <= {"done", "failed"}
+    assert report["indexed"] + report["failed"] == documents and report["chunks"] >= documents
+    assert sum(stats["documents"].values()) == documents and set(stats["documents"]) <= {"done", "failed"}
     assert sum(stats["extraction_failures"].values()) >= report["extraction_failures"]
     assert stats["llm_usage"][extraction_step]["calls"] >= report["chunks"]
     # the server refuses json_schema (HTTP 500); the client settled on llama-cpp-python's form
@@ -105,23 +127,24 @@ def _check_index(work: Workdir, path: Path, report: dict[str, Any], extraction_s
     return stats
 
 
-def test_index_with_llm_triplets(work: Workdir, llm_index: tuple[Path, dict[str, Any]]) -> None:
-    path, report = llm_index
-    stats = _check_index(work, path, report, "index.extract_triplets")
-    assert stats["nodes"]["chunk"] >= len(DOC_IDS)
-    # a second run repeats no finished LLM call
-    again = work.cli("--index", path, "index", SAMPLE_CORPUS, "-e", "llm", "--json")
-    assert again.returncode == 0, again.stderr
+def test_index_with_llm_triplets(work: Workdir) -> None:
+    corpus = _corpus(work, "skarn-lighthouse.txt", "kestrel-bay.md")
+    path, report = _index(work, "llm", "llm", corpus)
+    stats = _check_index(work, path, report, "index.extract_triplets", documents=2)
+    assert stats["nodes"]["chunk"] >= 2
+    # a second run repeats no finished LLM call: only failed chunks are asked again
+    again = work.cli("--index", path, "index", corpus, "-e", "llm", "--json")
+    assert again.returncode in (ExitCode.OK, ExitCode.PARTIAL), again.stderr
     assert json.loads(again.stdout)["unchanged"] == report["indexed"]
     calls = {step: u["calls"] for step, u in _inspect(work, path)["llm_usage"].items()}
     before = {step: u["calls"] for step, u in stats["llm_usage"].items()}
-    retried = report["extraction_failures"]  # chunks that failed are asked again, nothing else
-    assert sum(calls.values()) - sum(before.values()) <= retried * 2
+    retried = report["extraction_failures"] * 2  # each failed chunk: its call and its one repair
+    assert sum(calls.values()) - sum(before.values()) <= retried
 
 
 def test_index_with_propositions(work: Workdir) -> None:
-    path, report = _index(work, "props", "propositions")
-    _check_index(work, path, report, "index.topg_entities")
+    path, report = _index(work, "props", "propositions", _corpus(work, "skarn-lighthouse.txt"))
+    _check_index(work, path, report, "index.topg_entities", documents=1)
 
 
 def _check_answer(answer: Answer, tg: ThinkGraph) -> None:
@@ -163,30 +186,32 @@ METHODS: list[tuple[str, dict[str, Any]]] = [
 
 @pytest.mark.parametrize(("method", "options"), METHODS, ids=[f"{m}-{'-'.join(map(str, o.values()))}"
                                                                for m, o in METHODS])
-def test_every_method_ends_with_a_status(work: Workdir, llm_index: tuple[Path, dict[str, Any]], method: str,
+def test_every_method_ends_with_a_status(work: Workdir, methods_index: Path, method: str,
                                          options: dict[str, Any]) -> None:
-    with work.open(llm_index[0]) as tg:
+    with work.open(methods_index) as tg:
         answer = tg.ask("Who trained the instrument maker who reassembled the Morrow Refractor?", method, **options)
         _check_answer(answer, tg)
 
 
-def test_ask_through_the_cli(work: Workdir, llm_index: tuple[Path, dict[str, Any]]) -> None:
-    done = work.cli("--index", llm_index[0], "ask", "Who founded the Harbor Hill Observatory?", "-m", "ppr",
+def test_ask_through_the_cli(work: Workdir, methods_index: Path) -> None:
+    done = work.cli("--index", methods_index, "ask", "Who founded the Harbor Hill Observatory?", "-m", "ppr",
                     "--json")
     assert done.returncode == 0, done.stderr
     answer = json.loads(done.stdout)
     assert answer["status"] in STATUSES and answer["cost"]["completion_tokens"] <= 40 + 5
 
 
-def test_eval_with_judge(work: Workdir, llm_index: tuple[Path, dict[str, Any]]) -> None:
+def test_eval_with_judge(work: Workdir, methods_index: Path) -> None:
     out = work.root / "eval"
-    done = work.cli("--index", llm_index[0], "eval", FIXTURES / "sample_questions.jsonl", "-m", "ppr",
-                    "-m", "a2rag:i_max=0", "--judge", "--out", out)
+    done = work.cli("--index", methods_index, "eval", FIXTURES / "sample_questions.jsonl", "-m", "ppr", "--judge",
+                    "--out", out)
     assert done.returncode == 0, done.stderr
     records = [json.loads(line) for line in (out / "records.jsonl").read_text().splitlines()]
-    assert len(records) == 6 and {r["status"] for r in records} <= STATUSES
+    assert len(records) == 3 and {r["status"] for r in records} <= STATUSES
     summary = json.loads((out / "summary.json").read_text())
-    assert {row["label"] for row in summary} == {"ppr", "a2rag:i_max=0"}
+    assert [row["method"] for row in summary] == ["ppr"] and summary[0]["errors"] == 0
+    judged = sum("llm_correct" in r["metrics"] for r in records)
+    assert judged + summary[0]["judge_failures"] == 3  # every answer judged, or its failure counted
 
 
 def test_service_streams_ask_and_chat(work: Workdir, monkeypatch: pytest.MonkeyPatch) -> None:
