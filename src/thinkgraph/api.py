@@ -20,6 +20,7 @@ from thinkgraph.index.extract_propositions import PropositionExtractor
 from thinkgraph.index.extractor import Extractor
 from thinkgraph.index.loaders import Skipped, load_paths
 from thinkgraph.index.pipeline import Indexer, IndexReport, Progress, update_derived
+from thinkgraph.index.stages import graph_version, load_timings, missing_stages, require_complete
 from thinkgraph.llm.accounting import UsageMeter
 from thinkgraph.llm.backend import ChatBackend
 from thinkgraph.llm.service import LLM
@@ -206,6 +207,7 @@ class ThinkGraph:
         if not question.strip():
             raise InputError("the question is empty")
         self.refresh()
+        require_complete(self.store)  # never answer from an index whose derived stages are missing
         ctx = MethodContext(store=self.store, view=self.view, settings=self.settings,
                             llm=self.llm if _use_llm else None)
         answer = await make_method(method, ctx, **options).answer(question)
@@ -259,6 +261,9 @@ class ThinkGraph:
             "nodes": self.store.count_nodes(),
             "edges": self.store.count_edges(),
             "communities_by_level": self._community_levels(),
+            "graph_version": graph_version(self.store),
+            "missing_stages": missing_stages(self.store),
+            "stage_timings": load_timings(self.store),
             "extraction_failures": self.store.failure_counts(),
             "llm_usage": self.store.usage_totals(),
         }

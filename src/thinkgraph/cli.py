@@ -77,7 +77,7 @@ def index(
     as_json: bool = typer.Option(False, "--json", help="Print the report as JSON."),
 ) -> None:
     """Index documents (resumable and incremental: finished work is never redone)."""
-    if not paths and not triples and kg is None:
+    if not paths and not triples and kg is None and not ctx.obj["index"].exists():
         raise ThinkgraphError("give at least one PATH, --triples FILE or --kg FILE")
     if kg is not None:
         with _open(ctx, create=True) as tg:
@@ -104,6 +104,9 @@ def index(
                   f"{report.updated} updated, {report.failed} failed, {len(report.skipped)} skipped")
         out.print(f"extraction failures: {report.extraction_failures}; synonyms: {report.synonyms}; "
                   f"communities: {report.communities} in {report.community_levels} levels")
+        if report.timings:
+            out.print("stage seconds: " + ", ".join(f"{k} {v:.1f}" for k, v in report.timings.items()),
+                      highlight=False)
         for line in report.skipped[:20]:
             out.print(f"  skipped {line}", highlight=False)
         if len(report.skipped) > 20:
@@ -239,6 +242,14 @@ def inspect(
         usage.add_row(step, str(u["calls"]), str(u["prompt_tokens"]), str(u["completion_tokens"]),
                       f"{u['seconds']:.1f}")
     out.print(usage)
+    if stats["missing_stages"]:
+        out.print(f"[yellow]missing derived stages:[/yellow] {', '.join(stats['missing_stages'])} "
+                  "(run `thinkgraph index` to finish them)")
+    if stats["stage_timings"]:
+        timings = Table(title="last indexing run, seconds per stage")
+        for name, seconds in stats["stage_timings"].items():
+            timings.add_row(name, f"{seconds:.1f}")
+        out.print(timings)
 
 
 @app.command()

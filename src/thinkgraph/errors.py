@@ -39,3 +39,7 @@ class BudgetExceededError(LLMError):
 
 class UnknownMethodError(ThinkgraphError):
     """A method name that is not registered."""
+
+
+class IncompleteIndexError(ThinkgraphError):
+    """A derived stage of the index (vectors, synonyms, communities) is missing or out of date."""

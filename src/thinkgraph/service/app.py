@@ -12,7 +12,14 @@ from fastapi.responses import FileResponse, JSONResponse
 from fastapi.staticfiles import StaticFiles
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from thinkgraph.errors import ConfigError, IndexFileError, InputError, ThinkgraphError, UnknownMethodError
+from thinkgraph.errors import (
+    ConfigError,
+    IncompleteIndexError,
+    IndexFileError,
+    InputError,
+    ThinkgraphError,
+    UnknownMethodError,
+)
 from thinkgraph.service.settings import ServiceSettings
 from thinkgraph.service.workspaces import UnknownWorkspaceError, Workspaces
 
@@ -67,6 +74,8 @@ def _status(exc: ThinkgraphError) -> int:
         return 404
     if isinstance(exc, InputError | ConfigError | UnknownMethodError | IndexFileError):
         return 400
+    if isinstance(exc, IncompleteIndexError):  # derived stages are being (re)built: retry shortly
+        return 503
     return 500
 
 

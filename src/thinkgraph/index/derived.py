@@ -1,0 +1,95 @@
+"""Derived stages, built from the whole extracted graph after any change: vectors for every node,
+SYNONYM edges from entity vectors, hierarchical Leiden communities with their summaries and vectors.
+
+Each stage records the graph version it was built for (index/stages.py), so a run killed between
+"extraction done" and "derived stages done" is finished by the next `thinkgraph index`, and asking
+refuses an index with a stage missing. Stages run in order; rebuilding one rebuilds those after it."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable
+
+from thinkgraph.config import IndexSettings
+from thinkgraph.embed.base import Embedder
+from thinkgraph.index.communities import build_communities
+from thinkgraph.index.embedding_stage import EmbedWorker, embed_missing
+from thinkgraph.index.report import IndexReport
+from thinkgraph.index.resolve import resolve_entities
+from thinkgraph.index.stages import (
+    DERIVED_STAGES,
+    StageTimer,
+    absorb_stale_flag,
+    bump_graph_version,
+    graph_version,
+    missing_stages,
+    record_stage,
+)
+from thinkgraph.llm.service import LLM
+from thinkgraph.store.base import GraphStore
+
+log = logging.getLogger(__name__)
+
+Progress = Callable[[str, int, int | None], None]  # (stage, done, total)
+
+
+def _stages_to_build(store: GraphStore, force: bool) -> list[str]:
+    missing = list(DERIVED_STAGES) if force else missing_stages(store)
+    if not missing:
+        return []
+    first = min(DERIVED_STAGES.index(s) for s in missing)
+    return list(DERIVED_STAGES[first:])
+
+
+async def update_derived(store: GraphStore, embedder: Embedder, settings: IndexSettings, report: IndexReport,
+                         *, llm: LLM | None = None, force: bool = False, progress: Progress | None = None,
+                         worker: EmbedWorker | None = None, timer: StageTimer | None = None) -> None:
+    """Build the derived stages that are missing or stale for the current graph version."""
+    absorb_stale_flag(store)
+    todo = _stages_to_build(store, force)
+    if not todo:
+        return
+    version = graph_version(store)
+    if version is None:  # a forced rebuild of an index from before stage records
+        with store.transaction():
+            version = bump_graph_version(store)
+    progress = progress or (lambda stage, done, total: None)
+    timer = timer or StageTimer()
+    if worker is None:
+        async with EmbedWorker(store, embedder, settings.embed_node_types) as own:
+            await _build(store, embedder, settings, report, llm, progress, own, timer, todo, version)
+        report.embedded += own.embedded
+        return
+    await _build(store, embedder, settings, report, llm, progress, worker, timer, todo, version)
+
+
+async def _build(store: GraphStore, embedder: Embedder, settings: IndexSettings, report: IndexReport,
+                 llm: LLM | None, progress: Progress, worker: EmbedWorker, timer: StageTimer,
+                 todo: list[str], version: int) -> None:
+    report.rebuilt_stages = list(todo)
+
+    def embed_rest() -> int:
+        return embed_missing(store, embedder, settings.embed_node_types, lambda d, t: progress("embed", d, t))
+
+    if "vectors" in todo:  # everything the worker did not see (e.g. nodes left by a killed run)
+        with timer.stage("embed (missing vectors)"):
+            report.embedded += await asyncio.to_thread(embed_rest)
+        record_stage(store, "vectors", version)
+    if "synonyms" in todo:
+        progress("synonyms", 0, None)
+        with timer.stage("synonyms"):
+            report.synonyms = await asyncio.to_thread(resolve_entities, store, settings.synonym_threshold)
+        record_stage(store, "synonyms", version)
+    if "communities" in todo:
+        progress("communities", 0, None)
+        communities = await build_communities(store, max_cluster_size=settings.max_cluster_size,
+                                              seed=settings.leiden_seed,
+                                              llm=llm if settings.summarize_communities else None,
+                                              encode=worker.encode, timer=timer)
+        report.communities = communities.communities
+        report.community_levels = communities.levels
+        with timer.stage("community vectors (unsummarized)"):
+            report.embedded += await asyncio.to_thread(embed_rest)
+        record_stage(store, "communities", version)
+    log.info("derived stages %s built for graph version %d", ", ".join(todo), version)
