@@ -7,30 +7,23 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from thinkgraph.asyncutil import run_sync
-from thinkgraph.config import Settings, load_settings
-from thinkgraph.embed.base import Embedder, make_embedder
 from thinkgraph.errors import ConfigError, InputError
-from thinkgraph.index.extract_import import ImportedFacts, ImportExtractor, load_openie, load_triple_file
-from thinkgraph.index.extract_llm import LLMTripletExtractor
-from thinkgraph.index.extract_nolm import NoLMExtractor
-from thinkgraph.index.extract_propositions import PropositionExtractor
-from thinkgraph.index.extractor import Extractor
-from thinkgraph.index.loaders import Skipped, load_paths
-from thinkgraph.index.pipeline import Indexer, IndexReport, Progress, update_derived
-from thinkgraph.index.stages import graph_version, load_timings, missing_stages, require_complete
-from thinkgraph.llm.accounting import UsageMeter
-from thinkgraph.llm.backend import ChatBackend
-from thinkgraph.llm.service import LLM
-from thinkgraph.methods.base import MethodContext
-from thinkgraph.methods.registry import DEFAULT_METHOD, make_method
 from thinkgraph.models import Answer, Cost, Node, SourceDocument
-from thinkgraph.retrieval.views import IndexView
-from thinkgraph.store.base import RemovalReport
-from thinkgraph.store.sqlite import SQLiteStore
-from thinkgraph.tokens import TokenCounter
+
+# Everything else is imported where it is used: `import thinkgraph.api` (and so `thinkgraph --help`)
+# stays cheap, and `ask` loads neither the indexing pipeline nor igraph.
+if TYPE_CHECKING:
+    from thinkgraph.config import Settings
+    from thinkgraph.embed.base import Embedder
+    from thinkgraph.index.extractor import Extractor
+    from thinkgraph.index.pipeline import IndexReport, Progress
+    from thinkgraph.llm.backend import ChatBackend
+    from thinkgraph.llm.service import LLM
+    from thinkgraph.retrieval.views import IndexView
+    from thinkgraph.store.base import RemovalReport
 
 DEFAULT_INDEX = "thinkgraph.db"
 
@@ -45,6 +38,10 @@ class ThinkGraph:
     def __init__(self, path: str | Path = DEFAULT_INDEX, *, settings: Settings | None = None,
                  create: bool = True, backend: ChatBackend | None = None,
                  embedder: Embedder | None = None) -> None:
+        from thinkgraph.config import load_settings
+        from thinkgraph.store.sqlite import SQLiteStore
+        from thinkgraph.tokens import TokenCounter
+
         self.settings = settings or load_settings()
         self.store = SQLiteStore(path, create=create)
         self._backend = backend
@@ -69,11 +66,16 @@ class ThinkGraph:
     @property
     def embedder(self) -> Embedder:
         if self._embedder is None:
+            from thinkgraph.embed.base import make_embedder
+
             self._embedder = make_embedder(self.settings.embedding)
         return self._embedder
 
     @cached_property
     def llm(self) -> LLM | None:
+        from thinkgraph.llm.accounting import UsageMeter
+        from thinkgraph.llm.service import LLM
+
         meter = UsageMeter(self.settings.llm.budget_calls, self.settings.llm.budget_tokens,
                            sink=self._persist_usage)
         if self._backend is not None:
@@ -88,11 +90,18 @@ class ThinkGraph:
 
     @cached_property
     def view(self) -> IndexView:
+        from thinkgraph.retrieval.views import IndexView
+
         return IndexView(self.store, self.embedder, ann_threshold=self.settings.embedding.ann_threshold)
 
     # indexing ---------------------------------------------------------------------
     def make_extractor(self, name: str | None = None, *, openie: str | Path | None = None,
                        triples: Sequence[str | Path] = ()) -> Extractor:
+        from thinkgraph.index.extract_import import ImportedFacts, ImportExtractor, load_openie, load_triple_file
+        from thinkgraph.index.extract_llm import LLMTripletExtractor
+        from thinkgraph.index.extract_nolm import NoLMExtractor
+        from thinkgraph.index.extract_propositions import PropositionExtractor
+
         name = name or ("import" if openie or triples else self.settings.index.extractor)
         if name == "nolm":
             return NoLMExtractor(sentence_propositions=self.settings.index.nolm_propositions)
@@ -119,6 +128,10 @@ class ThinkGraph:
     async def aindex(self, paths: Sequence[str | Path] = (), *, extractor: str | None = None,
                      openie: str | Path | None = None, triples: Sequence[str | Path] = (),
                      documents: Iterable[SourceDocument] = (), progress: Progress | None = None) -> IndexReport:
+        from thinkgraph.index.extract_import import ImportExtractor
+        from thinkgraph.index.loaders import Skipped, load_paths
+        from thinkgraph.index.pipeline import Indexer
+
         ex = self.make_extractor(extractor, openie=openie, triples=triples)
         s = self.settings.index
         items: list[Iterable[SourceDocument | Skipped]] = [documents]
@@ -143,6 +156,8 @@ class ThinkGraph:
             raise InputError(f"no document {doc_id!r} in the index")
         report = self.store.remove_document(doc_id)
         if rebuild:
+            from thinkgraph.index.pipeline import IndexReport, update_derived
+
             run_sync(update_derived(self.store, self.embedder, self.settings.index, IndexReport(), llm=self.llm))
         self.mark_changed()
         return report
@@ -198,19 +213,24 @@ class ThinkGraph:
         self.store.set_meta("generation", str(int(self.store.get_meta("generation") or 0) + 1))
         self.refresh()
 
-    async def aretrieve(self, question: str, method: str = DEFAULT_METHOD, **options: Any) -> Answer:
+    async def aretrieve(self, question: str, method: str | None = None, **options: Any) -> Answer:
         """The method's evidence without an LLM, even when one is configured."""
         return await self.aask(question, method, _use_llm=False, **options)
 
-    async def aask(self, question: str, method: str = DEFAULT_METHOD, *, _use_llm: bool = True,
+    async def aask(self, question: str, method: str | None = None, *, _use_llm: bool = True,
                    **options: Any) -> Answer:
+        """``method`` defaults to the registry's default (ppr)."""
+        from thinkgraph.index.stages import require_complete
+        from thinkgraph.methods.base import MethodContext
+        from thinkgraph.methods.registry import DEFAULT_METHOD, make_method
+
         if not question.strip():
             raise InputError("the question is empty")
         self.refresh()
         require_complete(self.store)  # never answer from an index whose derived stages are missing
         ctx = MethodContext(store=self.store, view=self.view, settings=self.settings,
                             llm=self.llm if _use_llm else None)
-        answer = await make_method(method, ctx, **options).answer(question)
+        answer = await make_method(method or DEFAULT_METHOD, ctx, **options).answer(question)
         self._add_pages(answer)
         self._connect_evidence(answer)
         return answer
@@ -242,11 +262,13 @@ class ThinkGraph:
             if starts and citation.start is not None:
                 citation.page = page_of(starts, citation.start)
 
-    def ask(self, question: str, method: str = DEFAULT_METHOD, **options: Any) -> Answer:
+    def ask(self, question: str, method: str | None = None, **options: Any) -> Answer:
         return run_sync(self.aask(question, method, **options))
 
     # inspection -----------------------------------------------------------------------
     def stats(self) -> dict[str, Any]:
+        from thinkgraph.index.stages import graph_version, load_timings, missing_stages
+
         docs = self.store.list_documents()
         by_status: dict[str, int] = {}
         for d in docs:
@@ -287,6 +309,8 @@ class KGImportReport:
 
 def _triple_documents(ex: Extractor, triples: Sequence[str | Path]) -> list[list[SourceDocument]]:
     """Triple files become documents of their own so their facts have provenance."""
+    from thinkgraph.index.extract_import import ImportExtractor
+
     if not isinstance(ex, ImportExtractor) or not triples:
         return []
     docs: list[SourceDocument] = []

@@ -14,7 +14,6 @@ from rich.table import Table
 from thinkgraph.api import ThinkGraph
 from thinkgraph.asyncutil import run_sync
 from thinkgraph.cli import _open, app, one_line_errors, out
-from thinkgraph.config import load_settings
 from thinkgraph.errors import ThinkgraphError
 
 
@@ -50,6 +49,8 @@ def evaluate(
     if sample is not None and sample < len(qs):
         qs = random.Random(seed).sample(qs, sample)
     specs = [MethodSpec.parse(m) for m in method]
+    from thinkgraph.config import load_settings
+
     settings = load_settings(ctx.obj["config"])
     settings.llm.seed = seed
     out.mkdir(parents=True, exist_ok=True)

@@ -5,10 +5,13 @@ from __future__ import annotations
 import csv
 import json
 from pathlib import Path
+from typing import TYPE_CHECKING
 from xml.etree import ElementTree as ET
 
 from thinkgraph.errors import InputError
-from thinkgraph.store.base import GraphStore
+
+if TYPE_CHECKING:
+    from thinkgraph.store.base import GraphStore
 
 FORMATS = ("graphml", "jsonl", "neo4j")
 _GRAPHML_NS = "http://graphml.graphdrawing.org/xmlns"
