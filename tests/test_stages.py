@@ -156,3 +156,20 @@ def test_sigkill_during_community_summaries_then_index_finishes(tmp_path: Path) 
         for key in VOLATILE:
             s.pop(key)
     assert stats[0] == stats[1] and stats[0]["missing_stages"] == []
+
+
+def test_an_imported_graph_skips_communities_unless_asked_and_tog3_says_so(tmp_path: Path, settings: Settings) -> None:
+    with ThinkGraph(tmp_path / "i.db", settings=settings, embedder=HashEmbedder()) as tg:
+        report = tg.index([FIXTURES / "corpus_small.jsonl"], openie=FIXTURES / "openie_sample.jsonl")
+        assert report.communities_skipped and "community" not in tg.stats()["nodes"]
+        assert missing_stages(tg.store) == []
+        with pytest.raises(IncompleteIndexError, match="without communities.*use_communities=false"):
+            tg.ask("Who trained Lena Sorensen?", method="tog3")
+        assert tg.ask("Who trained Lena Sorensen?", method="tog3", use_communities=False).citations
+        tg.settings.index.communities = "always"
+        again = tg.index([])
+        assert again.rebuilt_stages == ["communities"] and tg.stats()["nodes"]["community"] == again.communities > 0
+        tg.ask("Who trained Lena Sorensen?", method="tog3")
+        tg.settings.index.communities = "never"
+        tg.index([])
+        assert "community" not in tg.stats()["nodes"] and not list(tg.store.iter_edges(["SUMMARY_FOR"]))

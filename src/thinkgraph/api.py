@@ -227,10 +227,12 @@ class ThinkGraph:
         if not question.strip():
             raise InputError("the question is empty")
         self.refresh()
-        require_complete(self.store)  # never answer from an index whose derived stages are missing
+        name = method or DEFAULT_METHOD
+        # never answer from an index whose derived stages are missing; tog3 also reads communities
+        require_complete(self.store, needs_communities=name == "tog3" and options.get("use_communities") is not False)
         ctx = MethodContext(store=self.store, view=self.view, settings=self.settings,
                             llm=self.llm if _use_llm else None)
-        answer = await make_method(method or DEFAULT_METHOD, ctx, **options).answer(question)
+        answer = await make_method(name, ctx, **options).answer(question)
         self._add_pages(answer)
         self._connect_evidence(answer)
         return answer

@@ -106,8 +106,10 @@ def index(
             return
         out.print(f"indexed {report.indexed} documents ({report.chunks} chunks), {report.unchanged} unchanged, "
                   f"{report.updated} updated, {report.failed} failed, {len(report.skipped)} skipped")
+        communities = ("skipped ([index] communities; only tog3 reads them)" if report.communities_skipped
+                       else f"{report.communities} in {report.community_levels} levels")
         out.print(f"extraction failures: {report.extraction_failures}; synonyms: {report.synonyms}; "
-                  f"communities: {report.communities} in {report.community_levels} levels")
+                  f"communities: {communities}")
         if report.timings:
             out.print("stage seconds: " + ", ".join(f"{k} {v:.1f}" for k, v in report.timings.items()),
                       highlight=False)

@@ -18,15 +18,18 @@ from thinkgraph.index.embedding_stage import EmbedWorker, embed_missing
 from thinkgraph.index.report import IndexReport
 from thinkgraph.index.resolve import resolve_entities
 from thinkgraph.index.stages import (
+    COMMUNITIES_META,
     DERIVED_STAGES,
     StageTimer,
     absorb_stale_flag,
     bump_graph_version,
+    communities_wanted,
     graph_version,
     missing_stages,
     record_stage,
 )
 from thinkgraph.llm.service import LLM
+from thinkgraph.models import EdgeType, NodeType
 from thinkgraph.store.base import GraphStore
 
 log = logging.getLogger(__name__)
@@ -34,8 +37,11 @@ log = logging.getLogger(__name__)
 Progress = Callable[[str, int, int | None], None]  # (stage, done, total)
 
 
-def _stages_to_build(store: GraphStore, force: bool) -> list[str]:
+def _stages_to_build(store: GraphStore, settings: IndexSettings, force: bool) -> list[str]:
     missing = list(DERIVED_STAGES) if force else missing_stages(store)
+    built = store.get_meta(COMMUNITIES_META)
+    if built is not None and (built == "1") != communities_wanted(store, settings.communities):
+        missing.append("communities")  # [index] communities changed since they were (not) built
     if not missing:
         return []
     first = min(DERIVED_STAGES.index(s) for s in missing)
@@ -47,7 +53,7 @@ async def update_derived(store: GraphStore, embedder: Embedder, settings: IndexS
                          worker: EmbedWorker | None = None, timer: StageTimer | None = None) -> None:
     """Build the derived stages that are missing or stale for the current graph version."""
     absorb_stale_flag(store)
-    todo = _stages_to_build(store, force)
+    todo = _stages_to_build(store, settings, force)
     if not todo:
         return
     version = graph_version(store)
@@ -81,7 +87,12 @@ async def _build(store: GraphStore, embedder: Embedder, settings: IndexSettings,
         with timer.stage("synonyms"):
             report.synonyms = await asyncio.to_thread(resolve_entities, store, settings.synonym_threshold)
         record_stage(store, "synonyms", version)
-    if "communities" in todo:
+    if "communities" in todo and not communities_wanted(store, settings.communities):
+        with timer.stage("communities (skipped)"):
+            await asyncio.to_thread(_drop_communities, store)
+        report.communities_skipped = True
+        record_stage(store, "communities", version)
+    elif "communities" in todo:
         progress("communities", 0, None)
         communities = await build_communities(store, max_cluster_size=settings.max_cluster_size,
                                               seed=settings.leiden_seed,
@@ -91,5 +102,15 @@ async def _build(store: GraphStore, embedder: Embedder, settings: IndexSettings,
         report.community_levels = communities.levels
         with timer.stage("community vectors (unsummarized)"):
             report.embedded += await asyncio.to_thread(embed_rest)
+        store.set_meta(COMMUNITIES_META, "1")
         record_stage(store, "communities", version)
     log.info("derived stages %s built for graph version %d", ", ".join(todo), version)
+
+
+def _drop_communities(store: GraphStore) -> None:
+    """The community layer of an earlier build goes when communities are not wanted any more."""
+    with store.transaction():
+        store.delete_nodes_of_type(NodeType.COMMUNITY)
+        store.delete_edges_of_type(EdgeType.SUMMARY_FOR)
+        store.delete_edges_of_type(EdgeType.CHILD_OF)
+        store.set_meta(COMMUNITIES_META, "0")

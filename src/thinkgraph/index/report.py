@@ -17,6 +17,7 @@ class IndexReport:
     synonyms: int = 0
     communities: int = 0
     community_levels: int = 0
+    communities_skipped: bool = False  # by [index] communities (see config.py)
     embedded: int = 0
     stopped: str | None = None  # why the run stopped early (budget), if it did
     rebuilt_stages: list[str] = field(default_factory=list)  # derived stages this run (re)built

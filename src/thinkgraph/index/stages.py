@@ -26,6 +26,7 @@ DERIVED_STAGES = ("vectors", "synonyms", "communities")
 VERSION_META = "graph_version"
 STALE_META = "derived_stale"  # "1": every derived stage is stale (set by removals and reviews)
 TIMINGS_META = "stage_timings"
+COMMUNITIES_META = "communities_built"  # "0" when the communities stage was skipped by configuration
 FINISH_COMMAND = "thinkgraph index"
 
 
@@ -68,13 +69,26 @@ def missing_stages(store: GraphStore) -> list[str]:
     return [s for s in DERIVED_STAGES if store.get_meta(_stage_meta(s)) != str(version)]
 
 
-def require_complete(store: GraphStore) -> None:
-    """One-line error when a derived stage is missing (e.g. indexing was killed before the end)."""
+def communities_wanted(store: GraphStore, setting: str) -> bool:
+    """Whether the communities stage builds communities (see IndexSettings.communities)."""
+    if setting == "auto":
+        return store.get_meta("extractor") != "import"
+    return setting == "always"
+
+
+def require_complete(store: GraphStore, *, needs_communities: bool = False) -> None:
+    """One-line error when a derived stage is missing (e.g. indexing was killed before the end), or
+    when the method reads communities and the index was built without them."""
     missing = missing_stages(store)
     if missing:
         raise IncompleteIndexError(
             f"the index is missing derived stage(s) {', '.join(missing)} (indexing did not finish); "
             f"run `{FINISH_COMMAND}` on this index to finish it")
+    if needs_communities and store.get_meta(COMMUNITIES_META) == "0":
+        raise IncompleteIndexError(
+            "this index was built without communities ([index] communities; skipped by default for imported "
+            "graphs); set communities = \"always\" and run `thinkgraph index` again, or ask with "
+            "-o use_communities=false")
 
 
 @dataclass(slots=True)
