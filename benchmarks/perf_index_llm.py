@@ -32,11 +32,12 @@ VOLATILE = ("index", "size_bytes", "stage_timings", "llm_usage", "graph_version"
 
 
 def write_corpus(path: Path, passages: int, seed: int = 0) -> None:
-    """Passages of four sentences, each naming two of ``passages // 3`` Zipf-distributed entities."""
+    """Passages of four sentences, each naming two of ``2 × passages`` Zipf-distributed entities
+    (about one community summary per three calls, as the issue's corpus had)."""
     import numpy as np
 
     rng = np.random.default_rng(seed)
-    n_entities = max(50, passages // 3)
+    n_entities = max(50, 2 * passages)
     parts = rng.integers(0, len(_SYLLABLES), size=(n_entities, 3))
     names = ["".join(_SYLLABLES[p] for p in row).capitalize() + "x" for row in parts]
     weights = 1.0 / np.arange(1, n_entities + 1) ** 0.8

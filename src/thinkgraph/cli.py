@@ -106,7 +106,7 @@ def index(
             return
         out.print(f"indexed {report.indexed} documents ({report.chunks} chunks), {report.unchanged} unchanged, "
                   f"{report.updated} updated, {report.failed} failed, {len(report.skipped)} skipped")
-        communities = ("skipped ([index] communities; only tog3 reads them)" if report.communities_skipped
+        communities = ("skipped (setting index.communities; only tog3 reads them)" if report.communities_skipped
                        else f"{report.communities} in {report.community_levels} levels")
         out.print(f"extraction failures: {report.extraction_failures}; synonyms: {report.synonyms}; "
                   f"communities: {communities}")

@@ -14,7 +14,7 @@ from collections.abc import Callable
 from thinkgraph.config import IndexSettings
 from thinkgraph.embed.base import Embedder
 from thinkgraph.index.communities import build_communities
-from thinkgraph.index.embedding_stage import EmbedWorker, embed_missing
+from thinkgraph.index.embedding_stage import EmbedWorker
 from thinkgraph.index.report import IndexReport
 from thinkgraph.index.resolve import resolve_entities
 from thinkgraph.index.stages import (
@@ -74,14 +74,19 @@ async def _build(store: GraphStore, embedder: Embedder, settings: IndexSettings,
                  llm: LLM | None, progress: Progress, worker: EmbedWorker, timer: StageTimer,
                  todo: list[str], version: int) -> None:
     report.rebuilt_stages = list(todo)
+    types = [str(t) for t in settings.embed_node_types]
 
-    def embed_rest() -> int:
-        return embed_missing(store, embedder, settings.embed_node_types, lambda d, t: progress("embed", d, t))
+    async def embed_leftovers(node_types: list[str]) -> None:
+        """Nodes without vectors that the worker never saw (e.g. left by a killed run), through the
+        worker too: one encoder, one thread."""
+        await worker.flush(entities_only=node_types == [NodeType.ENTITY])
+        if node_types:  # counted in worker.embedded, which the caller adds to the report
+            await worker.submit(await asyncio.to_thread(store.nodes_missing_vectors, node_types))
+            await worker.flush(entities_only=node_types == [NodeType.ENTITY])
 
-    if "vectors" in todo:  # everything the worker did not see (e.g. nodes left by a killed run)
-        with timer.stage("embed (missing vectors)"):
-            report.embedded += await asyncio.to_thread(embed_rest)
-        record_stage(store, "vectors", version)
+    if "vectors" in todo:  # entities first: synonyms and communities need only theirs
+        with timer.stage("embed entities (missing vectors)"):
+            await embed_leftovers([t for t in types if t == NodeType.ENTITY])
     if "synonyms" in todo:
         progress("synonyms", 0, None)
         with timer.stage("synonyms"):
@@ -91,7 +96,6 @@ async def _build(store: GraphStore, embedder: Embedder, settings: IndexSettings,
         with timer.stage("communities (skipped)"):
             await asyncio.to_thread(_drop_communities, store)
         report.communities_skipped = True
-        record_stage(store, "communities", version)
     elif "communities" in todo:
         progress("communities", 0, None)
         communities = await build_communities(store, max_cluster_size=settings.max_cluster_size,
@@ -100,10 +104,14 @@ async def _build(store: GraphStore, embedder: Embedder, settings: IndexSettings,
                                               encode=worker.encode, timer=timer)
         report.communities = communities.communities
         report.community_levels = communities.levels
-        with timer.stage("community vectors (unsummarized)"):
-            report.embedded += await asyncio.to_thread(embed_rest)
         store.set_meta(COMMUNITIES_META, "1")
-        record_stage(store, "communities", version)
+    # what the worker still had (passages, documents, triplets), then every node still without a
+    # vector (communities without an LLM summary among them)
+    with timer.stage("embed (tail after the derived stages)"):
+        await embed_leftovers(types)
+    for stage in ("vectors", "communities"):
+        if stage in todo:
+            record_stage(store, stage, version)
     log.info("derived stages %s built for graph version %d", ", ".join(todo), version)
 
 

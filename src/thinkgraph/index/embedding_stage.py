@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
+from collections import deque
 from collections.abc import Callable, Iterable, Sequence
 
 import numpy as np
@@ -16,7 +17,8 @@ from thinkgraph.models import Node, NodeType
 from thinkgraph.store.base import GraphStore
 
 EMBED_BATCH = 256
-QUEUED_BATCHES = 4  # batches waiting for the worker before producers wait (bounded memory)
+MAX_QUEUED_NODES = 65_536  # nodes waiting for the encoder before producers wait (about 30 MB of text)
+PRIORITY_TYPES = frozenset({NodeType.ENTITY})  # synonyms and communities wait for these only
 
 
 def node_embedding_text(node: Node) -> str:
@@ -65,8 +67,11 @@ def embed_missing(store: GraphStore, embedder: Embedder, node_types: Iterable[st
 class EmbedWorker:
     """Embeds nodes beside the LLM calls: producers hand over nodes as they are committed; fixed
     batches of EMBED_BATCH (in commit order, so two runs embed the same batches) are encoded in a
-    worker thread and written, while the event loop keeps issuing LLM calls. The queue is bounded,
-    so a producer faster than the encoder waits instead of piling nodes up in memory."""
+    worker thread and written, while the event loop keeps issuing LLM calls.
+
+    Entities go first (their own lane): synonyms and communities need only entity vectors, so the
+    passages, documents and triplets still queued are embedded while the community summaries are
+    being asked for. The queue is bounded (MAX_QUEUED_NODES), so memory stays bounded."""
 
     def __init__(self, store: GraphStore, embedder: Embedder, node_types: Iterable[str],
                  progress: Callable[[int, int], None] | None = None) -> None:
@@ -76,8 +81,10 @@ class EmbedWorker:
         self.progress = progress
         self.embedded = 0
         self.busy_s = 0.0  # the worker's own time (it overlaps other stages)
-        self._pending: list[Node] = []
-        self._queue: asyncio.Queue[list[Node] | None] = asyncio.Queue(maxsize=QUEUED_BATCHES)
+        self._pending: dict[bool, list[Node]] = {True: [], False: []}  # lane True: entities
+        self._ready: dict[bool, deque[list[Node]]] = {True: deque(), False: deque()}
+        self._outstanding = {True: 0, False: 0}  # batches queued or being encoded, per lane
+        self._changed = asyncio.Condition()
         self._task: asyncio.Task[None] | None = None
         self._error: BaseException | None = None
         self._encode_lock = asyncio.Lock()
@@ -97,17 +104,24 @@ class EmbedWorker:
             await self._task
 
     async def submit(self, nodes: Iterable[Node]) -> None:
-        self._pending.extend(n for n in nodes if str(n.type) in self.node_types)
-        while len(self._pending) >= EMBED_BATCH:
-            batch, self._pending = self._pending[:EMBED_BATCH], self._pending[EMBED_BATCH:]
-            await self._put(batch)
+        for node in nodes:
+            if str(node.type) in self.node_types:
+                self._pending[str(node.type) in PRIORITY_TYPES].append(node)
+        for lane, pending in self._pending.items():
+            while len(pending) >= EMBED_BATCH:
+                await self._enqueue(lane, pending[:EMBED_BATCH])
+                del pending[:EMBED_BATCH]
 
-    async def flush(self) -> None:
-        """Wait until every submitted node has its vector written."""
-        if self._pending:
-            batch, self._pending = self._pending, []
-            await self._put(batch)
-        await self._queue.join()
+    async def flush(self, *, entities_only: bool = False) -> None:
+        """Wait until every submitted node (or every entity) has its vector written."""
+        lanes = (True,) if entities_only else (True, False)
+        for lane in lanes:
+            if self._pending[lane]:
+                batch, self._pending[lane] = self._pending[lane], []
+                await self._enqueue(lane, batch)
+        async with self._changed:
+            await self._changed.wait_for(lambda: self._error is not None
+                                         or all(self._outstanding[lane] == 0 for lane in lanes))
         self._raise_if_failed()
 
     async def encode(self, texts: Sequence[str]) -> np.ndarray:
@@ -118,9 +132,16 @@ class EmbedWorker:
             self.busy_s += time.perf_counter() - started
             return vectors
 
-    async def _put(self, batch: list[Node]) -> None:
+    def _queued_nodes(self) -> int:
+        return sum(len(b) for lane in self._ready.values() for b in lane)
+
+    async def _enqueue(self, lane: bool, batch: list[Node]) -> None:
         self._raise_if_failed()
-        await self._queue.put(batch)
+        async with self._changed:
+            await self._changed.wait_for(lambda: self._queued_nodes() < MAX_QUEUED_NODES or self._error is not None)
+            self._ready[lane].append(batch)
+            self._outstanding[lane] += 1
+            self._changed.notify_all()
 
     def _raise_if_failed(self) -> None:
         if self._error is not None:
@@ -128,18 +149,24 @@ class EmbedWorker:
 
     async def _work(self) -> None:
         while True:
-            batch = await self._queue.get()
+            async with self._changed:
+                await self._changed.wait_for(lambda: bool(self._ready[True] or self._ready[False]))
+                lane = bool(self._ready[True])
+                batch = self._ready[lane].popleft()
+                self._changed.notify_all()  # room for producers
             try:
-                if batch and self._error is None:
+                if self._error is None:
                     vectors = await self.encode([node_embedding_text(n) for n in batch])
                     await asyncio.to_thread(self._write, [n.id for n in batch], vectors)
                     self.embedded += len(batch)
                     if self.progress:
-                        self.progress(self.embedded, self.embedded + len(self._pending))
+                        self.progress(self.embedded, self.embedded + self._queued_nodes())
             except Exception as exc:  # kept and raised to the producer at its next submit or flush
                 self._error = exc
             finally:
-                self._queue.task_done()
+                async with self._changed:
+                    self._outstanding[lane] -= 1
+                    self._changed.notify_all()
 
     def _write(self, ids: list[str], vectors: np.ndarray) -> None:
         started = time.perf_counter()

@@ -78,8 +78,8 @@ class Indexer:
                                    lambda d, t: self.progress("embed", d, t)) as worker:
                 with self.timer.stage("extract"):
                     await self._extract_all(items, report, worker)
-                with self.timer.stage("embed (tail after extraction)"):
-                    await worker.flush()
+                with self.timer.stage("embed entities (tail after extraction)"):
+                    await worker.flush(entities_only=True)  # the rest goes on beside the derived stages
                 await update_derived(self.store, self.embedder, self.settings, report, llm=self.llm,
                                      progress=self.progress, worker=worker, timer=self.timer)
                 self.timer.add("embed (worker busy, overlapped)", worker.busy_s)
