@@ -22,6 +22,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import perf_index_llm  # noqa: E402
 import perf_ppr  # noqa: E402
+import perf_service  # noqa: E402
 
 Row = tuple[str, float, str, float, str]  # goal, figure, baseline name, baseline figure, target
 
@@ -114,6 +115,14 @@ def ppr_rows(nodes: int, nnz: int, runs: int) -> list[Row]:
     return rows
 
 
+def service_rows(index: Path, questions: Path, work: Path) -> list[Row]:
+    one, two = (perf_service.measure(index, perf_service.questions_from(questions), n, work) for n in (1, 2))
+    return [("service retrieve, 16 clients, 2 workers (req/s)", two.throughput, "same with 1 worker",
+             one.throughput, "≥ 1.8× (ratio ≤ 0.56)"),
+            ("service retrieve p95, 16 clients, 2 workers (s)", two.p95, "single-client p50", two.single_p50,
+             "p95 ≤ 5× p50 (ratio ≥ 0.2)")]
+
+
 def print_table(rows: list[Row]) -> None:
     print("| goal | figure | baseline (same run) | baseline figure | baseline / figure | target |")
     print("|---|---:|---|---:|---:|---|")
@@ -128,20 +137,24 @@ def main() -> None:
     parser.add_argument("--data", type=Path, default=Path(__file__).resolve().parents[2] / "shared/data/musique")
     parser.add_argument("--work", type=Path, default=Path("/tmp/thinkgraph-perf"))
     parser.add_argument("--runs", type=int, default=5)
-    parser.add_argument("--skip", action="append", default=[], help="cli | musique | llm | ppr")
+    parser.add_argument("--skip", action="append", default=[], help="cli | musique | llm | ppr | service")
+    parser.add_argument("--llm-passages", default="1000,10000", help="full mode: passages per LLM run")
     args = parser.parse_args()
     args.work.mkdir(parents=True, exist_ok=True)
     rows: list[Row] = []
     if "ppr" not in args.skip:
         rows += ppr_rows(*((100_000, 1_400_000) if args.quick else (1_000_000, 14_000_000)), args.runs)
     if "llm" not in args.skip:
-        rows += llm_rows(args.work, [150] if args.quick else [1000, 10000], 0.05 if args.quick else 0.2)
+        sizes = [150] if args.quick else [int(n) for n in args.llm_passages.split(",")]
+        rows += llm_rows(args.work, sizes, 0.05 if args.quick else 0.2)
     musique = None
     if "musique" not in args.skip and not args.quick and args.data.is_dir():
         rows += musique_rows(args.data, args.work)
         musique = args.work / "musique.db"
     if "cli" not in args.skip:
         rows += cli_rows(musique, "Who did Barry Wesson's team play in the World Series last year?", args.runs)
+    if "service" not in args.skip and musique is not None:
+        rows += service_rows(musique, args.data / "questions_dev.jsonl", args.work)
     print_table(rows)
 
 
