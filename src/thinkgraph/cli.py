@@ -254,7 +254,9 @@ def inspect(
         out.print(f"[yellow]missing derived stages:[/yellow] {', '.join(stats['missing_stages'])} "
                   "(run `thinkgraph index` to finish them)")
     if stats["stage_timings"]:
-        timings = Table(title="last indexing run, seconds per stage")
+        timings = Table(title="last indexing run (stages overlap: the embedding worker runs beside them)")
+        timings.add_column("stage")
+        timings.add_column("seconds", justify="right")
         for name, seconds in stats["stage_timings"].items():
             timings.add_row(name, f"{seconds:.1f}")
         out.print(timings)

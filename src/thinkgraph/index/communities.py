@@ -4,10 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
-
-import numpy as np
 
 from thinkgraph.errors import BudgetExceededError, LLMError
 from thinkgraph.graph.leiden import Community, hierarchical_leiden
@@ -71,10 +68,6 @@ async def _summarize(llm: LLM, members: list[Node], relations: list[str]) -> str
     return await llm.text(messages, step=SUMMARY_STEP, max_tokens=300)
 
 
-Encode = Callable[[Sequence[str]], Awaitable[np.ndarray]]
-SUMMARY_EMBED_BLOCK = 32  # summaries encoded together, in community order (same batches every run)
-
-
 @dataclass(slots=True)
 class _EntityGraph:
     nodes: list[Node]
@@ -104,9 +97,10 @@ def _entity_graph(store: GraphStore) -> _EntityGraph:
 
 
 async def build_communities(store: GraphStore, *, max_cluster_size: int, seed: int, llm: LLM | None = None,
-                            encode: Encode | None = None, timer: StageTimer | None = None) -> CommunityReport:
-    """Leiden (in a worker thread), then LLM summaries of new communities with their vectors
-    encoded beside the calls (``encode``), then one transaction replacing the community layer."""
+                            timer: StageTimer | None = None) -> CommunityReport:
+    """Leiden (in a worker thread), then LLM summaries of new communities, then one transaction
+    replacing the community layer. New community nodes are left without vectors: the embedding
+    worker encodes them with whatever else it still has queued (derived.py)."""
     timer = timer or StageTimer()
     with timer.stage("communities (Leiden)"):
         graph = await asyncio.to_thread(_entity_graph, store)
@@ -116,22 +110,21 @@ async def build_communities(store: GraphStore, *, max_cluster_size: int, seed: i
     ids = [community_id(c.level, [entity_nodes[m].id for m in c.members]) for c in found]
     existing = {n.id: n for n in store.iter_nodes(NodeType.COMMUNITY)}
     summaries: dict[str, str] = {}
-    vectors: dict[str, np.ndarray] = {}
     failures = 0
     if llm is not None:
         todo = [(cid, c) for cid, c in zip(ids, found, strict=True)
                 if not existing.get(cid, Node("", "", "")).props.get("summarized")]
         with timer.stage("community summaries (LLM)"):
-            failures = await _summarize_all(llm, todo, entity_nodes, relations_of, encode, summaries, vectors)
+            failures = await _summarize_all(llm, todo, entity_nodes, relations_of, summaries)
     with timer.stage("communities (write)"):
-        await asyncio.to_thread(_write, store, ids, found, entity_nodes, relations_of, existing, summaries, vectors)
+        await asyncio.to_thread(_write, store, ids, found, entity_nodes, relations_of, existing, summaries)
     levels = 1 + max((c.level for c in found), default=-1)
     return CommunityReport(len(found), levels, len(summaries), failures)
 
 
 def _write(store: GraphStore, ids: list[str], found: list[Community], entity_nodes: list[Node],
-           relations_of: dict[int, list[tuple[int, str]]], existing: dict[str, Node], summaries: dict[str, str],
-           vectors: dict[str, np.ndarray]) -> None:
+           relations_of: dict[int, list[tuple[int, str]]], existing: dict[str, Node],
+           summaries: dict[str, str]) -> None:
     wanted = set(ids)
     with store.transaction():
         for cid in sorted(set(existing) - wanted):
@@ -155,9 +148,6 @@ def _write(store: GraphStore, ids: list[str], found: list[Community], entity_nod
                 new_edges.append(Edge(cid, ids[c.parent], EdgeType.CHILD_OF))
         store.add_nodes(new_nodes)
         store.add_edges(new_edges)
-        if vectors:
-            keys = list(vectors)
-            store.put_vectors(keys, np.stack([vectors[k] for k in keys]))
 
 
 def _relations(members: tuple[int, ...], nodes: list[Node],
@@ -168,38 +158,22 @@ def _relations(members: tuple[int, ...], nodes: list[Node],
 
 
 async def _summarize_all(llm: LLM, todo: list[tuple[str, Community]], nodes: list[Node],
-                         relations_of: dict[int, list[tuple[int, str]]], encode: Encode | None,
-                         summaries: dict[str, str], vectors: dict[str, np.ndarray]) -> int:
-    """Every summary call is issued at once (the LLM's semaphore bounds them); blocks of
-    SUMMARY_EMBED_BLOCK are encoded, in order, as soon as their replies are in, while later calls
-    are still running. Returns the count of failed summaries (counted, logged, never fatal);
-    a spent budget or a bug stops the stage."""
+                         relations_of: dict[int, list[tuple[int, str]]], summaries: dict[str, str]) -> int:
+    """Every summary call at once (the LLM's semaphore bounds them). Returns the count of failed
+    summaries (counted, logged, never fatal); a spent budget or a bug stops the stage."""
     async def one(c: Community) -> str:
         members = [nodes[m] for m in c.members]
         return await _summarize(llm, members, _relations(c.members, nodes, relations_of))
 
-    tasks = [asyncio.ensure_future(one(c)) for _, c in todo]
+    results = await asyncio.gather(*(one(c) for _, c in todo), return_exceptions=True)
     failures = 0
-    try:
-        for start in range(0, len(todo), SUMMARY_EMBED_BLOCK):
-            block = todo[start:start + SUMMARY_EMBED_BLOCK]
-            results = await asyncio.gather(*tasks[start:start + SUMMARY_EMBED_BLOCK], return_exceptions=True)
-            done: list[str] = []
-            for (cid, _), result in zip(block, results, strict=True):
-                if isinstance(result, BaseException) and (isinstance(result, BudgetExceededError)
-                                                          or not isinstance(result, LLMError)):
-                    raise result
-                if isinstance(result, str) and result.strip():
-                    summaries[cid] = result.strip()
-                    done.append(cid)
-                else:
-                    failures += 1
-                    log.warning("community summary failed: %s", result)
-            if encode is not None and done:
-                for cid, vec in zip(done, await encode([summaries[c] for c in done]), strict=True):
-                    vectors[cid] = vec
-    finally:
-        for task in tasks:
-            task.cancel()
-        await asyncio.gather(*tasks, return_exceptions=True)
+    for (cid, _), result in zip(todo, results, strict=True):
+        if isinstance(result, BaseException) and (isinstance(result, BudgetExceededError)
+                                                  or not isinstance(result, LLMError)):
+            raise result
+        if isinstance(result, str) and result.strip():
+            summaries[cid] = result.strip()
+        else:
+            failures += 1
+            log.warning("community summary failed: %s", result)
     return failures

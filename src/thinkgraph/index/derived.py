@@ -101,7 +101,7 @@ async def _build(store: GraphStore, embedder: Embedder, settings: IndexSettings,
         communities = await build_communities(store, max_cluster_size=settings.max_cluster_size,
                                               seed=settings.leiden_seed,
                                               llm=llm if settings.summarize_communities else None,
-                                              encode=worker.encode, timer=timer)
+                                              timer=timer)
         report.communities = communities.communities
         report.community_levels = communities.levels
         store.set_meta(COMMUNITIES_META, "1")

@@ -87,7 +87,6 @@ class EmbedWorker:
         self._changed = asyncio.Condition()
         self._task: asyncio.Task[None] | None = None
         self._error: BaseException | None = None
-        self._encode_lock = asyncio.Lock()
 
     async def __aenter__(self) -> EmbedWorker:
         check_embedding_manifest(self.store, self.embedder)
@@ -124,13 +123,11 @@ class EmbedWorker:
                                          or all(self._outstanding[lane] == 0 for lane in lanes))
         self._raise_if_failed()
 
-    async def encode(self, texts: Sequence[str]) -> np.ndarray:
-        """Vectors for texts (community summaries) on the worker's thread, one encoder at a time."""
-        async with self._encode_lock:
-            started = time.perf_counter()
-            vectors = await asyncio.to_thread(self.embedder.embed, list(texts))
-            self.busy_s += time.perf_counter() - started
-            return vectors
+    async def _encode(self, texts: Sequence[str]) -> np.ndarray:
+        started = time.perf_counter()
+        vectors = await asyncio.to_thread(self.embedder.embed, list(texts))
+        self.busy_s += time.perf_counter() - started
+        return vectors
 
     def _queued_nodes(self) -> int:
         return sum(len(b) for lane in self._ready.values() for b in lane)
@@ -156,7 +153,7 @@ class EmbedWorker:
                 self._changed.notify_all()  # room for producers
             try:
                 if self._error is None:
-                    vectors = await self.encode([node_embedding_text(n) for n in batch])
+                    vectors = await self._encode([node_embedding_text(n) for n in batch])
                     await asyncio.to_thread(self._write, [n.id for n in batch], vectors)
                     self.embedded += len(batch)
                     if self.progress:
