@@ -23,6 +23,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import perf_index_llm  # noqa: E402
 import perf_ppr  # noqa: E402
 import perf_service  # noqa: E402
+import perf_typedkg  # noqa: E402
 
 Row = tuple[str, float, str, float, str]  # goal, figure, baseline name, baseline figure, target
 
@@ -123,6 +124,17 @@ def service_rows(index: Path, questions: Path, work: Path) -> list[Row]:
              "p95 ≤ 5× p50 (ratio ≥ 0.2)")]
 
 
+def typedkg_rows(nodes: int, work: Path) -> list[Row]:
+    r = perf_typedkg.run(nodes, work / "kg")
+    label = f"{nodes / 1e6:g}M nodes"
+    return [(f"typed-KG import {label} (s)", r["import"]["seconds"], "json.load of the same file",
+             r["json_load"]["seconds"], "≤ 45 s"),
+            (f"typed-KG import {label} peak RSS (MB)", r["import"]["peak_mb"], "json.load peak RSS",
+             r["json_load"]["peak_mb"], "≤ 1,500 MB"),
+            (f"RetrieveNode p95 on {label} (ms)", r["retrieve"]["p95_ms"], "RetrieveNode p50",
+             r["retrieve"]["p50_ms"], "p95 ≤ 5 ms")]
+
+
 def print_table(rows: list[Row]) -> None:
     print("| goal | figure | baseline (same run) | baseline figure | baseline / figure | target |")
     print("|---|---:|---|---:|---:|---|")
@@ -137,7 +149,9 @@ def main() -> None:
     parser.add_argument("--data", type=Path, default=Path(__file__).resolve().parents[2] / "shared/data/musique")
     parser.add_argument("--work", type=Path, default=Path("/tmp/thinkgraph-perf"))
     parser.add_argument("--runs", type=int, default=5)
-    parser.add_argument("--skip", action="append", default=[], help="cli | musique | llm | ppr | service")
+    parser.add_argument("--skip", action="append", default=[],
+                        help="cli | musique | llm | ppr | service | typedkg")
+    parser.add_argument("--kg-nodes", type=int, default=1_000_000, help="full mode: typed-KG size")
     parser.add_argument("--llm-passages", default="1000,10000", help="full mode: passages per LLM run")
     args = parser.parse_args()
     args.work.mkdir(parents=True, exist_ok=True)
@@ -147,6 +161,8 @@ def main() -> None:
     if "llm" not in args.skip:
         sizes = [150] if args.quick else [int(n) for n in args.llm_passages.split(",")]
         rows += llm_rows(args.work, sizes, 0.05 if args.quick else 0.2)
+    if "typedkg" not in args.skip:
+        rows += typedkg_rows(20_000 if args.quick else args.kg_nodes, args.work)
     musique = None
     if "musique" not in args.skip and not args.quick and args.data.is_dir():
         rows += musique_rows(args.data, args.work)

@@ -22,6 +22,8 @@ IVF_NPROBE = 16  # inverted lists visited per query
 TRAIN_PER_LIST = 20
 KMEANS_ITERATIONS = 10
 EMBED_BATCH = 4096
+HNSW_NEIGHBOURS = 32
+HNSW_EF_SEARCH = 64  # >= 4 x IVF_NPROBE: the probed lists are the nearest centroids
 
 
 def _lists_for(n: int) -> int:
@@ -34,13 +36,19 @@ def build_vector_index(path: Path, embedder: Embedder, texts: Sequence[str]) -> 
         index: faiss.Index = faiss.IndexFlatIP(dim)
     else:
         nlist = _lists_for(n)
-        quantizer = faiss.IndexFlatIP(dim)
+        # the list of each vector found by an HNSW graph over the centroids, not by comparing it
+        # with all of them (that brute-force assignment was most of adding a million vectors)
+        quantizer = faiss.IndexHNSWFlat(dim, HNSW_NEIGHBOURS, faiss.METRIC_INNER_PRODUCT)
+        quantizer.hnsw.efSearch = HNSW_EF_SEARCH
         index = faiss.IndexIVFScalarQuantizer(quantizer, dim, nlist, faiss.ScalarQuantizer.QT_8bit,
                                               faiss.METRIC_INNER_PRODUCT)
         index.cp.niter = KMEANS_ITERATIONS
         index.cp.min_points_per_centroid = TRAIN_PER_LIST  # (faiss warns below its default of 39)
+        flat = faiss.IndexFlatIP(dim)  # k-means itself assigns exactly
+        index.clustering_index = flat
         sample = np.random.default_rng(0).choice(n, size=min(n, nlist * TRAIN_PER_LIST), replace=False)
         index.train(embedder.embed([texts[i] for i in np.sort(sample)]))
+        del flat
     for start in range(0, n, EMBED_BATCH):
         index.add(np.ascontiguousarray(embedder.embed(list(texts[start:start + EMBED_BATCH])), dtype=np.float32))
     faiss.write_index(index, str(path))
