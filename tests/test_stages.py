@@ -173,3 +173,23 @@ def test_an_imported_graph_skips_communities_unless_asked_and_tog3_says_so(tmp_p
         tg.settings.index.communities = "never"
         tg.index([])
         assert "community" not in tg.stats()["nodes"] and not list(tg.store.iter_edges(["SUMMARY_FOR"]))
+
+
+async def test_an_ask_waits_while_a_live_writer_finishes_the_stages(tmp_path: Path, settings: Settings) -> None:
+    from thinkgraph.index.stages import DERIVED_STAGES, bump_graph_version, record_stage, writing
+
+    with ThinkGraph(tmp_path / "i.db", settings=settings, embedder=HashEmbedder()) as tg:
+        await tg.aindex([SAMPLE_CORPUS])
+        with tg.store.transaction():
+            version = bump_graph_version(tg.store)  # as a writer's commit does
+
+        async def finish() -> None:
+            await asyncio.sleep(0.3)
+            for stage in DERIVED_STAGES:
+                record_stage(tg.store, stage, version)
+
+        with writing(tg.store):
+            done = asyncio.create_task(finish())
+            answer = await tg.aask("Who founded the observatory?", method="naive")
+            await done
+        assert answer.citations

@@ -220,7 +220,7 @@ class ThinkGraph:
     async def aask(self, question: str, method: str | None = None, *, _use_llm: bool = True,
                    **options: Any) -> Answer:
         """``method`` defaults to the registry's default (ppr)."""
-        from thinkgraph.index.stages import require_complete
+        from thinkgraph.index.stages import require_complete, wait_until_complete
         from thinkgraph.methods.base import MethodContext
         from thinkgraph.methods.registry import DEFAULT_METHOD, make_method
 
@@ -228,6 +228,7 @@ class ThinkGraph:
             raise InputError("the question is empty")
         self.refresh()
         name = method or DEFAULT_METHOD
+        await wait_until_complete(self.store)  # a document being added by another process (service)
         # never answer from an index whose derived stages are missing; tog3 also reads communities
         require_complete(self.store, needs_communities=name == "tog3" and options.get("use_communities") is not False)
         ctx = MethodContext(store=self.store, view=self.view, settings=self.settings,

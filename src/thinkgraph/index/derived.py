@@ -27,6 +27,7 @@ from thinkgraph.index.stages import (
     graph_version,
     missing_stages,
     record_stage,
+    writing,
 )
 from thinkgraph.llm.service import LLM
 from thinkgraph.models import EdgeType, NodeType
@@ -62,9 +63,10 @@ async def update_derived(store: GraphStore, embedder: Embedder, settings: IndexS
             version = bump_graph_version(store)
     progress = progress or (lambda stage, done, total: None)
     timer = timer or StageTimer()
-    if worker is None:
-        async with EmbedWorker(store, embedder, settings.embed_node_types) as own:
-            await _build(store, embedder, settings, report, llm, progress, own, timer, todo, version)
+    if worker is None:  # called on its own (document removal): this process is the writer
+        with writing(store):
+            async with EmbedWorker(store, embedder, settings.embed_node_types) as own:
+                await _build(store, embedder, settings, report, llm, progress, own, timer, todo, version)
         report.embedded += own.embedded
         return
     await _build(store, embedder, settings, report, llm, progress, worker, timer, todo, version)

@@ -25,7 +25,7 @@ from thinkgraph.index.extractor import Extractor
 from thinkgraph.index.loaders import Skipped
 from thinkgraph.index.records import GraphRecords, document_records, extraction_records
 from thinkgraph.index.report import IndexReport
-from thinkgraph.index.stages import StageTimer, bump_graph_version, store_timings
+from thinkgraph.index.stages import StageTimer, bump_graph_version, store_timings, writing
 from thinkgraph.index.summaries import first_sentences, llm_summary
 from thinkgraph.llm.service import LLM
 from thinkgraph.models import Chunk, DocStatus, DocumentRecord, Node, SourceDocument
@@ -74,22 +74,26 @@ class Indexer:
         check_embedding_manifest(self.store, self.embedder)
         report = IndexReport()
         try:
-            async with EmbedWorker(self.store, self.embedder, self.settings.embed_node_types,
-                                   lambda d, t: self.progress("embed", d, t)) as worker:
-                with self.timer.stage("extract"):
-                    await self._extract_all(items, report, worker)
-                with self.timer.stage("embed entities (tail after extraction)"):
-                    await worker.flush(entities_only=True)  # the rest goes on beside the derived stages
-                await update_derived(self.store, self.embedder, self.settings, report, llm=self.llm,
-                                     progress=self.progress, worker=worker, timer=self.timer)
-                self.timer.add("embed (worker busy, overlapped)", worker.busy_s)
-                report.embedded += worker.embedded
+            with writing(self.store):
+                await self._run(items, report)
         except BudgetExceededError as exc:
             report.stopped = str(exc)
             log.warning("indexing stopped: %s; run again to resume", exc)
         report.timings = self.timer.rounded()
         store_timings(self.store, report.timings)
         return report
+
+    async def _run(self, items: Iterable[SourceDocument | Skipped], report: IndexReport) -> None:
+        async with EmbedWorker(self.store, self.embedder, self.settings.embed_node_types,
+                               lambda d, t: self.progress("embed", d, t)) as worker:
+            with self.timer.stage("extract"):
+                await self._extract_all(items, report, worker)
+            with self.timer.stage("embed entities (tail after extraction)"):
+                await worker.flush(entities_only=True)  # the rest goes on beside the derived stages
+            await update_derived(self.store, self.embedder, self.settings, report, llm=self.llm,
+                                 progress=self.progress, worker=worker, timer=self.timer)
+            self.timer.add("embed (worker busy, overlapped)", worker.busy_s)
+            report.embedded += worker.embedded
 
     async def _extract_all(self, items: Iterable[SourceDocument | Skipped], report: IndexReport,
                            worker: EmbedWorker) -> None:

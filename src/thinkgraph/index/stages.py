@@ -12,7 +12,9 @@ operation.
 
 from __future__ import annotations
 
+import asyncio
 import json
+import os
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -26,6 +28,8 @@ DERIVED_STAGES = ("vectors", "synonyms", "communities")
 VERSION_META = "graph_version"
 STALE_META = "derived_stale"  # "1": every derived stage is stale (set by removals and reviews)
 TIMINGS_META = "stage_timings"
+WRITERS_META = "index_writers"  # pids of the processes indexing now (they finish the stages)
+WAIT_FOR_WRITER_S = 60.0  # how long an ask waits for a running writer to finish the stages
 COMMUNITIES_META = "communities_built"  # "0" when the communities stage was skipped by configuration
 FINISH_COMMAND = "thinkgraph index"
 
@@ -89,6 +93,44 @@ def require_complete(store: GraphStore, *, needs_communities: bool = False) -> N
             "this index was built without communities ([index] communities; skipped by default for imported "
             "graphs); set communities = \"always\" and run `thinkgraph index` again, or ask with "
             "-o use_communities=false")
+
+
+def _writers(store: GraphStore) -> list[int]:
+    return [int(p) for p in json.loads(store.get_meta(WRITERS_META) or "[]")]
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+@contextmanager
+def writing(store: GraphStore) -> Iterator[None]:
+    """Marks this process as indexing, so that readers wait for the stages instead of failing
+    (a killed writer's mark is ignored: its pid is gone)."""
+    pid = os.getpid()
+    with store.transaction():
+        store.set_meta(WRITERS_META, json.dumps(sorted({pid, *(p for p in _writers(store) if _alive(p))})))
+    try:
+        yield
+    finally:
+        with store.transaction():
+            store.set_meta(WRITERS_META, json.dumps([p for p in _writers(store) if p != pid and _alive(p)]))
+
+
+async def wait_until_complete(store: GraphStore, timeout_s: float = WAIT_FOR_WRITER_S) -> None:
+    """While another live process is indexing (e.g. a service worker adding a document), wait for
+    it to finish the derived stages; then the usual one-line error if one is still missing."""
+    deadline = time.monotonic() + timeout_s
+    while missing_stages(store) and time.monotonic() < deadline:
+        if not any(_alive(p) for p in _writers(store)):  # (our own pid: a writer thread, as a service's)
+            break
+        await asyncio.sleep(0.05)
 
 
 @dataclass(slots=True)
