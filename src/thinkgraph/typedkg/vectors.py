@@ -15,19 +15,18 @@ from thinkgraph.embed.base import Embedder
 
 IVF_THRESHOLD = 50_000  # nodes; below it exact search is already fast
 IVF_NPROBE = 16  # inverted lists visited per query
-# k-means training dominated the import of large graphs (12 minutes of a 1M-node import on the
-# shared 2-core machine with 4,000 lists, 40 points per list and 25 iterations): 2·√n lists,
-# 20 points per list and 10 iterations cost 20x less, and the 8-bit lists stay a few thousand
-# vectors long, so a query still scans about 16 x 1,000-2,500 codes.
+# k-means training and list assignment dominated the import of large graphs (12 minutes of
+# training for a 1M-node import on the shared 2-core machine with 4·√n = 4,000 lists, 40 points per
+# list and 25 iterations; assignment costs n x lists dot products): √n lists, 20 points per list
+# and 10 iterations cost 40x less to train and 4x less to assign, and a query still scans only
+# 16 lists of √n 8-bit codes.
 TRAIN_PER_LIST = 20
 KMEANS_ITERATIONS = 10
 EMBED_BATCH = 4096
-HNSW_NEIGHBOURS = 32
-HNSW_EF_SEARCH = 64  # >= 4 x IVF_NPROBE: the probed lists are the nearest centroids
 
 
 def _lists_for(n: int) -> int:
-    return int(min(4096, max(64, 2 * math.sqrt(n))))
+    return int(min(4096, max(64, math.sqrt(n))))
 
 
 def build_vector_index(path: Path, embedder: Embedder, texts: Sequence[str]) -> None:
@@ -36,19 +35,13 @@ def build_vector_index(path: Path, embedder: Embedder, texts: Sequence[str]) -> 
         index: faiss.Index = faiss.IndexFlatIP(dim)
     else:
         nlist = _lists_for(n)
-        # the list of each vector found by an HNSW graph over the centroids, not by comparing it
-        # with all of them (that brute-force assignment was most of adding a million vectors)
-        quantizer = faiss.IndexHNSWFlat(dim, HNSW_NEIGHBOURS, faiss.METRIC_INNER_PRODUCT)
-        quantizer.hnsw.efSearch = HNSW_EF_SEARCH
+        quantizer = faiss.IndexFlatIP(dim)  # assignment is one BLAS product per batch
         index = faiss.IndexIVFScalarQuantizer(quantizer, dim, nlist, faiss.ScalarQuantizer.QT_8bit,
                                               faiss.METRIC_INNER_PRODUCT)
         index.cp.niter = KMEANS_ITERATIONS
         index.cp.min_points_per_centroid = TRAIN_PER_LIST  # (faiss warns below its default of 39)
-        flat = faiss.IndexFlatIP(dim)  # k-means itself assigns exactly
-        index.clustering_index = flat
         sample = np.random.default_rng(0).choice(n, size=min(n, nlist * TRAIN_PER_LIST), replace=False)
         index.train(embedder.embed([texts[i] for i in np.sort(sample)]))
-        del flat
     for start in range(0, n, EMBED_BATCH):
         index.add(np.ascontiguousarray(embedder.embed(list(texts[start:start + EMBED_BATCH])), dtype=np.float32))
     faiss.write_index(index, str(path))
