@@ -45,3 +45,20 @@ def open_bridge(tmp_path: Path) -> Iterator:
 
     yield from index_opener(tmp_path / "bridge.db", lambda tg: tg.index(
         [FIXTURES / "bridge_corpus.jsonl"], openie=FIXTURES / "bridge_openie.jsonl"))
+
+
+@pytest.fixture(scope="session")
+def real_model(tmp_path_factory: pytest.TempPathFactory) -> Iterator:
+    """llama-cpp-python's server with Gemma 3 270M for the whole session (see tests/realmodel.py)."""
+    import realmodel
+
+    missing = realmodel.missing_packages()
+    if missing:
+        if os.environ.get(realmodel.REQUIRE_ENV):
+            pytest.fail(f"{realmodel.REQUIRE_ENV} is set but {', '.join(missing)} cannot be imported")
+        pytest.skip(f"real-model tests need {', '.join(missing)} (pip install -e '.[dev]')")
+    cache = Path(os.environ.get("THINKGRAPH_TEST_MODEL_CACHE", Path.home() / ".cache" / "thinkgraph-tests"))
+    cache.mkdir(parents=True, exist_ok=True)
+    gguf = realmodel.model_file(cache)
+    with realmodel.LlamaServer(gguf, tmp_path_factory.mktemp("llama") / "server.log") as model:
+        yield model

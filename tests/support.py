@@ -4,6 +4,7 @@ speaks the OpenAI-compatible chat and embeddings API with scripted behaviours.""
 from __future__ import annotations
 
 import json
+import re
 import threading
 import time
 from collections import deque
@@ -51,7 +52,9 @@ class FakeOpenAIServer:
         self.requests: list[dict[str, Any]] = []
         self.headers: list[dict[str, str]] = []
         self.default = Behaviour(content="default reply")
-        self.responder: Callable[[dict[str, Any]], str] | None = None  # computes replies when set
+        # computes replies when set: the reply text, or a whole Behaviour (e.g. a refusal)
+        self.responder: Callable[[dict[str, Any]], str | Behaviour] | None = None
+        self.streams = True  # answer "stream": true with server-sent events
         self.lock = threading.Lock()
         server = self
 
@@ -67,13 +70,18 @@ class FakeOpenAIServer:
                     server.headers.append(dict(self.headers))
                     behaviour = server.behaviours.popleft() if server.behaviours else server.default
                     if server.responder is not None and not self.path.endswith("/embeddings"):
-                        behaviour = Behaviour(content=server.responder(payload), delay_s=behaviour.delay_s)
+                        produced = server.responder(payload)
+                        behaviour = produced if isinstance(produced, Behaviour) else \
+                            Behaviour(content=produced, delay_s=behaviour.delay_s)
                 if self.path.endswith("/embeddings"):
                     self._embeddings(payload)
                     return
                 if behaviour.delay_s:
                     time.sleep(behaviour.delay_s)
                 body = behaviour.body
+                if body is None and behaviour.status == 200 and payload.get("stream") and server.streams:
+                    self._stream(behaviour.content or "")
+                    return
                 if body is None:
                     body = json.dumps({"choices": [{"message": {"role": "assistant", "content": behaviour.content}}],
                                        "usage": {"prompt_tokens": 11, "completion_tokens": 3}})
@@ -86,6 +94,20 @@ class FakeOpenAIServer:
                     self.wfile.write(body.encode())
                 except (BrokenPipeError, ConnectionResetError):
                     pass
+
+            def _stream(self, content: str) -> None:
+                """Server-sent events as OpenAI-compatible servers send them: a role delta, one delta
+                per word, a finish event and [DONE]."""
+                self.send_response(200)
+                self.send_header("content-type", "text/event-stream")
+                self.end_headers()
+                pieces = [{"role": "assistant"}] + [{"content": w} for w in re.split(r"(?<= )", content) if w]
+                for delta in pieces:
+                    event = {"choices": [{"index": 0, "delta": delta, "finish_reason": None}]}
+                    self.wfile.write(f"data: {json.dumps(event)}\n\n".encode())
+                    self.wfile.flush()
+                done = {"choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]}
+                self.wfile.write(f"data: {json.dumps(done)}\n\ndata: [DONE]\n\n".encode())
 
             def _embeddings(self, payload: dict[str, Any]) -> None:
                 texts = payload["input"]

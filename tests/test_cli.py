@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from support import FIXTURES, SAMPLE_CORPUS, Behaviour, FakeOpenAIServer
+from thinkgraph.errors import ExitCode
 
 
 def run(*args: str, env: dict[str, str] | None = None, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
@@ -74,24 +75,24 @@ def test_unreachable_llm_is_one_line_error(built_index: Path) -> None:
     result = run("-i", str(built_index), "ask", "Who?", "-m", "naive",
                  env={"THINKGRAPH_LLM_BASE_URL": "http://127.0.0.1:9/v1"},
                  cwd=FIXTURES)  # a thinkgraph.toml there would change settings; there is none
-    assert result.returncode == 1
+    assert result.returncode == ExitCode.UPSTREAM
     assert result.stderr.strip().startswith("error: LLM endpoint http://127.0.0.1:9/v1 failed after")
     assert len(result.stderr.strip().splitlines()) == 1
 
 
-@pytest.mark.parametrize("args, message", [
-    (["ask", "hi", "-m", "magic"], "unknown method 'magic'; valid methods: none, naive, ppr"),
-    (["ask", "hi"], "no index at"),
-    (["index", "does/not/exist"], "no such file or directory"),
-    (["index", "x.txt", "--extractor", "llm"], "extractor 'llm' needs an LLM endpoint"),
+@pytest.mark.parametrize("args, message, code", [
+    (["ask", "hi", "-m", "magic"], "unknown method 'magic'; valid methods: none, naive, ppr", ExitCode.USAGE),
+    (["ask", "hi"], "no index at", ExitCode.INPUT),
+    (["index", "does/not/exist"], "no such file or directory", ExitCode.INPUT),
+    (["index", "x.txt", "--extractor", "llm"], "extractor 'llm' needs an LLM endpoint", ExitCode.USAGE),
 ])
-def test_errors_are_one_line(tmp_path: Path, built_index: Path, args: list[str], message: str) -> None:
+def test_errors_are_one_line(tmp_path: Path, built_index: Path, args: list[str], message: str, code: int) -> None:
     index = built_index if "magic" in args else tmp_path / "new.db"
     if "x.txt" in args:
         (tmp_path / "x.txt").write_text("Some text.", "utf-8")
         args = [a if a != "x.txt" else str(tmp_path / "x.txt") for a in args]
     result = run("-i", str(index), *args)
-    assert result.returncode == 1, result.stdout
+    assert result.returncode == code, result.stdout
     assert message in result.stderr and len(result.stderr.strip().splitlines()) == 1
 
 
@@ -99,7 +100,7 @@ def test_corrupt_index_and_bad_config(tmp_path: Path) -> None:
     bad = tmp_path / "bad.db"
     bad.write_bytes(b"garbage" * 200)
     result = run("-i", str(bad), "inspect")
-    assert result.returncode == 1 and "not a thinkgraph index" in result.stderr
+    assert result.returncode == ExitCode.INPUT and "not a thinkgraph index" in result.stderr
     cfg = tmp_path / "tg.toml"
     cfg.write_text("[llm]\napi_key = 'sk-in-file'\n", "utf-8")
     result = run("-c", str(cfg), "-i", str(bad), "inspect")
@@ -119,7 +120,7 @@ def test_a2rag_and_review_through_the_cli(built_index: Path) -> None:
     listed = run("-i", str(built_index), "review", "list")
     assert listed.returncode == 0 and "no pending proposals" in listed.stdout
     wrong = run("-i", str(built_index), "review", "approve", "99")
-    assert wrong.returncode == 1 and "no pending proposal 99" in wrong.stderr
+    assert wrong.returncode == ExitCode.INPUT and "no pending proposal 99" in wrong.stderr
 
 
 def test_topg_through_the_cli(built_index: Path, tmp_path: Path) -> None:
@@ -230,7 +231,7 @@ def test_kg_import_and_kgr_tot_agent_through_the_cli(tmp_path: Path) -> None:
     wrong = run("-i", str(index), "ask", "q", "--strategy", "tot")
     assert wrong.returncode == 1 and "--strategy applies to method kgr only" in wrong.stderr
     missing = run("-i", str(tmp_path / "other.db"), "index", "--kg", str(tmp_path / "none.json"))
-    assert missing.returncode == 1 and "graph file not found" in missing.stderr
+    assert missing.returncode == ExitCode.INPUT and "graph file not found" in missing.stderr
 
 
 def test_eval_seed_sample_and_run_record(built_index: Path, tmp_path: Path) -> None:

@@ -6,13 +6,13 @@ from __future__ import annotations
 import subprocess
 import sys
 
-from thinkgraph import cli
+from thinkgraph import api, cli
 from thinkgraph.methods import registry
 
 
 def test_cli_method_names_are_the_registry_names() -> None:
     assert cli.METHOD_NAMES == registry.METHOD_NAMES
-    assert cli.DEFAULT_METHOD == registry.DEFAULT_METHOD
+    assert cli.DEFAULT_METHOD == registry.DEFAULT_METHOD == api.DEFAULT_METHOD
 
 
 def _modules_after(code: str) -> set[str]:

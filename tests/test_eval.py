@@ -158,3 +158,22 @@ def test_markdown_report_tables() -> None:
     assert "## Retrieval (%)" in text and "| ppr | 3 | 75.0 |" in text
     assert "| indexing LLM calls | 4 |" in text and "| chunk nodes | 4 |" in text
     assert "| ppr | overall | 75.0 | 1790.8 | 1 | 3 |" in text
+
+
+async def test_recall_counts_retrieved_passages_citation_recall_apart_and_no_llm_is_refused(
+        open_bridge, tmp_path: Path) -> None:  # noqa: ANN001
+    qs = load_questions(FIXTURES / "questions_small.jsonl")
+    with pytest.raises(ConfigError, match="need an LLM endpoint"):
+        EvalRunner(open_bridge(None), [MethodSpec.parse("naive")], tmp_path / "none")
+    retrieval = await EvalRunner(open_bridge(None), [MethodSpec.parse("naive")], tmp_path / "r",
+                                 retrieval_only=True).run(qs)
+    # the model cites one passage of the five retrieved: Recall@k still measures what was retrieved
+    backend = ScriptedBackend(rules=[("Decide whether the predicted answer", "not json at all"),
+                                     ("Passages:", "Alice Stone [1]")])
+    runner = EvalRunner(open_bridge(backend), [MethodSpec.parse("naive")], tmp_path / "a", judge=True)
+    (row,) = await runner.run(qs)
+    assert row["recall@5"] == pytest.approx(retrieval[0]["recall@5"]) and row["recall@5"] > 0
+    assert row["citation_recall"] <= row["recall@5"]
+    assert row["judge_failures"] == len(qs) and "llm_correct" not in row
+    record = json.loads((tmp_path / "a" / "records.jsonl").read_text().splitlines()[0])
+    assert len(record["cited"]) == 1 and len(record["retrieved"]) > 1

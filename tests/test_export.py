@@ -12,7 +12,7 @@ import pytest
 from support import FIXTURES, HashEmbedder
 from thinkgraph.api import ThinkGraph
 from thinkgraph.config import Settings
-from thinkgraph.errors import InputError
+from thinkgraph.errors import UsageError
 from thinkgraph.export import export_graph
 
 
@@ -31,8 +31,12 @@ def test_graphml_reads_back_in_networkx(tg: ThinkGraph, tmp_path: Path) -> None:
     assert g.number_of_nodes() == sum(counts.values())
     assert g.number_of_edges() == sum(tg.store.count_edges().values())
     ent = next(n for n, d in g.nodes(data=True) if d["type"] == "entity" and d["text"] == "Joseph Okafor")
-    assert any(d["type"] == "OPENREL" and json.loads(d["props"])["predicate"] == "trained"
+    assert g.nodes[ent]["label"] == "Joseph Okafor"  # what Gephi and yEd draw
+    assert any(d["type"] == "OPENREL" and d["predicate"] == "trained" and d["label"] == "trained"
                for _, _, d in g.out_edges(ent, data=True))
+    chunk = next(d for _, d in g.nodes(data=True) if d["type"] == "chunk")
+    assert chunk["doc_id"] and isinstance(chunk.get("start", 0), int)  # typed attributes, not one JSON string
+    assert all(not isinstance(v, str) or not v.startswith("{") for _, d in g.nodes(data=True) for v in d.values())
 
 
 def test_jsonl_has_nodes_with_provenance_and_edges(tg: ThinkGraph, tmp_path: Path) -> None:
@@ -61,5 +65,5 @@ def test_neo4j_csv_headers_and_rows(tg: ThinkGraph, tmp_path: Path) -> None:
 
 
 def test_unknown_format(tg: ThinkGraph, tmp_path: Path) -> None:
-    with pytest.raises(InputError, match="valid formats: graphml, jsonl, neo4j"):
+    with pytest.raises(UsageError, match="valid formats: graphml, jsonl, neo4j"):
         export_graph(tg.store, "dot", tmp_path / "x")

@@ -57,15 +57,27 @@ def test_bad_actions_become_observations(env: GraphEnvironment, step: str, messa
 def test_parse_steps_in_the_formats_models_write() -> None:
     thought, actions = parse_step("Thought 3: Retrieve the names.\nAction 3: NodeFeature[U:1, name], "
                                   "NodeFeature[U:2, name]\nObservation 3: invented by the model")
-    assert thought == "Retrieve the names." and actions == [Action("NodeFeature", ("U:1", "name")),
-                                                            Action("NodeFeature", ("U:2", "name"))]
+    assert thought == "Retrieve the names." and actions == [Action("NodeFeature", ("U:1", "name"))]
     assert parse_step("thought: x\naction: finish[a, b]")[1] == [Action("Finish", ("a, b",))]
     assert parse_step("Action: RetrieveNode[Smith, John]")[1] == [Action("RetrieveNode", ("Smith, John",))]
     assert parse_step("no action at all") == ("no action at all", [])
 
 
+def test_runaway_react_reply_counts_only_its_first_action() -> None:
+    """A model without a stop sequence writes on: invented observations, more thoughts and a Finish
+    that the graph never answered. Only the first action is executed."""
+    runaway = ("Sure! Let me think.\nThought 1: I need the lab's head.\nAction 1: RetrieveNode[Harbor Hill]\n"
+               "Observation 1: The node is n7.\nThought 2: So the head is Ada.\nAction 2: Finish[Ada]\n"
+               "Observation 2: Finished: Ada\nThought 3: Done.")
+    thought, actions = parse_step(runaway)
+    assert actions == [Action("RetrieveNode", ("Harbor Hill",))]
+    assert "Ada" not in thought and "Observation" not in thought
+    # an invented observation before any action leaves no action at all
+    assert parse_step("Thought: easy.\nObservation: it is Ada.\nAction: Finish[Ada]")[1] == []
+
+
 def test_several_actions_and_long_observations(env: GraphEnvironment) -> None:
-    both = run(env, "Action: NodeFeature[a1, name], NodeFeature[a3, name]")
+    both = env.run([Action("NodeFeature", ("a1", "name")), Action("NodeFeature", ("a3", "name"))])
     assert both.text == "The name of a1 is: Maria Lindqvist. The name of a3 is: Aiko Tanaka."
     env.max_chars = 200
     long = env.run([Action("NodeFeature", ("p1", "title"))] * 10)

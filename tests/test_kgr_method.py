@@ -214,10 +214,10 @@ async def test_kgr_on_a_corpus_built_index_cites_passages(open_bridge) -> None: 
 async def test_kgr_needs_an_llm_and_a_graph(kg, tmp_path: Path) -> None:  # noqa: ANN001
     from thinkgraph.errors import ConfigError
 
-    with ThinkGraph(tmp_path / "empty.db", settings=Settings(), embedder=HashEmbedder(),
+    with ThinkGraph(tmp_path / "empty.db", settings=Settings(), embedder=HashEmbedder(), create=True,
                     backend=ScriptedBackend()) as empty, pytest.raises(ConfigError, match="no graph for kgr"):
         await empty.aask("q?", "kgr")
-    with ThinkGraph(tmp_path / "x.db", settings=Settings(), embedder=HashEmbedder()) as no_llm, \
+    with ThinkGraph(tmp_path / "x.db", settings=Settings(), embedder=HashEmbedder(), create=True) as no_llm, \
             pytest.raises(ConfigError, match="needs an LLM endpoint"):
         await no_llm.aask("q?", "kgr")
     with pytest.raises(ConfigError, match="kgr option strategy"):

@@ -38,7 +38,7 @@ def llm() -> Iterator[FakeOpenAIServer]:
 def client(tmp_path: Path, llm: FakeOpenAIServer, monkeypatch: pytest.MonkeyPatch) -> Iterator[TestClient]:
     monkeypatch.setenv("THINKGRAPH_LLM_API_KEY", SECRET)
     settings = ServiceSettings(root=tmp_path / "ws", config_path=config(tmp_path, llm.url), max_request_bytes=200_000)
-    with TestClient(create_app(settings)) as c:
+    with TestClient(create_app(settings), base_url="http://127.0.0.1:8765") as c:
         assert c.post("/v1/workspaces/alpha").status_code == 201
         assert c.put("/v1/workspaces/alpha/documents/rowing.txt", json={"text": ALPHA, "title": "Rowing"}).is_success
         yield c
@@ -66,13 +66,14 @@ def test_uploads_pdf_html_and_bad_files(client: TestClient, tmp_path: Path) -> N
     answer = client.post("/v1/workspaces/alpha/ask", json={"question": "Who rebuilt the Morrow Refractor?",
                                                           "method": "naive"}).json()
     cited = next(c for c in answer["citations"] if c["doc_id"] == "report.pdf")
-    assert cited["page"] == 1 and cited["start"] == 0  # one chunk, starting on page 1
+    # one chunk over both pages; the citation is its best-matching sentence, on page 2
+    assert cited["page"] == 2 and cited["quote"] == "Ada Quinn rebuilt the Morrow Refractor on page two"
     html = b"<html><head><title>Guide</title><script>x()</script></head><body><p>North gate.</p></body></html>"
     assert client.post("/v1/workspaces/alpha/documents", files={"file": ("g.html", html, "text/html")}).is_success
     scan = client.post("/v1/workspaces/alpha/documents", files={"file": ("scan.pdf", make_pdf([""]), "x")})
-    assert scan.status_code == 400 and "no text layer" in scan.json()["detail"]
+    assert scan.status_code == 400 and "no text layer" in scan.json()["error"]["message"]
     empty = client.post("/v1/workspaces/alpha/documents", files={"file": ("e.txt", b"  ", "text/plain")})
-    assert empty.status_code == 400 and "empty" in empty.json()["detail"]
+    assert empty.status_code == 400 and "empty" in empty.json()["error"]["message"]
     evil = client.post("/v1/workspaces/alpha/documents", files={"file": ("../../../evil.txt", b"Evil text.", "x")})
     assert evil.json()["document"]["id"] == "evil.txt"
     windows = client.post("/v1/workspaces/alpha/documents", files={"file": ("..\\..\\win.txt", b"Win.", "x")})
@@ -90,7 +91,7 @@ def test_ask_returns_the_answer_with_citations_evidence_trace_and_cost(client: T
     ids = {n["id"] for n in answer["evidence"]["nodes"]}
     assert answer["evidence"]["edges"] and all(e["src"] in ids and e["dst"] in ids for e in answer["evidence"]["edges"])
     bad = client.post("/v1/workspaces/alpha/ask", json={"question": "q", "method": "nope"})
-    assert bad.status_code == 400 and "unknown method 'nope'" in bad.json()["detail"]
+    assert bad.status_code == 400 and "unknown method 'nope'" in bad.json()["error"]["message"]
     assert client.post("/v1/workspaces/zeta/ask", json={"question": "q"}).status_code == 404
     assert client.post("/v1/workspaces/../etc/ask", json={"question": "q"}).status_code in (400, 404)
     assert client.post("/v1/workspaces/a..b/ask", json={"question": "q"}).status_code == 400
@@ -100,10 +101,16 @@ def test_ask_streams_trace_events_while_the_method_runs(client: TestClient) -> N
     with client.stream("POST", "/v1/workspaces/alpha/ask", json={"question": "Who trained Lena Sorensen?",
                                                                  "method": "naive", "stream": True}) as response:
         assert response.headers["content-type"].startswith("text/event-stream")
-        events = [line.removeprefix("event: ") for line in response.iter_lines() if line.startswith("event: ")]
+        lines = list(response.iter_lines())
+    events = [line.removeprefix("event: ") for line in lines if line.startswith("event: ")]
+    data = [json.loads(line[6:]) for line in lines if line.startswith("data: ")]
     assert events[0] == "started" and events[-1] == "answer"
-    assert "llm_call" in events and "trace" in events
-    assert events.index("llm_call") < events.index("trace")  # calls are streamed as they happen
+    # each step is streamed the moment the method records it: retrieval, the answer's tokens as the model
+    # writes them, the model call, the responder's step, the model/endpoint summary
+    assert [e for e in events if e != "token"] == ["started", "trace", "llm_call", "trace", "trace", "answer"]
+    assert events.index("token") < events.index("llm_call")
+    tokens = [d["text"] for e, d in zip(events, data, strict=True) if e == "token"]
+    assert len(tokens) > 1 and "".join(tokens) == "Joseph Okafor [1]"
     with client.stream("POST", "/v1/workspaces/alpha/ask", json={"question": "q", "method": "bad",
                                                                  "stream": True}) as response:
         body = "".join(response.iter_text())
@@ -202,7 +209,7 @@ def test_token_required_off_loopback_and_checked(tmp_path: Path) -> None:
         create_app(ServiceSettings(root=tmp_path / "w", host="0.0.0.0"))
     app = create_app(ServiceSettings(root=tmp_path / "w", host="0.0.0.0", token="t0ken",
                                      config_path=config(tmp_path, None)))
-    with TestClient(app) as c:
+    with TestClient(app, base_url="http://127.0.0.1:8765") as c:
         assert c.get("/v1/workspaces").status_code == 401
         assert c.get("/v1/workspaces", headers={"Authorization": "Bearer wrong"}).status_code == 401
         assert c.get("/v1/workspaces", headers={"Authorization": "Bearer t0ken"}).json() == []
@@ -226,23 +233,34 @@ def test_request_size_limit(client: TestClient) -> None:
     assert [d["id"] for d in client.get("/v1/workspaces/alpha/documents").json()] == ["rowing.txt"]
 
 
-async def test_mcp_tools_ask_and_retrieve(tmp_path: Path, llm: FakeOpenAIServer) -> None:
+async def test_mcp_tools_list_ask_and_retrieve_with_clear_errors(tmp_path: Path, llm: FakeOpenAIServer) -> None:
     from mcp import Client
 
-    from thinkgraph.service.mcp_server import build_mcp_server
+    from thinkgraph.models import SourceDocument
+    from thinkgraph.service.mcp_server import MAX_ANSWER_CHARS, build_mcp_server
     from thinkgraph.service.workspaces import Workspaces
 
     spaces = Workspaces(tmp_path / "ws", config(tmp_path, llm.url))
-    spaces.get("default", create=True).add_documents([__import__("thinkgraph.models", fromlist=["x"]).SourceDocument(
-        "rowing.txt", "Rowing", ALPHA, "test")])
+    spaces.get("default", create=True).add_documents([SourceDocument("rowing.txt", "Rowing", ALPHA, "test")])
     async with Client(build_mcp_server(spaces)) as session:
         names = {t.name for t in (await session.list_tools()).tools}
-        assert names == {"ask", "retrieve"}
+        assert names == {"ask", "retrieve", "list_workspaces", "list_documents"}
+        listed = await session.call_tool("list_workspaces", {})
+        assert "default" in listed.content[0].text
+        docs = json.loads((await session.call_tool("list_documents", {})).content[0].text)
+        assert docs == {"id": "rowing.txt", "title": "Rowing", "status": "done", "chars": len(ALPHA), "error": None}
         asked = await session.call_tool("ask", {"question": "Who trained Lena Sorensen?"})
         data = json.loads(asked.content[0].text)
         assert data["answer"] == "Joseph Okafor" and data["citations"][0]["doc_id"] == "rowing.txt"
         found = json.loads((await session.call_tool("retrieve", {"question": "Velden club"})).content[0].text)
         assert found["citations"][0]["doc_id"] == "rowing.txt"
         missing = await session.call_tool("ask", {"question": "q", "workspace": "nowhere"})
-        assert missing.is_error
+        assert missing.is_error and "no workspace 'nowhere'" in missing.content[0].text
+        assert "Traceback" not in missing.content[0].text
+        bad = await session.call_tool("ask", {"question": "q", "method": "gpt"})
+        assert bad.is_error and "unknown method 'gpt'" in bad.content[0].text
+        llm.responder = lambda payload: "word " * 3000 + "[1]"
+        long = json.loads((await session.call_tool("ask", {"question": "Tell me everything"})).content[0].text)
+        assert len(long["answer"]) <= MAX_ANSWER_CHARS + 10 and long["answer"].endswith("[cut]")
+        assert long["citations"]
     spaces.close()

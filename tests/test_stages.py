@@ -143,7 +143,7 @@ def test_sigkill_during_community_summaries_then_index_finishes(tmp_path: Path) 
         server.default = Behaviour()
         asked = subprocess.run(_cli(killed, config, env, "ask", "Who is Lena?", "-m", "naive"), env=env,
                                capture_output=True, text=True, timeout=120)
-        assert asked.returncode == 1 and "communities" in asked.stderr and "thinkgraph index" in asked.stderr
+        assert asked.returncode == 2 and "communities" in asked.stderr and "thinkgraph index" in asked.stderr
         finished = subprocess.run(_cli(killed, config, env, "index"), env=env, capture_output=True, text=True,
                                   timeout=120)
         assert finished.returncode == 0, finished.stderr

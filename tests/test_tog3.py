@@ -173,6 +173,12 @@ async def test_without_an_llm_shows_the_retrievers_evidence(index_path: Path) ->
     assert "needs an LLM endpoint" in answer.message
     (step,) = answer.trace
     assert step.action == "retrieve" and step.inputs["keywords"] == []  # no keyword expansion
+    # the evidence is a graph: the cited passages and the entities of the triples, linked
+    nodes = {n.id: n for n in answer.evidence.nodes}
+    assert {c.chunk_id for c in answer.citations} <= set(nodes)
+    assert answer.evidence.edges and all(e.src in nodes and e.dst in nodes for e in answer.evidence.edges)
+    assert {nodes[e.src].type for e in answer.evidence.edges} == {"entity"}
+    assert len(answer.evidence.edges) == len(answer.evidence.path_texts)
 
 
 async def test_through_the_real_http_client(index_path: Path, settings: Settings) -> None:

@@ -74,7 +74,7 @@ async def test_local_answers_after_first_iteration(open_tg) -> None:  # noqa: AN
     assert answer.status == "answered" and answer.text == "Rivertown"
     assert script.calls == ["select", "select", "eval"]
     actions = [s.action for s in answer.trace]
-    assert actions == ["select", "suggest.local", "select", "eval"]
+    assert actions == ["select", "suggest.local", "select", "eval", "endpoint"]
     assert answer.citations and answer.cost.calls == 3
 
 

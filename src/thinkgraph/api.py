@@ -10,20 +10,25 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from thinkgraph.asyncutil import run_sync
-from thinkgraph.errors import ConfigError, InputError
-from thinkgraph.models import Answer, Cost, Node, SourceDocument
+from thinkgraph.errors import ConfigError, IndexFileError, InputError
+from thinkgraph.models import Answer, Cost, Node, SourceDocument, TraceStep
 
 # Everything else is imported where it is used: `import thinkgraph.api` (and so `thinkgraph --help`)
 # stays cheap, and `ask` loads neither the indexing pipeline nor igraph.
 if TYPE_CHECKING:
     from thinkgraph.config import Settings
     from thinkgraph.embed.base import Embedder
+    from thinkgraph.index.extract_import import ImportedFacts
     from thinkgraph.index.extractor import Extractor
     from thinkgraph.index.pipeline import IndexReport, Progress
     from thinkgraph.llm.backend import ChatBackend
     from thinkgraph.llm.service import LLM
     from thinkgraph.retrieval.views import IndexView
     from thinkgraph.store.base import RemovalReport
+    from thinkgraph.store.sqlite import SQLiteStore
+
+# The registry's default (tests/test_cli_imports.py checks it): the registry imports every method.
+DEFAULT_METHOD = "ppr"
 
 DEFAULT_INDEX = "thinkgraph.db"
 
@@ -36,25 +41,46 @@ class ThinkGraph:
     """
 
     def __init__(self, path: str | Path = DEFAULT_INDEX, *, settings: Settings | None = None,
-                 create: bool = True, backend: ChatBackend | None = None,
+                 create: bool | None = None, backend: ChatBackend | None = None,
                  embedder: Embedder | None = None) -> None:
+        """``create``: True makes the index file when it is missing, False refuses a missing file, and
+        None (the default) makes it on the first write (indexing), so that asking a mistyped path
+        is an error rather than an empty answer from a new, empty index."""
         from thinkgraph.config import load_settings
         from thinkgraph.store.sqlite import SQLiteStore
         from thinkgraph.tokens import TokenCounter
 
         self.settings = settings or load_settings()
-        self.store = SQLiteStore(path, create=create)
+        self._path = Path(path)
+        self._store: SQLiteStore | None = None
+        if create or create is False or self._path.exists():
+            self._store = SQLiteStore(path, create=bool(create))
         self._backend = backend
         self._embedder = embedder
         self.counter = TokenCounter()
-        self._generation = self.store.get_meta("generation")
+        self._generation = self._store.get_meta("generation") if self._store else None
+
+    @property
+    def store(self) -> SQLiteStore:
+        if self._store is None:  # the first write to an index that did not exist yet
+            from thinkgraph.store.sqlite import SQLiteStore
+
+            self._store = SQLiteStore(self._path, create=True)
+            self._generation = self._store.get_meta("generation")
+        return self._store
+
+    def _require_index(self) -> None:
+        if self._store is None and not self._path.exists():
+            raise IndexFileError(f"no index at {self._path}; build one with `thinkgraph index` "
+                                 "(or pass create=True to start an empty one)")
 
     @classmethod
     def open(cls, path: str | Path = DEFAULT_INDEX, **kwargs: Any) -> ThinkGraph:
         return cls(path, create=False, **kwargs)
 
     def close(self) -> None:
-        self.store.close()
+        if self._store is not None:
+            self._store.close()
 
     def __enter__(self) -> ThinkGraph:
         return self
@@ -80,10 +106,11 @@ class ThinkGraph:
                            sink=self._persist_usage)
         if self._backend is not None:
             return LLM(self._backend, settings=self.settings.llm, cache=self.store, meter=meter,
-                       counter=self.counter)
+                       counter=self.counter, memory=self.store)
         if not self.settings.llm.configured:
             return None
-        return LLM.from_settings(self.settings.llm, cache=self.store, meter=meter, counter=self.counter)
+        return LLM.from_settings(self.settings.llm, cache=self.store, meter=meter, counter=self.counter,
+                                 memory=self.store)
 
     def _persist_usage(self, step: str, cost: Cost) -> None:
         self.store.record_usage(step, cost.calls, cost.prompt_tokens, cost.completion_tokens, cost.seconds)
@@ -97,12 +124,15 @@ class ThinkGraph:
     # indexing ---------------------------------------------------------------------
     def make_extractor(self, name: str | None = None, *, openie: str | Path | None = None,
                        triples: Sequence[str | Path] = ()) -> Extractor:
+        from thinkgraph.index.extract_combined import CombinedExtractor
         from thinkgraph.index.extract_import import ImportedFacts, ImportExtractor, load_openie, load_triple_file
         from thinkgraph.index.extract_llm import LLMTripletExtractor
         from thinkgraph.index.extract_nolm import NoLMExtractor
         from thinkgraph.index.extract_propositions import PropositionExtractor
 
-        name = name or ("import" if openie or triples else self.settings.index.extractor)
+        name = name or ("import" if openie else self.settings.index.extractor)
+        if triples and name != "import":  # the file's facts are added to the extractor's work
+            return CombinedExtractor(self.make_extractor("import", triples=triples), self.make_extractor(name))
         if name == "nolm":
             return NoLMExtractor(sentence_propositions=self.settings.index.nolm_propositions)
         if name == "llm":
@@ -128,6 +158,7 @@ class ThinkGraph:
     async def aindex(self, paths: Sequence[str | Path] = (), *, extractor: str | None = None,
                      openie: str | Path | None = None, triples: Sequence[str | Path] = (),
                      documents: Iterable[SourceDocument] = (), progress: Progress | None = None) -> IndexReport:
+        from thinkgraph.index.extract_combined import CombinedExtractor
         from thinkgraph.index.extract_import import ImportExtractor
         from thinkgraph.index.loaders import Skipped, load_paths
         from thinkgraph.index.pipeline import Indexer
@@ -140,10 +171,21 @@ class ThinkGraph:
         items.extend(_triple_documents(ex, triples))
         indexer = Indexer(self.store, self.embedder, ex, s, llm=self.llm, counter=self.counter, progress=progress)
         report = await indexer.run(item for group in items for item in group)
-        if isinstance(ex, ImportExtractor):
+        if isinstance(ex, ImportExtractor | CombinedExtractor):
             report.skipped.extend(ex.facts.skipped)
+            report.skipped.extend(self._unplaced_facts(ex.facts))
         self.mark_changed()  # the graph changed (also for other processes sharing the index)
         return report
+
+    def _unplaced_facts(self, facts: ImportedFacts) -> list[str]:
+        """Imported facts whose document is not in the index: said, rather than silently dropped."""
+        missing = {doc_id: len(ext.triples) for doc_id, ext in facts.by_doc.items()
+                   if self.store.get_document(doc_id) is None}
+        if not missing:
+            return []
+        names = ", ".join(list(missing)[:5]) + (" ..." if len(missing) > 5 else "")
+        return [f"{sum(missing.values())} imported triple(s) name {len(missing)} document(s) not in the index "
+                f"({names}); index those documents in the same run (their ids must match the file's doc_id column)"]
 
     def index(self, paths: Sequence[str | Path] = (), **kwargs: Any) -> IndexReport:
         return run_sync(self.aindex(paths, **kwargs))
@@ -152,6 +194,7 @@ class ThinkGraph:
         return self.index((), documents=list(documents), **kwargs)
 
     def remove_document(self, doc_id: str, *, rebuild: bool = True) -> RemovalReport:
+        self._require_index()
         if self.store.get_document(doc_id) is None:
             raise InputError(f"no document {doc_id!r} in the index")
         report = self.store.remove_document(doc_id)
@@ -213,27 +256,42 @@ class ThinkGraph:
         self.store.set_meta("generation", str(int(self.store.get_meta("generation") or 0) + 1))
         self.refresh()
 
-    async def aretrieve(self, question: str, method: str | None = None, **options: Any) -> Answer:
+    async def aretrieve(self, question: str, method: str = DEFAULT_METHOD, **options: Any) -> Answer:
         """The method's evidence without an LLM, even when one is configured."""
         return await self.aask(question, method, _use_llm=False, **options)
 
-    async def aask(self, question: str, method: str | None = None, *, _use_llm: bool = True,
-                   **options: Any) -> Answer:
-        """``method`` defaults to the registry's default (ppr)."""
-        from thinkgraph.index.stages import require_complete, wait_until_complete
-        from thinkgraph.methods.base import MethodContext
-        from thinkgraph.methods.registry import DEFAULT_METHOD, make_method
-
+    async def aask(self, question: str, method: str = DEFAULT_METHOD, *, top_k: int | None = None,
+                   _use_llm: bool = True, **options: Any) -> Answer:
+        """``top_k``: passages to retrieve and return, mapped onto the method's own setting
+        (methods.registry.TOP_K_SETTINGS); ``options`` are the method's settings."""
         if not question.strip():
             raise InputError("the question is empty")
+        try:
+            question.encode("utf-8")
+        except UnicodeEncodeError as exc:
+            raise InputError(f"the question is not valid text (character {exc.start}: a lone surrogate)") from None
+        from thinkgraph.citations import focus_answer
+        from thinkgraph.index.stages import require_complete, wait_until_complete
+        from thinkgraph.methods.base import MethodContext
+        from thinkgraph.methods.registry import make_method, top_k_options
+
+        self._require_index()
         self.refresh()
-        name = method or DEFAULT_METHOD
         await wait_until_complete(self.store)  # a document being added by another process (service)
         # never answer from an index whose derived stages are missing; tog3 also reads communities
-        require_complete(self.store, needs_communities=name == "tog3" and options.get("use_communities") is not False)
+        require_complete(self.store, needs_communities=method == "tog3" and options.get("use_communities") is not False)
         ctx = MethodContext(store=self.store, view=self.view, settings=self.settings,
                             llm=self.llm if _use_llm else None)
-        answer = await make_method(name, ctx, **options).answer(question)
+        before = ctx.llm.describe() if ctx.llm is not None else None
+        answer = await make_method(method, ctx, **top_k_options(method, top_k, options)).answer(question)
+        if ctx.llm is not None and before is not None:
+            answer.trace.append(_llm_step(before, ctx.llm.describe()))
+        if answer.status == "answered" and not (answer.text or "").strip():
+            answer.status, answer.message = "failed", "the model returned an empty answer"
+        if top_k is not None:
+            del answer.citations[top_k:]
+        chunks = self.store.get_nodes(list(dict.fromkeys(c.chunk_id for c in answer.citations)))
+        focus_answer(answer, {n.id: n.text for n in chunks})  # each citation: its best-matching sentence
         self._add_pages(answer)
         self._connect_evidence(answer)
         return answer
@@ -265,13 +323,15 @@ class ThinkGraph:
             if starts and citation.start is not None:
                 citation.page = page_of(starts, citation.start)
 
-    def ask(self, question: str, method: str | None = None, **options: Any) -> Answer:
+    def ask(self, question: str, method: str = DEFAULT_METHOD, **options: Any) -> Answer:
         return run_sync(self.aask(question, method, **options))
 
     # inspection -----------------------------------------------------------------------
     def stats(self) -> dict[str, Any]:
         from thinkgraph.index.stages import graph_version, load_timings, missing_stages
+        from thinkgraph.llm.dialects import remembered_forms
 
+        self._require_index()
         docs = self.store.list_documents()
         by_status: dict[str, int] = {}
         for d in docs:
@@ -291,6 +351,7 @@ class ThinkGraph:
             "stage_timings": load_timings(self.store),
             "extraction_failures": self.store.failure_counts(),
             "llm_usage": self.store.usage_totals(),
+            "llm_structured_output": remembered_forms(self.store),
         }
 
     def _community_levels(self) -> dict[str, int]:
@@ -299,6 +360,17 @@ class ThinkGraph:
             key = str(node.props.get("level", 0))
             levels[key] = levels.get(key, 0) + 1
         return dict(sorted(levels.items()))
+
+
+_LLM_COUNTERS = ("repairs", "parse_failures", "format_refusals", "truncations", "cut_replies")
+
+
+def _llm_step(before: dict[str, Any], after: dict[str, Any]) -> TraceStep:
+    """The model and endpoint a question used, the structured-output form negotiated with it, and how
+    many repairs, unusable replies, refused forms and cut prompts the question cost."""
+    outputs = {k: v for k, v in after.items() if k not in _LLM_COUNTERS}
+    outputs |= {k: after[k] - before[k] for k in _LLM_COUNTERS}
+    return TraceStep(agent="llm", action="endpoint", outputs=outputs)
 
 
 @dataclass(frozen=True, slots=True)
@@ -312,9 +384,10 @@ class KGImportReport:
 
 def _triple_documents(ex: Extractor, triples: Sequence[str | Path]) -> list[list[SourceDocument]]:
     """Triple files become documents of their own so their facts have provenance."""
+    from thinkgraph.index.extract_combined import CombinedExtractor
     from thinkgraph.index.extract_import import ImportExtractor
 
-    if not isinstance(ex, ImportExtractor) or not triples:
+    if not isinstance(ex, ImportExtractor | CombinedExtractor) or not triples:
         return []
     docs: list[SourceDocument] = []
     for doc_id, ext in ex.facts.by_doc.items():

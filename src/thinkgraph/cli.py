@@ -10,16 +10,18 @@ import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
+from typer.exceptions import TyperException
 
 from thinkgraph.api import DEFAULT_INDEX, ThinkGraph
-from thinkgraph.errors import ThinkgraphError
+from thinkgraph.errors import ExitCode, ThinkgraphError, UsageError
 from thinkgraph.export import FORMATS, export_graph
-from thinkgraph.models import Answer
+from thinkgraph.models import Answer, DocStatus
 
 # The method registry imports every method (numpy, scipy, pydantic); `thinkgraph --help` must not.
 # tests/test_cli.py checks that these names are the registry's.
@@ -30,20 +32,34 @@ app = typer.Typer(help="Build a knowledge-graph index from documents and answer 
                   no_args_is_help=True, add_completion=False, pretty_exceptions_enable=False)
 out = Console()
 err = Console(stderr=True)
+if TYPE_CHECKING:
+    from thinkgraph.index.pipeline import IndexReport
+
 F = TypeVar("F", bound=Callable[..., Any])
 
 
 def one_line_errors(fn: F) -> F:
+    """Errors a user can cause end the command with one line and their exit code (errors.ExitCode); an
+    unexpected exception is a bug: one line saying so (the traceback with --verbose) and exit 70."""
+
     @functools.wraps(fn)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         try:
             return fn(*args, **kwargs)
         except ThinkgraphError as exc:
-            err.print(f"[red]error:[/red] {exc}", highlight=False, soft_wrap=True)
-            raise typer.Exit(1) from None
+            err.print(f"[red]error:[/red] {escape(str(exc))}", highlight=False, soft_wrap=True)
+            raise typer.Exit(exc.exit_code) from None
         except KeyboardInterrupt:
             err.print("interrupted; finished work is saved, run the same command again to resume")
-            raise typer.Exit(130) from None
+            raise typer.Exit(ExitCode.INTERRUPTED) from None
+        except (typer.Exit, typer.Abort):
+            raise
+        except Exception as exc:  # the top of the program: report, never a bare traceback
+            if logging.getLogger().isEnabledFor(logging.INFO):
+                raise
+            err.print(f"[red]internal error:[/red] {type(exc).__name__}: {escape(str(exc))} (a bug; run with "
+                      "--verbose for the traceback and please report it)", highlight=False, soft_wrap=True)
+            raise typer.Exit(ExitCode.INTERNAL) from None
     return wrapper  # type: ignore[return-value]
 
 
@@ -82,7 +98,7 @@ def index(
 ) -> None:
     """Index documents (resumable and incremental: finished work is never redone)."""
     if not paths and not triples and kg is None and not ctx.obj["index"].exists():
-        raise ThinkgraphError("give at least one PATH, --triples FILE or --kg FILE")
+        raise UsageError("give at least one PATH, --triples FILE or --kg FILE")
     if kg is not None:
         with _open(ctx, create=True) as tg:
             imported = tg.import_kg(kg)
@@ -101,25 +117,45 @@ def index(
         with _progress(disable=as_json) as progress:
             report = tg.index(paths or [], extractor=extractor, openie=openie, triples=triples,
                               progress=progress)
+        failed = [d.id for d in tg.store.list_documents(DocStatus.FAILED)] if report.failed else []
         if as_json:
             print(json.dumps(dataclasses.asdict(report), indent=2))
-            return
-        out.print(f"indexed {report.indexed} documents ({report.chunks} chunks), {report.unchanged} unchanged, "
-                  f"{report.updated} updated, {report.failed} failed, {len(report.skipped)} skipped")
-        communities = ("skipped (setting index.communities; only tog3 reads them)" if report.communities_skipped
-                       else f"{report.communities} in {report.community_levels} levels")
-        out.print(f"extraction failures: {report.extraction_failures}; synonyms: {report.synonyms}; "
-                  f"communities: {communities}")
-        if report.timings:
-            out.print("stage seconds: " + ", ".join(f"{k} {v:.1f}" for k, v in report.timings.items()),
-                      highlight=False)
-        for line in report.skipped[:20]:
-            out.print(f"  skipped {line}", highlight=False)
-        if len(report.skipped) > 20:
-            out.print(f"  ... and {len(report.skipped) - 20} more skipped")
-        if report.stopped:
-            err.print(f"[yellow]stopped early:[/yellow] {report.stopped}; run again to resume")
-            raise typer.Exit(3)
+        else:
+            _print_index_report(report)
+    _finish_index(report, failed)
+
+
+def _print_index_report(report: IndexReport) -> None:
+    out.print(f"indexed {report.indexed} documents ({report.chunks} chunks), {report.unchanged} unchanged, "
+              f"{report.updated} updated, {report.failed} failed, {len(report.skipped)} skipped")
+    communities = ("skipped (setting index.communities; only tog3 reads them)" if report.communities_skipped
+                   else f"{report.communities} in {report.community_levels} levels")
+    out.print(f"extraction failures: {report.extraction_failures}; synonyms: {report.synonyms}; "
+              f"communities: {communities}")
+    if report.timings:
+        out.print("stage seconds: " + ", ".join(f"{k} {v:.1f}" for k, v in report.timings.items()),
+                  highlight=False)
+    for line in report.skipped[:20]:
+        out.print(f"  skipped {line}", highlight=False)
+    if len(report.skipped) > 20:
+        out.print(f"  ... and {len(report.skipped) - 20} more skipped")
+
+
+def _finish_index(report: IndexReport, failed: list[str]) -> None:
+    """The exit code says whether everything asked for was indexed: a spent budget stops the run (3,
+    run again to resume), failed documents make it partial (4), and input that was all skipped is an
+    input error (2)."""
+    if report.stopped:
+        err.print(f"[yellow]stopped early:[/yellow] {escape(report.stopped)}; run again to resume")
+        raise typer.Exit(ExitCode.UPSTREAM)
+    if failed:
+        shown = ", ".join(failed[:10]) + (f" and {len(failed) - 10} more" if len(failed) > 10 else "")
+        err.print(f"[yellow]{len(failed)} document(s) failed:[/yellow] {escape(shown)} "
+                  "(see `thinkgraph documents --status failed`; run again to retry)", highlight=False)
+        raise typer.Exit(ExitCode.PARTIAL)
+    if report.skipped and not (report.indexed or report.unchanged or report.updated):
+        err.print("[red]error:[/red] nothing was indexed: every input was skipped", highlight=False)
+        raise typer.Exit(ExitCode.INPUT)
 
 
 class _RichProgress:
@@ -155,7 +191,8 @@ def ask(
     ctx: typer.Context,
     question: str = typer.Argument(..., help="The question."),
     method: str = typer.Option(DEFAULT_METHOD, "--method", "-m", help=f"One of: {', '.join(METHOD_NAMES)}"),
-    top_k: int | None = typer.Option(None, "--top-k", "-k", help="Passages to retrieve."),
+    top_k: int | None = typer.Option(None, "--top-k", "-k", min=1,
+                                     help="Passages to retrieve and show, for every method (see TOP_K_SETTINGS)."),
     as_json: bool = typer.Option(False, "--json", help="Print the whole Answer as JSON."),
     trace: bool = typer.Option(False, "--trace", help="Print every step of the method."),
     option: list[str] = typer.Option([], "--option", "-o",
@@ -165,19 +202,27 @@ def ask(
 ) -> None:
     """Answer a question (or, with no LLM configured, show the retrieved evidence)."""
     options = _parse_options(option)
+    if "top_k" in options:  # -o top_k=N is --top-k N
+        if top_k is not None:
+            raise UsageError("give --top-k or -o top_k, not both")
+        top_k = _positive_int("top_k", options.pop("top_k"))
     for key, value in (("strategy", strategy), ("interaction", interaction)):
         if value is not None:
             if method != "kgr":
-                raise ThinkgraphError(f"--{key} applies to method kgr only")
+                raise UsageError(f"--{key} applies to method kgr only")
             options[key] = value
-    if top_k:
-        options["top_k" if method in ("naive", "ppr") else "evidence_chunks" if method == "a2rag" else "k"] = top_k
     with _open(ctx, create=False) as tg:
-        answer = tg.ask(question, method=method, **options)
+        answer = tg.ask(question, method=method, top_k=top_k, **options)
     if as_json:
         print(json.dumps(answer.to_dict(), indent=2, ensure_ascii=False, default=str))
         return
     _print_answer(answer, trace)
+
+
+def _positive_int(name: str, value: object) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise UsageError(f"{name} must be a whole number of at least 1, not {value!r}")
+    return value
 
 
 def _parse_options(pairs: list[str]) -> dict[str, Any]:
@@ -185,7 +230,7 @@ def _parse_options(pairs: list[str]) -> dict[str, Any]:
     for pair in pairs:
         key, sep, raw = pair.partition("=")
         if not sep or not key.strip():
-            raise ThinkgraphError(f"option {pair!r} is not KEY=VALUE")
+            raise UsageError(f"option {pair!r} is not KEY=VALUE")
         try:
             options[key.strip()] = json.loads(raw)
         except json.JSONDecodeError:
@@ -193,18 +238,31 @@ def _parse_options(pairs: list[str]) -> dict[str, Any]:
     return options
 
 
+def _fallback_notes(answer: Answer) -> list[str]:
+    """What the method did instead of what was asked, said on screen (not only in --json)."""
+    notes = []
+    if any(step.outputs.get("dense_fallback") for step in answer.trace):
+        notes.append(f"{answer.method}: no question entity reached the graph, so the passages come from dense "
+                     "(embedding) retrieval instead")
+    return notes
+
+
 def _print_answer(answer: Answer, trace: bool) -> None:
     if answer.text is not None:
         out.print(f"[bold]Answer[/bold] ({answer.method}, {answer.status}): {answer.text}", highlight=False)
     if answer.message:
-        out.print(f"[yellow]{answer.message}[/yellow]")
+        out.print(f"[yellow]{answer.message}[/yellow]", highlight=False)
+    for note in _fallback_notes(answer):
+        out.print(f"[yellow]note:[/yellow] {note}", highlight=False)
     if answer.citations:
-        out.print("[bold]Evidence[/bold]")
+        out.print("[bold]Evidence[/bold] (the best-matching sentence of each passage)")
+    ranked = any(c.score for c in answer.citations)  # a method that does not score passages shows no score
     for i, c in enumerate(answer.citations, 1):
-        span = f"{c.start}-{c.end}" if c.start is not None else "?"
-        score = f" score {c.score:.3f}" if c.score is not None else ""
-        quote = " ".join(c.quote.split())[:220]
-        out.print(f"[{i}] {c.doc_id} chars {span} ({c.chunk_id}){score}\n    {quote}", highlight=False)
+        span = f"chars {c.start}-{c.end}" if c.start is not None else "span unknown"
+        page = f", page {c.page}" if c.page else ""
+        score = f" score {c.score:.3f}" if ranked and c.score is not None else ""
+        quote = " ".join(c.quote.split())[:400]
+        out.print(f"[{i}] {c.doc_id} {span}{page} ({c.chunk_id}){score}\n    {quote}", highlight=False)
     if answer.evidence.path_texts:
         out.print("[bold]Graph evidence[/bold]")
     for path in answer.evidence.path_texts:
@@ -218,6 +276,31 @@ def _print_answer(answer: Answer, trace: bool) -> None:
     c = answer.cost
     out.print(f"cost: {c.calls} LLM calls ({c.cached_calls} cached), {c.prompt_tokens}+{c.completion_tokens} "
               f"tokens, {c.seconds:.2f}s")
+
+
+@app.command()
+@one_line_errors
+def documents(
+    ctx: typer.Context,
+    status: str | None = typer.Option(None, "--status", help="Only documents with this status "
+                                      "(pending, processing, done, failed)."),
+    as_json: bool = typer.Option(False, "--json", help="Print as JSON."),
+) -> None:
+    """List the indexed documents with their status (and why a failed one failed)."""
+    valid = [s.value for s in DocStatus]
+    if status is not None and status not in valid:
+        raise UsageError(f"unknown status {status!r}; valid: {', '.join(valid)}")
+    with _open(ctx, create=False) as tg:
+        docs = tg.store.list_documents(DocStatus(status) if status else None)
+    if as_json:
+        print(json.dumps([dataclasses.asdict(d) for d in docs], indent=2, default=str))
+        return
+    table = Table(title=f"{len(docs)} document(s)")
+    for col in ("id", "title", "status", "characters", "error"):
+        table.add_column(col)
+    for d in docs:
+        table.add_row(d.id, d.title, str(d.status), f"{d.n_chars:,}", d.error or "")
+    out.print(table)
 
 
 @app.command()
@@ -250,6 +333,8 @@ def inspect(
         usage.add_row(step, str(u["calls"]), str(u["prompt_tokens"]), str(u["completion_tokens"]),
                       f"{u['seconds']:.1f}")
     out.print(usage)
+    for endpoint, form in stats["llm_structured_output"].items():
+        out.print(f"structured output with {endpoint}: {form}")
     if stats["missing_stages"]:
         out.print(f"[yellow]missing derived stages:[/yellow] {', '.join(stats['missing_stages'])} "
                   "(run `thinkgraph index` to finish them)")
@@ -312,7 +397,7 @@ def review(
                 out.print("no pending proposals")
             return
         if action not in ("approve", "reject") or not ids:
-            raise ThinkgraphError("use: review list | review approve ID... | review reject ID...")
+            raise UsageError("use: review list | review approve ID... | review reject ID...")
         for pid in ids:
             done = review_proposal(tg.store, pid, approve=action == "approve")
             out.print(f"{done.status} {pid}: ({done.subject}, {done.predicate}, {done.object})", highlight=False)
@@ -323,8 +408,21 @@ from thinkgraph import cli_eval, cli_service  # noqa: E402, F401
 
 
 def main() -> None:
-    app(prog_name="thinkgraph")
+    """The entry point. Click's usage errors (unknown flags, missing arguments: its exit code 2) exit 1
+    here, like ours, since 2 means bad input."""
+    try:
+        code = app(prog_name="thinkgraph", standalone_mode=False)
+    except typer.Abort:
+        err.print("interrupted")
+        sys.exit(ExitCode.INTERRUPTED)
+    except TyperException as exc:  # typer's bundled Click errors: show() prints usage and the message
+        show = getattr(exc, "show", None)
+        if show is None:
+            raise
+        show()
+        sys.exit(ExitCode.USAGE if getattr(exc, "exit_code", 2) == 2 else exc.exit_code)  # type: ignore[attr-defined]
+    sys.exit(code if isinstance(code, int) else ExitCode.OK)
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    main()

@@ -14,7 +14,7 @@ from rich.table import Table
 from thinkgraph.api import ThinkGraph
 from thinkgraph.asyncutil import run_sync
 from thinkgraph.cli import _open, app, one_line_errors, out
-from thinkgraph.errors import ThinkgraphError
+from thinkgraph.errors import ConfigError, InputError, UsageError
 
 
 @app.command("eval")
@@ -45,11 +45,17 @@ def evaluate(
     from thinkgraph.eval.loss import loss_settings, parse_fractions, run_extraction_loss
     from thinkgraph.eval.runner import EvalRunner, MethodSpec, pairwise
 
+    specs = [MethodSpec.parse(m) for m in method]  # every argument checked before any work or file
+    fractions = parse_fractions(extraction_loss) if extraction_loss else []
+    if out.exists() and not out.is_dir():
+        raise InputError(f"--out {out} is a file; give a folder for the records, summary and report")
+    for name, value in (("--limit", limit), ("--sample", sample)):
+        if value is not None and value < 1:
+            raise UsageError(f"{name} must be at least 1, not {value}")
     qs = load_questions(questions, limit)
     if sample is not None and sample < len(qs):
         qs = random.Random(seed).sample(qs, sample)
-    specs = [MethodSpec.parse(m) for m in method]
-    from thinkgraph.config import load_settings
+    from thinkgraph.config import load_settings  # here: pydantic is not needed for --help
 
     settings = load_settings(ctx.obj["config"])
     settings.llm.seed = seed
@@ -60,7 +66,6 @@ def evaluate(
                                               "model": settings.llm.model}, indent=2), encoding="utf-8")
     if retrieval_only:
         settings.llm.base_url = None
-    fractions = parse_fractions(extraction_loss) if extraction_loss else []
     with ThinkGraph(ctx.obj["index"], settings=settings, create=False) as tg:
         runner = EvalRunner(tg, specs, out, retrieval_only=retrieval_only, concurrency=concurrency, judge=judge,
                             accuracy=accuracy)
@@ -123,7 +128,7 @@ def questions(
 
     with _open(ctx, create=False) as tg:
         if tg.llm is None:
-            raise ThinkgraphError("generating questions needs an LLM: set THINKGRAPH_LLM_BASE_URL")
+            raise ConfigError("generating questions needs an LLM: set THINKGRAPH_LLM_BASE_URL")
         made = run_sync(generate_questions(tg.store, tg.llm, n_users=users, n_tasks=tasks, n_questions=per_task))
     write_questions(output, made)
     out.print(f"wrote {len(made)} questions to {output}", highlight=False)

@@ -5,11 +5,13 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
+import socket
 from pathlib import Path
 
 import typer
 
 from thinkgraph.cli import app, one_line_errors, out
+from thinkgraph.errors import ConfigError
 
 
 @app.command()
@@ -23,6 +25,8 @@ def serve(
     token_env: str = typer.Option("THINKGRAPH_SERVICE_TOKEN", "--token-env",
                                   help="Environment variable holding the access token (required off loopback)."),
     max_request_mb: float = typer.Option(25.0, "--max-request-mb"),
+    allow_host: list[str] = typer.Option([], "--allow-host", help="Without a token, a host name (besides "
+                                         "loopback) that requests may carry in Host and Origin; repeatable."),
 ) -> None:
     """Serve the HTTP API, the web page and the OpenAI-compatible endpoint over workspaces."""
     import uvicorn
@@ -30,13 +34,28 @@ def serve(
     from thinkgraph.service.settings import ServiceSettings
 
     settings = ServiceSettings(root=root, host=host, port=port, token=os.environ.get(token_env) or None,
-                               max_request_bytes=int(max_request_mb * 1e6), config_path=ctx.obj["config"])
+                               max_request_bytes=int(max_request_mb * 1e6), config_path=ctx.obj["config"],
+                               allowed_hosts=tuple(allow_host))
     settings.check()
+    check_port_free(host, port)
     os.environ["THINKGRAPH_SERVICE_SETTINGS"] = json.dumps({**dataclasses.asdict(settings), "root": str(root),
                                                             "config_path": str(settings.config_path or "")})
-    out.print(f"thinkgraph on http://{host}:{port}/ (workspaces in {root})", highlight=False)
+    shown = f"[{host}]" if ":" in host else host
+    out.print(f"thinkgraph on http://{shown}:{port}/ (workspaces in {root}; API docs at /docs)", highlight=False)
     uvicorn.run("thinkgraph.service.entry:app_from_environment", factory=True, host=host, port=port,
                 workers=workers, log_level="warning")
+
+
+def check_port_free(host: str, port: int) -> None:
+    """A clear error before anything is printed, rather than the server failing after the URL."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    with socket.socket(family, socket.SOCK_STREAM) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as uvicorn binds
+        try:
+            probe.bind((host, port))
+        except OSError as exc:
+            raise ConfigError(f"cannot listen on {host}:{port} ({exc.strerror or exc}); is another server "
+                              "running there? Choose another port with --port") from None
 
 
 @app.command()

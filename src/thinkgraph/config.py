@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, model_validator
 
 from thinkgraph.errors import ConfigError
 
@@ -32,7 +32,35 @@ TOPG_SYNONYM_COSINE = 0.9
 
 
 class _Section(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", validate_assignment=True)
+
+
+CallKind = Literal["answer", "verdict", "extraction", "action", "summary", "query", "report"]
+StructuredOutput = Literal["auto", "json_schema", "json_object_schema", "ollama_format", "json_object", "none"]
+
+
+class CompletionCaps(_Section):
+    """Completion tokens asked for per kind of call (``max_tokens`` of the request). Each default fits
+    its job with room to spare, so that a model that rambles stops early instead of running to the
+    context limit. In a TOML file: ``[llm.max_tokens]`` with any of the keys, or one number for all."""
+
+    answer: int = Field(default=384, ge=1)  # a short answer with citations ("a name, a date, a phrase")
+    verdict: int = Field(default=256, ge=1)  # a JSON verdict, a score or a ranking with a short reason
+    extraction: int = Field(default=1024, ge=1)  # entities and triplets / propositions of one chunk
+    action: int = Field(default=256, ge=1)  # one Thought + Action step, or one reasoning sentence
+    summary: int = Field(default=300, ge=1)  # a document or community summary
+    query: int = Field(default=128, ge=1)  # keywords, a rewritten or evolved query, sub-questions
+    report: int = Field(default=2048, ge=1)  # a long synthesised report (ToPG global mode)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _one_number_for_all(cls, value: object) -> object:
+        if isinstance(value, int) and not isinstance(value, bool):
+            return {kind: value for kind in cls.model_fields}
+        return value
+
+    def for_kind(self, kind: CallKind) -> int:
+        return int(getattr(self, kind))
 
 
 class LLMSettings(_Section):
@@ -43,7 +71,11 @@ class LLMSettings(_Section):
     api_key_env: str = "THINKGRAPH_LLM_API_KEY"
     api_key: SecretStr | None = Field(default=None, exclude=True)  # filled from the environment only
     context_window: int = 8192  # tokens the model accepts, prompt plus completion
-    max_tokens: int = 1024  # completion tokens asked for per call
+    max_tokens: CompletionCaps = Field(default_factory=CompletionCaps)  # per kind of call
+    # Structured output: "auto" negotiates the form the server accepts (remembered in the index);
+    # or pin one of json_schema | json_object_schema | ollama_format | json_object | none.
+    structured_output: StructuredOutput = "auto"
+    max_reply_bytes: int = 1_000_000  # a larger response body is malformed (never read into memory whole)
     temperature: float = 0.0  # greedy decoding, as ToG-3 App. A
     seed: int | None = None  # sent with every request when set (eval --seed sets it)
     timeout_s: float = 120.0

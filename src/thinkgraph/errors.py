@@ -1,12 +1,43 @@
-"""Exception hierarchy. Every error a user can cause has a one-line message."""
+"""Exception hierarchy. Every error a user can cause has a one-line message and an exit code.
+
+Exit codes of the command line (README "Exit codes"): 0 ok, 1 usage (command line or configuration),
+2 input (a file, index, document or question that cannot be used), 3 upstream (the LLM or embedding
+endpoint failed, or a call budget is spent), 4 partial (the run finished but some documents failed),
+70 internal error (a bug: please report it), 130 interrupted.
+"""
+
+from __future__ import annotations
+
+from enum import IntEnum
+from typing import ClassVar
+
+
+class ExitCode(IntEnum):
+    OK = 0
+    USAGE = 1
+    INPUT = 2
+    UPSTREAM = 3
+    PARTIAL = 4
+    INTERNAL = 70
+    INTERRUPTED = 130
 
 
 class ThinkgraphError(Exception):
     """Base class for errors shown to users as a single line."""
 
+    exit_code: ClassVar[ExitCode] = ExitCode.INPUT
+
+
+class UsageError(ThinkgraphError):
+    """The command line asks for something that cannot be done (a missing or contradictory argument)."""
+
+    exit_code = ExitCode.USAGE
+
 
 class ConfigError(ThinkgraphError):
     """Invalid or missing configuration."""
+
+    exit_code = ExitCode.USAGE
 
 
 class IndexFileError(ThinkgraphError):
@@ -24,6 +55,8 @@ class InputError(ThinkgraphError):
 class LLMError(ThinkgraphError):
     """The LLM endpoint could not produce a usable reply."""
 
+    exit_code = ExitCode.UPSTREAM
+
 
 class LLMUnavailableError(LLMError):
     """The endpoint cannot be reached or keeps failing after retries."""
@@ -40,6 +73,9 @@ class BudgetExceededError(LLMError):
 class UnknownMethodError(ThinkgraphError):
     """A method name that is not registered."""
 
+    exit_code = ExitCode.USAGE
+
 
 class IncompleteIndexError(ThinkgraphError):
-    """A derived stage of the index (vectors, synonyms, communities) is missing or out of date."""
+    """A derived stage of the index (vectors, synonyms, communities) is missing or out of date
+    (an index that cannot be used as it is: exit code 2, input)."""

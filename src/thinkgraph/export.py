@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import csv
 import json
+from collections.abc import Iterable
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 from xml.etree import ElementTree as ET
 
-from thinkgraph.errors import InputError
+from thinkgraph.errors import InputError, UsageError
 
 if TYPE_CHECKING:
     from thinkgraph.store.base import GraphStore
@@ -18,33 +19,81 @@ _GRAPHML_NS = "http://graphml.graphdrawing.org/xmlns"
 
 
 def export_graph(store: GraphStore, fmt: str, out: str | Path) -> list[Path]:
+    """Write the graph as ``fmt``: graphml and jsonl to a file, neo4j to a folder of CSV files."""
+    if fmt not in FORMATS:
+        raise UsageError(f"unknown export format {fmt!r}; valid formats: {', '.join(FORMATS)}")
     target = Path(out)
+    if fmt == "neo4j" and target.exists() and not target.is_dir():
+        raise InputError(f"{target} is a file; neo4j export writes a folder of CSV files")
+    if fmt != "neo4j" and target.is_dir():
+        raise InputError(f"{target} is a folder; {fmt} export writes one file (give a file name)")
     if fmt == "graphml":
         return [_graphml(store, target)]
     if fmt == "jsonl":
         return [_jsonl(store, target)]
-    if fmt == "neo4j":
-        return _neo4j(store, target)
-    raise InputError(f"unknown export format {fmt!r}; valid formats: {', '.join(FORMATS)}")
+    return _neo4j(store, target)
+
+
+_GRAPHML_TYPES = {bool: "boolean", int: "long", float: "double", str: "string"}
+LABEL_CHARS = 60  # Gephi and yEd draw `label`; the full text is in `text`
+
+
+def _attr_type(value: Any) -> str:
+    return _GRAPHML_TYPES.get(type(value), "string")  # lists and objects are written as JSON text
+
+
+def _attr_text(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False) \
+        if isinstance(value, list | dict) else str(value)
+
+
+def _prop_keys(items: Iterable[dict[str, Any]], reserved: set[str]) -> dict[str, tuple[str, str]]:
+    """Property name -> (GraphML key name, type); a property whose values differ in type is a string."""
+    types: dict[str, str] = {}
+    for props in items:
+        for name, value in props.items():
+            if value is None:
+                continue
+            kind = _attr_type(value)
+            seen = types.setdefault(name, kind)
+            if seen != kind:
+                types[name] = "double" if {seen, kind} == {"long", "double"} else "string"
+    return {name: (f"prop_{name}" if name in reserved else name, kind) for name, kind in types.items()}
 
 
 def _graphml(store: GraphStore, path: Path) -> Path:
+    """Nodes and edges with a `label` (what graph tools draw), their type, and each property as its
+    own typed attribute (numbers stay numbers), so that Gephi and yEd can size, colour and filter."""
     ET.register_namespace("", _GRAPHML_NS)
-    root = ET.Element(f"{{{_GRAPHML_NS}}}graphml")
-    keys = [("node", "type"), ("node", "text"), ("node", "props"),
-            ("edge", "type"), ("edge", "weight"), ("edge", "props")]
-    for domain, name in keys:
-        ET.SubElement(root, f"{{{_GRAPHML_NS}}}key", id=f"{domain[0]}_{name}", attrib={
-            "for": domain, "attr.name": name, "attr.type": "double" if name == "weight" else "string"})
-    graph = ET.SubElement(root, f"{{{_GRAPHML_NS}}}graph", id="thinkgraph", edgedefault="directed")
+    ns = f"{{{_GRAPHML_NS}}}"
+    root = ET.Element(f"{ns}graphml")
+    fixed = {"node": [("label", "string"), ("type", "string"), ("text", "string")],
+             "edge": [("label", "string"), ("type", "string"), ("weight", "double")]}
+    props = {"node": _prop_keys((n.props for n in store.iter_nodes()), {k for k, _ in fixed["node"]}),
+             "edge": _prop_keys((e.props for e in store.iter_edges()), {k for k, _ in fixed["edge"]})}
+    for domain in ("node", "edge"):
+        for name, kind in [*fixed[domain], *props[domain].values()]:
+            ET.SubElement(root, f"{ns}key", id=f"{domain[0]}_{name}",
+                          attrib={"for": domain, "attr.name": name, "attr.type": kind})
+    graph = ET.SubElement(root, f"{ns}graph", id="thinkgraph", edgedefault="directed")
+
+    def data(el: ET.Element, domain: str, values: dict[str, Any], extra: dict[str, Any]) -> None:
+        for name, value in values.items():
+            ET.SubElement(el, f"{ns}data", key=f"{domain[0]}_{name}").text = _attr_text(value)
+        for name, value in extra.items():
+            if value is not None and name in props[domain]:
+                ET.SubElement(el, f"{ns}data", key=f"{domain[0]}_{props[domain][name][0]}").text = _attr_text(value)
+
     for node in store.iter_nodes():
-        el = ET.SubElement(graph, f"{{{_GRAPHML_NS}}}node", id=node.id)
-        for name, value in (("type", node.type), ("text", node.text), ("props", json.dumps(node.props))):
-            ET.SubElement(el, f"{{{_GRAPHML_NS}}}data", key=f"n_{name}").text = str(value)
+        el = ET.SubElement(graph, f"{ns}node", id=node.id)
+        label = " ".join(node.text.split())[:LABEL_CHARS]
+        data(el, "node", {"label": label, "type": node.type, "text": node.text}, node.props)
     for i, edge in enumerate(store.iter_edges()):
-        el = ET.SubElement(graph, f"{{{_GRAPHML_NS}}}edge", id=f"e{i}", source=edge.src, target=edge.dst)
-        for name, value in (("type", edge.type), ("weight", edge.weight), ("props", json.dumps(edge.props))):
-            ET.SubElement(el, f"{{{_GRAPHML_NS}}}data", key=f"e_{name}").text = str(value)
+        el = ET.SubElement(graph, f"{ns}edge", id=f"e{i}", source=edge.src, target=edge.dst)
+        label = str(edge.props.get("predicate") or edge.type)
+        data(el, "edge", {"label": label, "type": edge.type, "weight": edge.weight}, edge.props)
     path.parent.mkdir(parents=True, exist_ok=True)
     ET.ElementTree(root).write(path, encoding="utf-8", xml_declaration=True)
     return path

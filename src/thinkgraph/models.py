@@ -6,6 +6,8 @@ from dataclasses import asdict, dataclass, field
 from enum import StrEnum
 from typing import Any
 
+from thinkgraph.tracing import emit as emit_step
+
 
 class NodeType(StrEnum):
     DOCUMENT = "document"
@@ -155,6 +157,11 @@ class TraceStep:
     prompt: str | None = None
     cost: Cost = field(default_factory=Cost)
     seconds: float = 0.0
+
+    def __post_init__(self) -> None:
+        # Methods build each step complete, at the moment it happens (``trace.append(TraceStep(...))``),
+        # so creation is when listeners (a streaming service) hear of it; see thinkgraph.tracing.
+        emit_step(self)
 
 
 @dataclass(slots=True)

@@ -61,7 +61,8 @@ async def answer_accuracy(llm: LLM, embedder: Embedder, question: str, reference
         return AccuracyScore(0.0, 0.0, 0.0)
     prompt = FACT_CHECK_PROMPT.format(question=question, reference=reference, answer=answer)
     try:
-        check = await llm.json([{"role": "user", "content": prompt}], FactCheck, step="eval.judge.accuracy")
+        check = await llm.json([{"role": "user", "content": prompt}], FactCheck, step="eval.judge.accuracy",
+                               kind="extraction")
     except StructuredOutputError:
         return None
     f1 = factual_f1(len(check.supported), len(check.unsupported), len(check.missed))

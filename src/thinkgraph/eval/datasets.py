@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from thinkgraph.errors import InputError
+from thinkgraph.textfiles import read_text
 
 # Field name -> the names other benchmarks use for it (first present wins).
 FIELD_ALIASES: dict[str, tuple[str, ...]] = {
@@ -49,7 +50,7 @@ def _field(record: dict[str, Any], name: str) -> Any:
 
 
 def _records(file: Path) -> Iterator[tuple[str, Any]]:
-    text = file.read_text(encoding="utf-8")
+    text = read_text(file, "a questions file (JSONL or a JSON array)")
     if text.lstrip().startswith("["):
         try:
             items = json.loads(text)
@@ -97,6 +98,8 @@ def load_questions(path: str | Path, limit: int | None = None) -> list[Question]
         out.append(parse_question(record, where, default_id=f"q{len(out) + 1}"))
         if limit is not None and len(out) >= limit:
             break
+    if not out:
+        raise InputError(f"{file}: no questions in the file")
     ids = [q.id for q in out]
     if len(set(ids)) != len(ids):
         duplicate = next(i for i in ids if ids.count(i) > 1)

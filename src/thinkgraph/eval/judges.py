@@ -58,7 +58,8 @@ async def judge_correct(llm: LLM, question: str, golds: list[str], prediction: s
         return 0.0
     prompt = CORRECTNESS_PROMPT.format(question=question, gold=" | ".join(golds), prediction=prediction)
     try:
-        verdict = await llm.json([{"role": "user", "content": prompt}], CorrectnessVerdict, step="eval.judge.correct")
+        verdict = await llm.json([{"role": "user", "content": prompt}], CorrectnessVerdict, step="eval.judge.correct",
+                               kind="verdict")
     except StructuredOutputError:
         return None
     return float(verdict.correct)
@@ -73,7 +74,8 @@ async def judge_pair(llm: LLM, question: str, answer_a: str, answer_b: str) -> d
     async def ask(first: str, second: str) -> PairwiseVerdict | None:
         prompt = PAIRWISE_PROMPT.format(question=question, first=first, second=second)
         try:
-            return await llm.json([{"role": "user", "content": prompt}], PairwiseVerdict, step="eval.judge.pairwise")
+            return await llm.json([{"role": "user", "content": prompt}], PairwiseVerdict, step="eval.judge.pairwise",
+                                  kind="verdict")
         except StructuredOutputError:
             return None
 

@@ -20,19 +20,24 @@ def quality_metric(rows: Sequence[dict[str, Any]]) -> str | None:
 
 
 def quality_vs_tokens(rows: Sequence[dict[str, Any]], path: Path) -> Path | None:
+    """Quality against cost, one marker per method named in the legend (labels on the points overlap
+    when methods score alike). Cost is LLM tokens per question, or seconds when no LLM was used."""
     metric = quality_metric(rows)
     if metric is None or not rows:
         return None
-    fig, ax = plt.subplots(figsize=(6, 4))
-    for r in rows:
-        tokens = r.get("prompt_tokens_mean", 0.0) + r.get("completion_tokens_mean", 0.0)
-        ax.scatter(tokens, r.get(metric, 0.0), s=40)
-        ax.annotate(r["method"], (tokens, r.get(metric, 0.0)), textcoords="offset points", xytext=(4, 4),
-                    fontsize=8)
-    ax.set_xlabel("LLM tokens per question (mean)")
+    tokens = [r.get("prompt_tokens_mean", 0.0) + r.get("completion_tokens_mean", 0.0) for r in rows]
+    by_time = not any(tokens)
+    xs = [r.get("seconds_mean", 0.0) for r in rows] if by_time else tokens
+    fig, ax = plt.subplots(figsize=(7, 4.2))
+    markers = "osD^vP*Xh<>"
+    for i, (r, x) in enumerate(zip(rows, xs, strict=True)):
+        ax.scatter(x, r.get(metric, 0.0), s=60, marker=markers[i % len(markers)], label=r["method"], alpha=0.85)
+    ax.set_xlabel("seconds per question (mean; no LLM tokens)" if by_time else "LLM tokens per question (mean)")
     ax.set_ylabel(f"{metric} (%)")
+    ax.set_ylim(-2, 102)
     ax.set_title(f"{metric} against cost")
     ax.grid(alpha=0.3)
+    ax.legend(fontsize=8, loc="center left", bbox_to_anchor=(1.01, 0.5), frameon=False)
     return _save(fig, path)
 
 
@@ -46,7 +51,7 @@ def loss_curves(loss_rows: Sequence[dict[str, Any]], path: Path, metric: str = "
     ax.set_xlabel("entities deleted (%)")
     ax.set_ylabel(f"{metric} (%)")
     ax.set_title("Extraction loss")
-    ax.legend(fontsize=8)
+    ax.legend(fontsize=8, loc="center left", bbox_to_anchor=(1.01, 0.5), frameon=False)
     ax.grid(alpha=0.3)
     return _save(fig, path)
 
@@ -59,7 +64,7 @@ def elo_heatmap(pairwise: dict[str, Any], path: Path) -> Path | None:
     values = [[pairwise["methods"][m]["criteria"][c]["elo"] or float("nan") for c in criteria] for m in methods]
     fig, ax = plt.subplots(figsize=(1.6 * len(criteria) + 2, 0.6 * len(methods) + 1.5))
     image = ax.imshow(values, cmap="RdYlGn", vmin=1200, vmax=2000, aspect="auto")
-    ax.set_xticks(range(len(criteria)), criteria, rotation=20)
+    ax.set_xticks(range(len(criteria)), criteria, rotation=20, ha="right")
     ax.set_yticks(range(len(methods)), methods)
     for i, row in enumerate(values):
         for j, value in enumerate(row):

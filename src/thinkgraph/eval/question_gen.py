@@ -81,7 +81,8 @@ async def corpus_summary(store: GraphStore, llm: LLM) -> str:
     if not parts:
         raise ConfigError("the index has no documents to summarise")
     prompt = CORPUS_SUMMARY_PROMPT.format(documents="\n".join(parts))
-    return (await llm.text([{"role": "user", "content": prompt}], step="eval.questions.summary")).strip()
+    return (await llm.text([{"role": "user", "content": prompt}], step="eval.questions.summary",
+                            kind="summary")).strip()
 
 
 async def generate_questions(store: GraphStore, llm: LLM, *, n_users: int = N_USERS, n_tasks: int = N_TASKS,
@@ -90,13 +91,15 @@ async def generate_questions(store: GraphStore, llm: LLM, *, n_users: int = N_US
     skipped (and counted by the LLM layer), the rest are kept."""
     summary = summary or await corpus_summary(store, llm)
     prompt = USERS_PROMPT.format(summary=summary, n_users=n_users, n_tasks=n_tasks)
-    users = (await llm.json([{"role": "user", "content": prompt}], Users, step="eval.questions.users")).users
+    users = (await llm.json([{"role": "user", "content": prompt}], Users, step="eval.questions.users",
+                            kind="extraction")).users
     pairs = [(u.user, task) for u in users[:n_users] for task in u.tasks[:n_tasks]]
 
     async def ask(user: str, task: str) -> list[str]:
         prompt = QUESTIONS_PROMPT.format(summary=summary, user=user, task=task, n_questions=n_questions)
         try:
-            reply = await llm.json([{"role": "user", "content": prompt}], Questions, step="eval.questions.questions")
+            reply = await llm.json([{"role": "user", "content": prompt}], Questions, step="eval.questions.questions",
+                                   kind="extraction")
         except StructuredOutputError:
             return []
         return [q.strip() for q in reply.questions if q.strip()][:n_questions]

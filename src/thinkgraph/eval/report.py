@@ -9,7 +9,7 @@ from typing import Any
 
 ANSWER_METRICS = ("em", "em_substring", "f1", "precision", "recall", "rouge_l", "llm_correct", "accuracy",
                   "factual_f1", "similarity")
-RETRIEVAL_METRICS = ("recall@2", "recall@5", "recall@10")
+RETRIEVAL_METRICS = ("recall@2", "recall@5", "recall@10", "citation_recall")
 COST_COLUMNS = ("calls", "prompt_tokens", "completion_tokens", "seconds")
 
 
@@ -62,9 +62,12 @@ def render_report(rows: Sequence[dict[str, Any]], *, title: str, index_stats: di
         if present:
             parts += [f"## {heading}", "", _table(["method", "questions", *present],
                       [[r["method"], str(r["questions"]), *(_fmt(r.get(m)) for m in present)] for r in rows]), ""]
-    header = ["method", "errors"] + [f"{c} mean" for c in COST_COLUMNS] + [f"{c} P95" for c in COST_COLUMNS]
+    judged = any("judge_failures" in r for r in rows)
+    header = ["method", "errors", *(["judge failures"] if judged else [])] + [f"{c} mean" for c in COST_COLUMNS] \
+        + [f"{c} P95" for c in COST_COLUMNS]
     parts += ["## Cost per question", "", _table(header, [
-        [r["method"], str(r["errors"]), *(_fmt(float(r[f"{c}_mean"])) for c in COST_COLUMNS),
+        [r["method"], str(r["errors"]), *([str(r.get("judge_failures", 0))] if judged else []),
+         *(_fmt(float(r[f"{c}_mean"])) for c in COST_COLUMNS),
          *(_fmt(float(r[f"{c}_p95"])) for c in COST_COLUMNS)] for r in rows]), ""]
     if index_stats:
         nodes, edges = index_stats.get("nodes", {}), index_stats.get("edges", {})

@@ -14,12 +14,14 @@ from pathlib import Path
 from typing import Any
 
 from thinkgraph.api import ThinkGraph
-from thinkgraph.errors import ConfigError, ThinkgraphError
+from thinkgraph.errors import ConfigError, ThinkgraphError, UnknownMethodError
 from thinkgraph.eval.accuracy import answer_accuracy
 from thinkgraph.eval.datasets import Question
 from thinkgraph.eval.judges import CRITERIA, WinRates, elo_rating, judge_correct, judge_pair
 from thinkgraph.eval.metrics import exact_match, percentile, recall_at_k, rouge_l, substring_match, token_f1
 from thinkgraph.eval.taxonomy import error_type
+from thinkgraph.methods.registry import METHOD_NAMES
+from thinkgraph.models import Answer
 
 # How deep each retriever returns evidence in retrieval-only runs (enough for Recall@10).
 RETRIEVAL_DEPTH = {"naive": ("top_k",), "ppr": ("top_k",), "a2rag": ("evidence_chunks",), "topg": ("k",),
@@ -51,10 +53,21 @@ class MethodSpec:
                 options[key.strip()] = json.loads(raw)
             except json.JSONDecodeError:
                 options[key.strip()] = raw
+        if name.strip() not in METHOD_NAMES:
+            raise UnknownMethodError(f"unknown method {name.strip()!r} in {text!r}; valid methods: "
+                                     f"{', '.join(METHOD_NAMES)}")
         return cls(text, name.strip(), options)
 
 
-def score(question: Question, text: str | None, retrieved: list[str]) -> dict[str, float]:
+def retrieved_documents(answer: Answer) -> list[str]:
+    """The documents of every passage the method retrieved, best first (its evidence), then those it
+    cited: Recall@k measures retrieval whether or not an LLM answered and cited."""
+    found = [str(n.props["doc_id"]) for n in answer.evidence.nodes if n.type == "chunk" and n.props.get("doc_id")]
+    return list(dict.fromkeys([*found, *(c.doc_id for c in answer.citations)]))
+
+
+def score(question: Question, text: str | None, retrieved: list[str],
+          cited: list[str] | None = None) -> dict[str, float]:
     metrics: dict[str, float] = {}
     if question.answers:
         f1 = token_f1(text, question.answers)
@@ -63,6 +76,8 @@ def score(question: Question, text: str | None, retrieved: list[str]) -> dict[st
                     "rouge_l": rouge_l(text, question.answers)}
     if question.supporting_ids:
         metrics |= {f"recall@{k}": recall_at_k(retrieved, question.supporting_ids, k) for k in (2, 5, 10)}
+        if cited is not None:  # gold passages among the answer's citations (any number of them)
+            metrics["citation_recall"] = recall_at_k(cited, question.supporting_ids, max(len(cited), 1))
     return metrics
 
 
@@ -102,6 +117,9 @@ class EvalRunner:
         self.accuracy = accuracy
         if (judge or accuracy) and (retrieval_only or tg.llm is None):
             raise ConfigError("LLM judging needs an LLM endpoint and a run that is not retrieval-only")
+        if not retrieval_only and tg.llm is None:  # EM/F1 of no answer would read as 0, not as missing
+            raise ConfigError("answer metrics (EM, F1, Rouge-L) need an LLM endpoint (set THINKGRAPH_LLM_BASE_URL); "
+                              "without one, run with --retrieval-only for Recall@k")
         if retrieval_only:
             blocked = [s.method for s in self.specs if s.method in NEEDS_LLM]
             if blocked:
@@ -165,24 +183,30 @@ class EvalRunner:
             return base | {"status": "error", "error": str(exc), "metrics": {}, "cost": {}}
         if not answer.cost.seconds:  # a method that does not time itself is timed here
             answer.cost.seconds = time.perf_counter() - started
-        retrieved = list(dict.fromkeys(c.doc_id for c in answer.citations))
-        metrics = score(q, None if self.retrieval_only else answer.text, retrieved)
+        retrieved = retrieved_documents(answer)
+        cited = list(dict.fromkeys(c.doc_id for c in answer.citations))
+        metrics = score(q, None if self.retrieval_only else answer.text, retrieved,
+                        None if self.retrieval_only else cited)
+        judge_failures = 0
         if self.judge and q.answers and self.tg.llm is not None:
             verdict = await judge_correct(self.tg.llm, q.question, list(q.answers), answer.text)
-            if verdict is not None:  # an unparseable verdict is left out (and counted by the LLM layer)
+            if verdict is not None:  # an unparseable verdict is left out of the mean, and counted
                 metrics["llm_correct"] = verdict
+            judge_failures += verdict is None
         if self.accuracy and q.answers and self.tg.llm is not None:
             graded = await answer_accuracy(self.tg.llm, self.tg.embedder, q.question, q.answers[0], answer.text)
             if graded is not None:
                 metrics |= {"accuracy": graded.accuracy, "factual_f1": graded.factual_f1,
                             "similarity": graded.similarity}
+            judge_failures += graded is None
         stats = dict(answer.stats)
         if "outcome" in stats and q.answers and not self.retrieval_only:
             correct = metrics.get("llm_correct", metrics.get("em_substring", 0.0)) == 1.0
             stats["error_type"] = "correct" if correct else \
                 await error_type(answer, list(q.answers), self.tg.llm if self.judge else None)
-        return base | {"status": answer.status, "answer": answer.text, "retrieved": retrieved,
-                       "metrics": metrics, "cost": asdict(answer.cost), "stats": stats}
+        return base | {"status": answer.status, "answer": answer.text, "retrieved": retrieved, "cited": cited,
+                       "metrics": metrics, "cost": asdict(answer.cost), "stats": stats,
+                       "judge_failures": judge_failures}
 
     def summary(self, questions: Sequence[Question]) -> list[dict[str, Any]]:
         wanted = {q.id for q in questions}
@@ -201,6 +225,8 @@ class EvalRunner:
             rs = records.get(spec.label, [])
             row: dict[str, Any] = {"method": spec.label, "questions": len(rs),
                                    "errors": sum(r["status"] == "error" for r in rs)}
+            if self.judge or self.accuracy:
+                row["judge_failures"] = sum(r.get("judge_failures", 0) for r in rs)
             keys = sorted({k for r in rs for k in r["metrics"]})
             if self.retrieval_only:
                 keys = [k for k in keys if k.startswith("recall@")]

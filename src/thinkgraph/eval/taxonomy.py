@@ -59,7 +59,8 @@ async def error_type(answer: Answer, golds: list[str], llm: LLM | None) -> str:
     prompt = WRONG_REASONING.format(question=answer.question, gold=" | ".join(golds),
                                     trace=trace_text(answer)[-MAX_TRACE_CHARS:])
     try:
-        verdict = await llm.json([{"role": "user", "content": prompt}], WrongStepVerdict, step="eval.judge.taxonomy")
+        verdict = await llm.json([{"role": "user", "content": prompt}], WrongStepVerdict, step="eval.judge.taxonomy",
+                               kind="verdict")
     except StructuredOutputError:
         return UNJUDGED
     return WRONG_REASONING_STEP if verdict.wrong_step else UNJUDGED

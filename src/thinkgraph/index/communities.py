@@ -65,7 +65,7 @@ async def _summarize(llm: LLM, members: list[Node], relations: list[str]) -> str
     entities, rels = _describe(members, relations)
     messages: list[Message] = [{"role": "user", "content": SUMMARY_PROMPT.format(entities=entities,
                                                                                 relations=rels)}]
-    return await llm.text(messages, step=SUMMARY_STEP, max_tokens=300)
+    return await llm.text(messages, step=SUMMARY_STEP, kind="summary")
 
 
 @dataclass(slots=True)

@@ -11,6 +11,7 @@ from pathlib import Path
 from thinkgraph.errors import InputError
 from thinkgraph.index.records import EntitySpec, Extraction, TripleSpec
 from thinkgraph.models import Chunk, SourceDocument
+from thinkgraph.textfiles import text_lines
 
 log = logging.getLogger(__name__)
 
@@ -33,46 +34,55 @@ def load_openie(path: str | Path) -> ImportedFacts:
     """``{"doc_id", "entities": [...], "triples": [[s, r, o], ...]}`` per line; bad lines and bad
     triples are skipped and listed."""
     file = Path(path)
-    if not file.is_file():
-        raise InputError(f"OpenIE file not found: {file}")
     facts = ImportedFacts()
-    with file.open(encoding="utf-8") as handle:
-        for lineno, line in enumerate(handle, start=1):
-            if not line.strip():
+    for lineno, line in enumerate(text_lines(file, "an OpenIE JSONL file"), start=1):
+        if not line.strip():
+            continue
+        where = f"{file}:{lineno}"
+        try:
+            record = json.loads(line)
+            doc_id = record["doc_id"]
+        except (json.JSONDecodeError, KeyError, TypeError) as exc:
+            facts.skipped.append(f"{where}: malformed record ({type(exc).__name__})")
+            continue
+        if not isinstance(doc_id, str | int) or isinstance(doc_id, bool) or not str(doc_id).strip():
+            facts.skipped.append(f"{where}: doc_id must be a text or number")
+            continue
+        ext = facts.by_doc.setdefault(str(doc_id), Extraction())
+        entities, triples = record.get("entities") or [], record.get("triples") or []
+        if not isinstance(entities, list) or not isinstance(triples, list):
+            facts.skipped.append(f"{where}: entities and triples must be lists")
+            continue
+        ext.entities.extend(EntitySpec(n.strip()) for n in entities if isinstance(n, str) and n.strip())
+        for raw in triples:
+            triple = _triple(raw)
+            if triple is None:
+                facts.skipped.append(f"{where}: bad triple {raw!r:.80}")
                 continue
-            where = f"{file}:{lineno}"
-            try:
-                record = json.loads(line)
-                doc_id = str(record["doc_id"])
-            except (json.JSONDecodeError, KeyError, TypeError) as exc:
-                facts.skipped.append(f"{where}: malformed record ({type(exc).__name__})")
-                continue
-            ext = facts.by_doc.setdefault(doc_id, Extraction())
-            for name in record.get("entities") or []:
-                if isinstance(name, str) and name.strip():
-                    ext.entities.append(EntitySpec(name.strip()))
-            for raw in record.get("triples") or []:
-                triple = _triple(raw)
-                if triple is None:
-                    facts.skipped.append(f"{where}: bad triple {raw!r:.80}")
-                    continue
-                ext.triples.append(triple)
-    if facts.skipped:
-        log.warning("%d OpenIE records or triples skipped in %s", len(facts.skipped), file)
+            ext.triples.append(triple)
+    _require_some(facts, file)
     return facts
+
+
+def _require_some(facts: ImportedFacts, file: Path) -> None:
+    """A file from which nothing at all could be taken is bad input, not an empty import."""
+    if not any(e.triples or e.entities for e in facts.by_doc.values()):
+        first = f" (first problem: {facts.skipped[0]})" if facts.skipped else ""
+        raise InputError(f"{file}: no usable entity or triple{first}")
+    if facts.skipped:
+        log.warning("%d records or triples skipped in %s", len(facts.skipped), file)
 
 
 def load_triple_file(path: str | Path) -> ImportedFacts:
     """Rows ``subject, predicate, object[, doc_id]`` (tab-separated for .tsv, comma for .csv); a
     header row naming 'subject' is skipped; rows without doc_id belong to the file's own document."""
     file = Path(path)
-    if not file.is_file():
-        raise InputError(f"triple file not found: {file}")
     delimiter = "\t" if file.suffix.lower() in {".tsv", ".tab"} else ","
     facts = ImportedFacts()
     default_doc = f"triples:{file.name}"
-    with file.open(encoding="utf-8", newline="") as handle:
-        for lineno, row in enumerate(csv.reader(handle, delimiter=delimiter), start=1):
+    rows = csv.reader(text_lines(file, "a triple file (TSV/CSV)"), delimiter=delimiter)
+    try:
+        for lineno, row in enumerate(rows, start=1):
             if not row or (lineno == 1 and row[0].strip().casefold() == "subject"):
                 continue
             triple = _triple(row[:3]) if len(row) in (3, 4) else None
@@ -81,6 +91,9 @@ def load_triple_file(path: str | Path) -> ImportedFacts:
                 continue
             doc_id = row[3].strip() if len(row) == 4 and row[3].strip() else default_doc
             facts.by_doc.setdefault(doc_id, Extraction()).triples.append(triple)
+    except csv.Error as exc:
+        raise InputError(f"{file}: not a readable {delimiter!r}-separated file ({exc})") from None
+    _require_some(facts, file)
     return facts
 
 

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, field_validator
 
 from thinkgraph.index.records import EntitySpec, Extraction, TripleSpec
+from thinkgraph.llm.limits import Description, Name, OptionalName, bounded_list
 from thinkgraph.llm.service import LLM, Message
 from thinkgraph.models import Chunk, SourceDocument
 
@@ -40,25 +41,28 @@ informative ones.
 
 class ExtractedEntity(BaseModel):
     model_config = ConfigDict(extra="ignore")
-    entity_name: str = Field(min_length=1)
-    entity_type: str = ""
-    entity_description: str = ""
+    entity_name: Name
+    entity_type: OptionalName = ""
+    entity_description: Description = ""
 
 
 class ExtractedRelation(BaseModel):
     model_config = ConfigDict(extra="ignore")
-    source_entity: str = Field(min_length=1)
-    target_entity: str = Field(min_length=1)
-    relation: str = Field(min_length=1)
-    relationship_description: str = ""
+    source_entity: Name
+    target_entity: Name
+    relation: Name
+    relationship_description: Description = ""
 
 
 class ExtractionReply(BaseModel):
-    model_config = ConfigDict(extra="ignore")
-    entities: list[ExtractedEntity] = Field(default_factory=list)
-    relationships: list[ExtractedRelation] = Field(default_factory=list)
+    """``entities`` must be present (an object of another shape is not an empty extraction);
+    ``relationships`` may be left out when the text relates nothing."""
 
-    @field_validator("entities", "relationships", mode="before")
+    model_config = ConfigDict(extra="ignore")
+    entities: list[ExtractedEntity] = bounded_list()
+    relationships: list[ExtractedRelation] = bounded_list(default_factory=list)
+
+    @field_validator("relationships", mode="before")
     @classmethod
     def _none_is_empty(cls, value: object) -> object:
         return [] if value is None else value
@@ -93,5 +97,5 @@ class LLMTripletExtractor:
 
     async def extract(self, doc: SourceDocument, chunk: Chunk) -> Extraction:
         reply = await self.llm.json(triplet_messages(chunk.text, doc.title, self.max_triplets),
-                                    ExtractionReply, step=EXTRACTION_STEP)
+                                    ExtractionReply, step=EXTRACTION_STEP, kind="extraction")
         return reply_to_extraction(reply, self.max_triplets)

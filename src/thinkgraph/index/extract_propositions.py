@@ -3,9 +3,10 @@ returned with the entities it mentions. Two LLM calls per chunk."""
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict
 
 from thinkgraph.index.records import EntitySpec, Extraction, PropositionSpec
+from thinkgraph.llm.limits import Name, Statement, bounded_list
 from thinkgraph.llm.service import LLM
 from thinkgraph.models import Chunk, SourceDocument
 
@@ -37,18 +38,18 @@ Passage:
 
 class EntityList(BaseModel):
     model_config = ConfigDict(extra="ignore")
-    entities: list[str] = Field(default_factory=list)
+    entities: list[Name] = bounded_list()
 
 
 class PropositionItem(BaseModel):
     model_config = ConfigDict(extra="ignore")
-    text: str = Field(min_length=1)
-    entities: list[str] = Field(default_factory=list)
+    text: Statement
+    entities: list[Name] = bounded_list(default_factory=list)
 
 
 class PropositionList(BaseModel):
     model_config = ConfigDict(extra="ignore")
-    propositions: list[PropositionItem] = Field(default_factory=list)
+    propositions: list[PropositionItem] = bounded_list()
 
 
 class PropositionExtractor:
@@ -61,10 +62,11 @@ class PropositionExtractor:
     async def extract(self, doc: SourceDocument, chunk: Chunk) -> Extraction:
         title_line = f"Title: {doc.title}\n" if doc.title else ""
         ner = await self.llm.json([{"role": "user", "content": NER_PROMPT.format(
-            title_line=title_line, text=chunk.text)}], EntityList, step=NER_STEP)
+            title_line=title_line, text=chunk.text)}], EntityList, step=NER_STEP, kind="extraction")
         names = list(dict.fromkeys(e.strip() for e in ner.entities if e.strip()))
         reply = await self.llm.json([{"role": "user", "content": PROPOSITION_PROMPT.format(
-            entities=names, title_line=title_line, text=chunk.text)}], PropositionList, step=PROPOSITION_STEP)
+            entities=names, title_line=title_line, text=chunk.text)}], PropositionList, step=PROPOSITION_STEP,
+            kind="extraction")
         return Extraction(entities=[EntitySpec(n) for n in names],
                           propositions=[PropositionSpec(p.text.strip(), [e for e in p.entities if e.strip()])
                                         for p in reply.propositions])

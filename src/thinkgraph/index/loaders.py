@@ -13,6 +13,7 @@ from thinkgraph.config import DEFAULT_INCLUDE
 from thinkgraph.errors import InputError
 from thinkgraph.index.formats import HTML_SUFFIXES, MARKDOWN_SUFFIXES, PDF_SUFFIXES, parse_document
 from thinkgraph.models import SourceDocument
+from thinkgraph.textfiles import NotText, decode_text
 
 log = logging.getLogger(__name__)
 
@@ -31,13 +32,10 @@ def _read_text(path: Path, max_bytes: int) -> str | Skipped:
     size = path.stat().st_size
     if size > max_bytes:
         return Skipped(str(path), f"too large ({size} bytes > {max_bytes})")
-    data = path.read_bytes()
-    if b"\x00" in data[:8192]:
-        return Skipped(str(path), "binary file")
     try:
-        text = data.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        return Skipped(str(path), f"not UTF-8 (byte {exc.start})")
+        text = decode_text(path.read_bytes())
+    except NotText as exc:
+        return Skipped(str(path), str(exc))
     if not text.strip():
         return Skipped(str(path), "empty")
     return text

@@ -35,4 +35,4 @@ def first_sentences(doc: SourceDocument, max_words: int) -> str:
 async def llm_summary(llm: LLM, doc: SourceDocument) -> str:
     text = llm.counter.truncate(doc.text, MAX_SOURCE_TOKENS)
     messages: list[Message] = [{"role": "user", "content": DOC_SUMMARY_PROMPT.format(title=doc.title, text=text)}]
-    return (await llm.text(messages, step=DOC_SUMMARY_STEP, max_tokens=200)).strip()
+    return (await llm.text(messages, step=DOC_SUMMARY_STEP, kind="summary")).strip()

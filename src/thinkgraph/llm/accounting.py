@@ -15,6 +15,10 @@ _SCOPES: contextvars.ContextVar[tuple[Cost, ...]] = contextvars.ContextVar("thin
 _LISTENERS: contextvars.ContextVar[tuple[Callable[[str, Cost], None], ...]] = contextvars.ContextVar(
     "thinkgraph_call_listeners", default=())
 
+# Callbacks given each streamed piece of an answer as the model writes it: callback(step, text).
+_TOKEN_LISTENERS: contextvars.ContextVar[tuple[Callable[[str, str], None], ...]] = contextvars.ContextVar(
+    "thinkgraph_token_listeners", default=())
+
 UsageSink = Callable[[str, Cost], None]
 
 
@@ -26,7 +30,10 @@ class UsageMeter:
     run: Cost = field(default_factory=Cost)
     steps: dict[str, Cost] = field(default_factory=dict)
     truncations: int = 0
-    parse_failures: int = 0
+    parse_failures: int = 0  # structured replies still unusable after the bounded repairs
+    repairs: int = 0  # re-asks after an unusable structured reply
+    format_refusals: int = 0  # structured-output forms the server refused (each one steps down a dialect)
+    cut_replies: int = 0  # replies far longer than their completion cap (the server ignored it), cut
 
     def check_budget(self) -> None:
         if self.budget_calls is not None and self.run.calls >= self.budget_calls:
@@ -63,3 +70,18 @@ def listen(callback: Callable[[str, Cost], None]) -> Iterator[None]:
         yield
     finally:
         _LISTENERS.reset(token)
+
+
+@contextmanager
+def listen_tokens(callback: Callable[[str, str], None]) -> Iterator[None]:
+    """Call ``callback(step, text)`` with each piece of every answer-kind completion made inside the
+    block, as the model streams it (a cached answer arrives as one piece)."""
+    token = _TOKEN_LISTENERS.set((*_TOKEN_LISTENERS.get(), callback))
+    try:
+        yield
+    finally:
+        _TOKEN_LISTENERS.reset(token)
+
+
+def token_listeners() -> tuple[Callable[[str, str], None], ...]:
+    return _TOKEN_LISTENERS.get()

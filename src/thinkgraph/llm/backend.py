@@ -4,18 +4,25 @@ from __future__ import annotations
 
 import asyncio
 import email.utils
+import json
 import logging
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 import httpx
 
 from thinkgraph.errors import LLMError, LLMUnavailableError
+from thinkgraph.llm.dialects import is_refusal
+from thinkgraph.redact import Redactor
 
 log = logging.getLogger(__name__)
 
 MAX_BACKOFF_S = 30.0
+DEFAULT_MAX_REPLY_BYTES = 1_000_000
+
+DeltaSink = Callable[[str], None]  # receives each piece of a streamed completion
 
 
 @dataclass(frozen=True, slots=True)
@@ -24,20 +31,29 @@ class ChatRequest:
     model: str
     temperature: float = 0.0
     max_tokens: int = 1024
-    response_format: dict[str, Any] | None = None
+    # Body fields that ask for structured output in the server's dialect (see llm/dialects.py).
+    structured: dict[str, Any] = field(default_factory=dict)
+    stop: tuple[str, ...] = ()
     seed: int | None = None  # OpenAI-compatible servers that sample honour it (vLLM, llama.cpp, OpenAI)
 
-    def payload(self) -> dict[str, Any]:
+    @property
+    def response_format(self) -> dict[str, Any] | None:
+        return self.structured.get("response_format")
+
+    def payload(self, *, stream: bool = False) -> dict[str, Any]:
         body: dict[str, Any] = {
             "model": self.model,
             "messages": list(self.messages),
             "temperature": self.temperature,
             "max_tokens": self.max_tokens,
+            **self.structured,
         }
-        if self.response_format is not None:
-            body["response_format"] = self.response_format
+        if self.stop:
+            body["stop"] = list(self.stop)
         if self.seed is not None:
             body["seed"] = self.seed
+        if stream:
+            body["stream"] = True
         return body
 
 
@@ -47,60 +63,98 @@ class ChatResult:
     prompt_tokens: int = 0
     completion_tokens: int = 0
     seconds: float = 0.0
+    finish_reason: str | None = None  # "length" when the completion cap cut the reply
     extra: dict[str, Any] = field(default_factory=dict)
 
 
 class ResponseFormatRejected(LLMError):
-    """The server refused the request's response_format (the caller degrades and asks again)."""
+    """The server refused the request's structured-output fields (the caller steps down a dialect)."""
 
 
 class ChatBackend(Protocol):
-    async def chat(self, request: ChatRequest) -> ChatResult: ...
+    async def chat(self, request: ChatRequest, on_delta: DeltaSink | None = None) -> ChatResult: ...
 
 
-def _retry_after_seconds(value: str | None) -> float | None:
+def retry_after_seconds(value: str | None) -> float | None:
+    """Seconds from a Retry-After header (a number or an HTTP date); None when absent or unreadable."""
     if not value:
         return None
     try:
         return max(0.0, float(value))
     except ValueError:
-        parsed = email.utils.parsedate_to_datetime(value) if value else None
-        return None if parsed is None else max(0.0, parsed.timestamp() - time.time())
+        pass
+    try:
+        parsed = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError, IndexError):
+        return None
+    return max(0.0, parsed.timestamp() - time.time())
 
 
 class _Malformed(Exception):
     pass
 
 
-def _parse_body(response: httpx.Response) -> ChatResult:
+def parse_completion(body: bytes) -> ChatResult:
     try:
-        body = response.json()
-        message = body["choices"][0]["message"]
-        text = message.get("content") or ""
+        data = json.loads(body)
+        choice = data["choices"][0]
+        text = choice["message"].get("content") or ""
     except (ValueError, KeyError, IndexError, TypeError, AttributeError) as exc:
         raise _Malformed(f"malformed response body ({type(exc).__name__})") from exc
     if not isinstance(text, str):
         raise _Malformed("response content is not text")
-    usage = body.get("usage") or {}
-    return ChatResult(text=text, prompt_tokens=int(usage.get("prompt_tokens") or 0),
-                      completion_tokens=int(usage.get("completion_tokens") or 0))
+    usage = data.get("usage") if isinstance(data.get("usage"), dict) else {}
+    return ChatResult(text=text, prompt_tokens=_int(usage.get("prompt_tokens")),
+                      completion_tokens=_int(usage.get("completion_tokens")),
+                      finish_reason=choice.get("finish_reason") if isinstance(choice, dict) else None)
+
+
+def _int(value: object) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else 0
+
+
+def parse_stream_line(line: str) -> tuple[str, str | None] | None:
+    """(delta text, finish reason) of one server-sent-events line; None for keep-alives and [DONE]."""
+    if not line.startswith("data:"):
+        return None
+    data = line[5:].strip()
+    if not data or data == "[DONE]":
+        return None
+    try:
+        choice = json.loads(data)["choices"][0]
+    except (ValueError, KeyError, IndexError, TypeError) as exc:
+        raise _Malformed(f"malformed stream event ({type(exc).__name__})") from exc
+    if not isinstance(choice, dict):
+        raise _Malformed("malformed stream event (choice is not an object)")
+    delta = choice.get("delta") or {}
+    text = delta.get("content") if isinstance(delta, dict) else None
+    return (text if isinstance(text, str) else ""), choice.get("finish_reason")
 
 
 class OpenAICompatibleBackend:
     """POST {base_url}/chat/completions. Retries timeouts, transport errors, 429, 5xx and malformed
-    bodies with exponential backoff (honouring Retry-After); other HTTP errors fail at once."""
+    bodies with exponential backoff (honouring Retry-After); a refused structured-output field raises
+    ResponseFormatRejected at once (never retried as an outage); other HTTP errors fail at once.
+    The API key never appears in messages: error bodies that echo it are redacted."""
 
     def __init__(self, base_url: str, *, api_key: str | None = None, timeout_s: float = 120.0,
-                 max_retries: int = 4, backoff_s: float = 1.0) -> None:
+                 max_retries: int = 4, backoff_s: float = 1.0,
+                 max_reply_bytes: int = DEFAULT_MAX_REPLY_BYTES) -> None:
         self.base_url = base_url.rstrip("/")
         self._api_key = api_key
         self.timeout_s = timeout_s
         self.max_retries = max_retries
         self.backoff_s = backoff_s
+        self.max_reply_bytes = max_reply_bytes
+        self._redact = Redactor([api_key] if api_key else [])
         self._clients: dict[int, httpx.AsyncClient] = {}
 
     def __repr__(self) -> str:  # never shows the key
         return f"OpenAICompatibleBackend(base_url={self.base_url!r})"
+
+    @property
+    def endpoint(self) -> str:
+        return self._redact(self.base_url)
 
     def _client(self) -> httpx.AsyncClient:
         # An AsyncClient belongs to one event loop; the sync API may run several loops in turn.
@@ -117,41 +171,89 @@ class OpenAICompatibleBackend:
             await client.aclose()
         self._clients.clear()
 
-    async def chat(self, request: ChatRequest) -> ChatResult:
-        url = f"{self.base_url}/chat/completions"
+    async def chat(self, request: ChatRequest, on_delta: DeltaSink | None = None) -> ChatResult:
         attempt = 0
         while True:
             started = time.perf_counter()
             retry_after: float | None = None
             try:
-                response = await self._client().post(url, json=request.payload())
-            except httpx.TimeoutException:
-                problem = "timed out"
-            except httpx.TransportError as exc:
-                problem = f"cannot connect ({type(exc).__name__})"
+                result = await self._attempt(request, on_delta)
+            except _Retryable as exc:
+                problem, retry_after = str(exc), exc.retry_after
             else:
-                code = response.status_code
-                if code == 200:
-                    try:
-                        result = _parse_body(response)
-                        result.seconds = time.perf_counter() - started
-                        return result
-                    except _Malformed as exc:
-                        problem = str(exc)
-                elif code == 429 or code >= 500:
-                    problem = f"HTTP {code}"
-                    retry_after = _retry_after_seconds(response.headers.get("retry-after"))
-                elif code in (400, 422) and request.response_format is not None:
-                    raise ResponseFormatRejected(f"HTTP {code} for response_format")
-                elif code in (401, 403):
-                    raise LLMError(f"LLM endpoint {self.base_url} refused the credentials (HTTP {code})")
-                else:
-                    raise LLMError(f"LLM endpoint {self.base_url} returned HTTP {code}: {response.text[:200]}")
+                result.seconds = time.perf_counter() - started
+                result.text = self._redact(result.text)  # a server that echoes the request echoes the key
+                return result
             attempt += 1
             if attempt > self.max_retries:
                 raise LLMUnavailableError(
-                    f"LLM endpoint {self.base_url} failed after {attempt} attempts: {problem}")
+                    f"LLM endpoint {self.endpoint} failed after {attempt} attempts: {problem}")
             delay = retry_after if retry_after is not None else self.backoff_s * 2 ** (attempt - 1)
             delay = min(delay, MAX_BACKOFF_S)
             log.warning("LLM call %s; retry %d/%d in %.1fs", problem, attempt, self.max_retries, delay)
             await asyncio.sleep(delay)
+
+    async def _attempt(self, request: ChatRequest, on_delta: DeltaSink | None) -> ChatResult:
+        url = f"{self.base_url}/chat/completions"
+        try:
+            async with self._client().stream("POST", url, json=request.payload(stream=on_delta is not None)) as resp:
+                if resp.status_code != 200:
+                    body = (await self._read_capped(resp)).decode("utf-8", "replace")
+                    self._raise_for_status(request, resp, body)
+                if on_delta is not None and resp.headers.get("content-type", "").startswith("text/event-stream"):
+                    return await self._read_stream(resp, on_delta)
+                result = parse_completion(await self._read_capped(resp))
+                if on_delta is not None and result.text:  # the server ignored stream=true: one piece
+                    on_delta(result.text)
+                return result
+        except httpx.TimeoutException as exc:
+            raise _Retryable("timed out") from exc
+        except httpx.TransportError as exc:
+            raise _Retryable(f"cannot connect ({type(exc).__name__})") from exc
+        except _Malformed as exc:
+            raise _Retryable(str(exc)) from exc
+
+    async def _read_capped(self, resp: httpx.Response) -> bytes:
+        chunks: list[bytes] = []
+        size = 0
+        async for chunk in resp.aiter_bytes():
+            size += len(chunk)
+            if size > self.max_reply_bytes:
+                raise _Malformed(f"response body larger than {self.max_reply_bytes} bytes")
+            chunks.append(chunk)
+        return b"".join(chunks)
+
+    async def _read_stream(self, resp: httpx.Response, on_delta: DeltaSink) -> ChatResult:
+        pieces: list[str] = []
+        size = 0
+        finish: str | None = None
+        async for line in resp.aiter_lines():
+            size += len(line)
+            if size > self.max_reply_bytes:
+                raise _Malformed(f"streamed reply larger than {self.max_reply_bytes} bytes")
+            event = parse_stream_line(line)
+            if event is None:
+                continue
+            text, reason = event
+            finish = reason or finish
+            if text:
+                pieces.append(text)
+                on_delta(text)
+        return ChatResult(text="".join(pieces), finish_reason=finish)
+
+    def _raise_for_status(self, request: ChatRequest, resp: httpx.Response, body: str) -> None:
+        code = resp.status_code
+        if request.structured and is_refusal(code, body):
+            raise ResponseFormatRejected(f"HTTP {code} for the structured-output fields")
+        if code == 429 or code >= 500:
+            raise _Retryable(f"HTTP {code}", retry_after_seconds(resp.headers.get("retry-after")))
+        if code in (401, 403):
+            raise LLMError(f"LLM endpoint {self.endpoint} refused the credentials (HTTP {code})")
+        detail = " ".join(self._redact(body).split())[:200]
+        raise LLMError(f"LLM endpoint {self.endpoint} returned HTTP {code}: {detail}")
+
+
+class _Retryable(Exception):
+    def __init__(self, problem: str, retry_after: float | None = None) -> None:
+        super().__init__(problem)
+        self.retry_after = retry_after

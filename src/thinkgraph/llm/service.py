@@ -7,15 +7,25 @@ import hashlib
 import json
 import logging
 import time
-from typing import Any, Literal, Protocol, TypedDict, TypeVar
+from collections.abc import Sequence
+from typing import Any, Protocol, TypedDict, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
-from thinkgraph.config import LLMSettings
+from thinkgraph.config import CallKind, LLMSettings
 from thinkgraph.errors import ConfigError, StructuredOutputError
-from thinkgraph.llm.accounting import UsageMeter
-from thinkgraph.llm.backend import ChatBackend, ChatRequest, OpenAICompatibleBackend, ResponseFormatRejected
+from thinkgraph.llm.accounting import UsageMeter, token_listeners
+from thinkgraph.llm.backend import ChatBackend, ChatRequest, ChatResult, OpenAICompatibleBackend, ResponseFormatRejected
 from thinkgraph.llm.context import fit_messages, prompt_tokens
+from thinkgraph.llm.dialects import (
+    NEGOTIATION_ORDER,
+    DialectMemory,
+    StructuredForm,
+    next_form,
+    recall_form,
+    remember_form,
+    structured_fields,
+)
 from thinkgraph.llm.structured import JSONExtractionError, extract_json, strip_reasoning
 from thinkgraph.models import Cost
 from thinkgraph.tokens import TokenCounter
@@ -23,11 +33,11 @@ from thinkgraph.tokens import TokenCounter
 log = logging.getLogger(__name__)
 
 # Bump when prompts' wire format or parsing changes in a way that makes old cache entries wrong.
-CACHE_VERSION = "1"
+CACHE_VERSION = "2"
 
 T = TypeVar("T", bound=BaseModel)
-FormatLevel = Literal["json_schema", "json_object", "none"]
-_LEVELS: tuple[FormatLevel, ...] = ("json_schema", "json_object", "none")
+MAX_CHARS_PER_TOKEN = 16  # a reply longer than max_tokens * this ignored its cap: it is cut there
+STREAMED_KINDS: frozenset[CallKind] = frozenset({"answer", "report"})  # what a token listener is shown
 
 REPAIR_PROMPT = (
     "Your previous reply could not be used: {error}.\n"
@@ -62,26 +72,42 @@ class LLM:
         cache: ResponseCache | None = None,
         meter: UsageMeter | None = None,
         counter: TokenCounter | None = None,
-        structured_output: FormatLevel = "json_schema",
+        memory: DialectMemory | None = None,
     ) -> None:
         self.backend = backend
         self.settings = settings or LLMSettings(model=model)
         self.model = model if settings is None else settings.model
         self.cache = cache
+        self.memory = memory  # where the negotiated structured-output form is remembered
         self.meter = meter or UsageMeter(self.settings.budget_calls, self.settings.budget_tokens)
         self.counter = counter or TokenCounter()
-        self._format_level: FormatLevel = structured_output
+        self._form: StructuredForm | None = None  # decided at the first structured call
+        self._form_settled = False
         self._semaphores: dict[int, asyncio.Semaphore] = {}
 
     @classmethod
     def from_settings(cls, settings: LLMSettings, *, cache: ResponseCache | None = None,
-                      meter: UsageMeter | None = None, counter: TokenCounter | None = None) -> LLM:
+                      meter: UsageMeter | None = None, counter: TokenCounter | None = None,
+                      memory: DialectMemory | None = None) -> LLM:
         if not settings.configured:
             raise ConfigError("no LLM endpoint configured (set THINKGRAPH_LLM_BASE_URL or [llm] base_url)")
         key = settings.api_key.get_secret_value() if settings.api_key else None
         backend = OpenAICompatibleBackend(str(settings.base_url), api_key=key, timeout_s=settings.timeout_s,
-                                          max_retries=settings.max_retries, backoff_s=settings.backoff_s)
-        return cls(backend, settings=settings, cache=cache, meter=meter, counter=counter)
+                                          max_retries=settings.max_retries, backoff_s=settings.backoff_s,
+                                          max_reply_bytes=settings.max_reply_bytes)
+        return cls(backend, settings=settings, cache=cache, meter=meter, counter=counter, memory=memory)
+
+    @property
+    def endpoint(self) -> str:
+        return str(getattr(self.backend, "endpoint", type(self.backend).__name__))
+
+    def describe(self) -> dict[str, Any]:
+        """The model, endpoint and negotiated structured-output form, for traces and `inspect`."""
+        return {"model": self.model, "endpoint": self.endpoint,
+                "structured_output": self._form or "not negotiated yet",
+                "repairs": self.meter.repairs, "parse_failures": self.meter.parse_failures,
+                "format_refusals": self.meter.format_refusals, "truncations": self.meter.truncations,
+                "cut_replies": self.meter.cut_replies}
 
     def _semaphore(self) -> asyncio.Semaphore:
         loop_id = id(asyncio.get_running_loop())
@@ -90,23 +116,38 @@ class LLM:
         return self._semaphores[loop_id]
 
     # public API ---------------------------------------------------------------
-    async def text(self, messages: list[Message], *, step: str, max_tokens: int | None = None) -> str:
-        max_tokens = max_tokens or self.settings.max_tokens
-        key = cache_key(self.model, messages, {"max_tokens": max_tokens, "t": self.settings.temperature,
-                                                   "seed": self.settings.seed})
+    async def text(self, messages: list[Message], *, step: str, kind: CallKind = "answer",
+                   stop: Sequence[str] = (), max_tokens: int | None = None) -> str:
+        """A free-text reply (reasoning blocks removed), capped at the kind's completion tokens and cut
+        before any of ``stop``. Empty replies are returned as "" and never cached."""
+        max_tokens = max_tokens or self.settings.max_tokens.for_kind(kind)
+        params: dict[str, Any] = {"max_tokens": max_tokens, "t": self.settings.temperature, "seed": self.settings.seed}
+        if stop:
+            params["stop"] = list(stop)
+        key = cache_key(self.model, messages, params)
+        listeners = token_listeners() if kind in STREAMED_KINDS else ()
         cached = self._cached(key, step)
         if isinstance(cached, str):
+            for listener in listeners:
+                listener(step, cached)
             return cached
-        reply = strip_reasoning(await self._call(messages, step=step, max_tokens=max_tokens))
+
+        def forward(piece: str) -> None:
+            for listener in listeners:
+                listener(step, piece)
+
+        result = await self._call(messages, step=step, max_tokens=max_tokens, stop=tuple(stop),
+                                  on_delta=forward if listeners else None)
+        reply = strip_reasoning(result.text)
         if reply and self.cache is not None:
             self.cache.cache_put(key, reply)
         return reply
 
-    async def json(self, messages: list[Message], schema: type[T], *, step: str,
+    async def json(self, messages: list[Message], schema: type[T], *, step: str, kind: CallKind = "verdict",
                    max_tokens: int | None = None) -> T:
         """A reply validated against ``schema``; re-asks up to ``max_repairs`` times, then raises
         StructuredOutputError (counted in ``meter.parse_failures``). Only valid replies are cached."""
-        max_tokens = max_tokens or self.settings.max_tokens
+        max_tokens = max_tokens or self.settings.max_tokens.for_kind(kind)
         schema_json = schema.model_json_schema()
         params = {"max_tokens": max_tokens, "t": self.settings.temperature, "schema": schema_json,
                   "seed": self.settings.seed}
@@ -119,18 +160,20 @@ class LLM:
                 log.warning("ignoring a cache entry that no longer validates for %s", step)
         conversation = list(messages)
         error = "unknown"
-        for _ in range(1 + self.settings.max_repairs):
-            reply = await self._call(conversation, step=step, max_tokens=max_tokens, schema=schema)
+        for attempt in range(1 + self.settings.max_repairs):
+            if attempt:
+                self.meter.repairs += 1
+            result = await self._call(conversation, step=step, max_tokens=max_tokens, schema=schema)
             try:
-                value = schema.model_validate(extract_json(reply))
+                value = schema.model_validate(extract_json(result.text))
             except (JSONExtractionError, ValidationError) as exc:
-                error = _describe(exc)
-                conversation = [*messages, {"role": "assistant", "content": reply[:4000]},
+                error = _describe(exc, result, max_tokens)
+                conversation = [*messages, {"role": "assistant", "content": result.text[:4000]},
                                 {"role": "user", "content": REPAIR_PROMPT.format(
                                     error=error, schema=json.dumps(schema_json))}]
                 continue
             if self.cache is not None:
-                self.cache.cache_put(key, value.model_dump(mode="json"))
+                self.cache.cache_put(key, value.model_dump(mode="json", by_alias=True))
             return value
         self.meter.parse_failures += 1
         raise StructuredOutputError(f"{step}: no valid structured reply after "
@@ -145,16 +188,35 @@ class LLM:
             self.meter.record(step, Cost(cached_calls=1))
         return value
 
-    def _response_format(self, schema: type[BaseModel] | None) -> dict[str, Any] | None:
-        if schema is None or self._format_level == "none":
-            return None
-        if self._format_level == "json_object":
-            return {"type": "json_object"}
-        return {"type": "json_schema",
-                "json_schema": {"name": schema.__name__, "schema": schema.model_json_schema()}}
+    def _current_form(self) -> StructuredForm:
+        if self._form is None:
+            pinned = self.settings.structured_output
+            if pinned != "auto":
+                self._form, self._form_settled = pinned, True
+            else:
+                remembered = recall_form(self.memory, self.endpoint, self.model)
+                self._form_settled = remembered is not None
+                self._form = remembered or NEGOTIATION_ORDER[0]
+        return self._form
 
-    async def _call(self, messages: list[Message], *, step: str, max_tokens: int,
-                    schema: type[BaseModel] | None = None) -> str:
+    def _step_down(self, refused: StructuredForm) -> None:
+        """The server refused ``refused``: use the next form (unless a concurrent call already did)."""
+        self.meter.format_refusals += 1
+        if self._form != refused:
+            return
+        following = next_form(refused)
+        if following is None:
+            raise StructuredOutputError("the endpoint refuses even unconstrained requests")
+        log.info("endpoint %s refused structured output as %s; trying %s", self.endpoint, refused, following)
+        self._form, self._form_settled = following, False
+
+    def _settle(self, form: StructuredForm) -> None:
+        if not self._form_settled and self._form == form:
+            self._form_settled = True
+            remember_form(self.memory, self.endpoint, self.model, form)
+
+    async def _call(self, messages: list[Message], *, step: str, max_tokens: int, stop: tuple[str, ...] = (),
+                    schema: type[BaseModel] | None = None, on_delta: Any = None) -> ChatResult:
         self.meter.check_budget()
         fitted, cut = fit_messages(messages, context_window=self.settings.context_window,
                                    max_tokens=max_tokens, counter=self.counter)
@@ -162,29 +224,45 @@ class LLM:
             self.meter.truncations += 1
         async with self._semaphore():
             while True:
+                form = self._current_form() if schema is not None else None
+                structured = structured_fields(form, schema.__name__, schema.model_json_schema()) \
+                    if form is not None and schema is not None else {}
                 request = ChatRequest(messages=tuple(fitted), model=self.model,
                                       temperature=self.settings.temperature, max_tokens=max_tokens,
-                                      response_format=self._response_format(schema), seed=self.settings.seed)
+                                      structured=structured, stop=stop, seed=self.settings.seed)
                 started = time.perf_counter()
                 try:
-                    result = await self.backend.chat(request)
+                    result = await self.backend.chat(request, on_delta) if on_delta else \
+                        await self.backend.chat(request)
                 except ResponseFormatRejected:
-                    level = _LEVELS.index(self._format_level)
-                    if level + 1 >= len(_LEVELS):
+                    if form is None:  # only structured requests can be refused
                         raise
-                    self._format_level = _LEVELS[level + 1]
-                    log.info("endpoint rejected structured output; using %s", self._format_level)
+                    self._step_down(form)
                     continue
+                if form is not None:
+                    self._settle(form)
                 break
+        result.text = _well_formed(result.text)
+        if len(result.text) > max_tokens * MAX_CHARS_PER_TOKEN:  # a server that ignored max_tokens
+            result.text = result.text[: max_tokens * MAX_CHARS_PER_TOKEN]
+            result.finish_reason = "length"
+            self.meter.cut_replies += 1
         cost = Cost(calls=1,
                     prompt_tokens=result.prompt_tokens or prompt_tokens(fitted, self.counter),
                     completion_tokens=result.completion_tokens or self.counter.count(result.text),
                     seconds=result.seconds or (time.perf_counter() - started))
         self.meter.record(step, cost)
-        return result.text
+        return result
 
 
-def _describe(exc: Exception) -> str:
+def _well_formed(text: str) -> str:
+    """Text that can be stored and shown: lone surrogates (invalid in UTF-8) and NUL characters replaced."""
+    return text.encode("utf-8", errors="replace").decode("utf-8").replace("\x00", "\ufffd")
+
+
+def _describe(exc: Exception, result: ChatResult, max_tokens: int) -> str:
+    if result.finish_reason == "length":
+        return f"the reply was cut off at the limit of {max_tokens} tokens; give a shorter reply"
     if isinstance(exc, ValidationError):
         first = exc.errors()[0]
         where = ".".join(str(p) for p in first["loc"]) or "value"

@@ -16,6 +16,19 @@ from thinkgraph.retrieval.evidence import ScoredPassage
 
 STEP = "ircot.reason"
 _ANSWER = re.compile(r"so the answer is[:\s]*(.+)", re.IGNORECASE | re.DOTALL)
+_SENTENCE = re.compile(r"(.+?[.!?])(?:\s|$)")
+# A model that runs on starts a new question or passage list; the step ends before it.
+NEXT_STEP_STOP = ("\nQuestion:", "\nPassages:")
+
+
+def first_sentence_block(reply: str) -> str:
+    """The next reasoning sentence (IRCoT keeps the first generated sentence), or the whole first line
+    when it states the answer."""
+    line = next((ln.strip() for ln in reply.splitlines() if ln.strip()), "")
+    if _ANSWER.search(line):
+        return line
+    match = _SENTENCE.match(line)
+    return match.group(1) if match else line
 
 REASON_PROMPT = """Answer the question by reasoning step by step over the passages. Write only the
 NEXT sentence of the reasoning. When you know the answer, write "So the answer is: <answer>".
@@ -60,7 +73,9 @@ class IRCoTMethod:
                                      for i, p in enumerate(passages, 1))
                 prompt = REASON_PROMPT.format(passages=numbered, question=question,
                                               thoughts=" ".join(thoughts) or "(none)")
-                thought = (await llm.text([{"role": "user", "content": prompt}], step=STEP)).strip()
+                reply = await llm.text([{"role": "user", "content": prompt}], step=STEP, kind="action",
+                                       stop=NEXT_STEP_STOP)
+                thought = first_sentence_block(reply)
                 trace.append(TraceStep("reasoner", STEP, {}, {"thought": thought}))
                 if match := _ANSWER.search(thought):
                     text = match.group(1).strip().rstrip(".")

@@ -30,7 +30,7 @@ class NoRetrievalMethod:
         started = time.perf_counter()
         messages: list[Message] = [{"role": "user", "content": CLOSED_BOOK_PROMPT.format(question=question)}]
         with llm.meter.scope() as cost:
-            reply = (await llm.text(messages, step=NONE_STEP)).strip()
+            reply = (await llm.text(messages, step=NONE_STEP, kind="answer")).strip()
         status = "abstained" if reply.strip(".").casefold() == "unknown" else "answered"
         trace = [TraceStep(agent="responder", action=NONE_STEP, prompt="CLOSED_BOOK_PROMPT",
                            outputs={"reply": reply}, cost=cost, seconds=time.perf_counter() - started)]

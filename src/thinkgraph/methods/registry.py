@@ -66,6 +66,32 @@ _FACTORIES: dict[str, Callable[..., Method]] = {
 METHOD_NAMES = tuple(_FACTORIES)
 DEFAULT_METHOD = "ppr"
 
+# `--top-k N` (and the service's top_k): the one place that says which of a method's own settings
+# set how many passages it retrieves. Every method's returned passages are also capped at N, so
+# methods whose passage count follows from other settings (topg's propositions, kgr's walk) return
+# at most N as well.
+TOP_K_SETTINGS: dict[str, tuple[str, ...]] = {
+    "naive": ("top_k",), "ppr": ("top_k",), "a2rag": ("evidence_chunks",),
+    "tog3": ("top_k", "context_passages"), "ircot": ("max_passages",),
+    "kg-textrag": ("top_k",), "kg-graphrag": ("top_k",), "topg": (), "kgr": (), "none": (),
+}
+# Methods with no answer and no retrieval of their own without an LLM.
+NEEDS_LLM = frozenset({"none", "ircot", "kgr", "kg-textrag", "kg-graphrag"})
+
+
+def top_k_options(name: str, top_k: int | None, options: dict[str, Any]) -> dict[str, Any]:
+    """``options`` with ``top_k`` mapped onto the method's own settings (explicit options win)."""
+    if top_k is None:
+        return dict(options)
+    if top_k < 1:
+        raise ConfigError(f"top_k must be at least 1, not {top_k}")
+    return {**dict.fromkeys(TOP_K_SETTINGS.get(name, ()), top_k), **options}
+
+
+def config_model(name: str) -> type[BaseModel] | None:
+    """The pydantic settings model of a method, where it has one (for forms and documentation)."""
+    return {"a2rag": A2RAGConfig, "tog3": ToG3Config, "topg": ToPGConfig, "kgr": KGRConfig}.get(name)
+
 
 def make_method(name: str, ctx: MethodContext, **options: Any) -> Method:
     factory = _FACTORIES.get(name)

@@ -67,7 +67,7 @@ def evidence_only(question: str, method: str, evidence: Evidence, trace: list[Tr
 
 async def answer_from_evidence(llm: LLM, question: str, method: str, evidence: Evidence,
                                trace: list[TraceStep]) -> Answer:
-    budget = llm.settings.context_window - llm.settings.max_tokens - PROMPT_OVERHEAD_TOKENS \
+    budget = llm.settings.context_window - llm.settings.max_tokens.answer - PROMPT_OVERHEAD_TOKENS \
         - llm.counter.count(question)
     passages = fit_passages(evidence.passages, budget, llm.counter)
     numbered = "\n\n".join(f"[{i}] {p.title + ': ' if p.title else ''}{p.text}" for i, p in enumerate(passages, 1))
@@ -75,7 +75,7 @@ async def answer_from_evidence(llm: LLM, question: str, method: str, evidence: E
         unknown=UNKNOWN, paths=_paths_block(evidence), passages=numbered, question=question)}]
     started = time.perf_counter()
     with llm.meter.scope() as cost:
-        reply = (await llm.text(messages, step=ANSWER_STEP)).strip()
+        reply = (await llm.text(messages, step=ANSWER_STEP, kind="answer")).strip()
     trace.append(TraceStep(agent="responder", action=ANSWER_STEP, prompt="ANSWER_PROMPT",
                            inputs={"passages": [p.chunk_id for p in passages],
                                    "left_out": len(evidence.passages) - len(passages)},

@@ -1,15 +1,19 @@
-"""The FastAPI application: auth, request-size limit, error mapping, the web page, and the routers."""
+"""The FastAPI application: access control, request-size limit, errors in one shape (OpenAI's
+``{"error": {...}}``, with known secrets redacted), the web page, offline API docs, and the routers."""
 
 from __future__ import annotations
 
-import secrets
+from collections.abc import Callable
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
 from fastapi import Depends, FastAPI, HTTPException, Request
-from fastapi.responses import FileResponse, JSONResponse
+from fastapi.exceptions import RequestValidationError
+from fastapi.openapi.docs import get_swagger_ui_html
+from fastapi.responses import FileResponse, HTMLResponse, JSONResponse
 from fastapi.staticfiles import StaticFiles
+from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from thinkgraph.errors import (
@@ -17,13 +21,20 @@ from thinkgraph.errors import (
     IncompleteIndexError,
     IndexFileError,
     InputError,
+    LLMError,
     ThinkgraphError,
     UnknownMethodError,
 )
+from thinkgraph.service.jobs import Jobs
+from thinkgraph.service.schemas import ErrorOut
+from thinkgraph.service.security import HostOriginGuard, docs_allowed, redact, require_token
 from thinkgraph.service.settings import ServiceSettings
 from thinkgraph.service.workspaces import UnknownWorkspaceError, Workspaces
 
 STATIC = Path(__file__).parent / "static"
+ERROR_TYPES = {400: "invalid_request_error", 401: "authentication_error", 403: "permission_error",
+               404: "not_found_error", 413: "request_too_large", 422: "invalid_request_error",
+               502: "upstream_error"}
 
 
 class BodyLimit:
@@ -38,7 +49,8 @@ class BodyLimit:
             return
         declared = dict(scope.get("headers") or []).get(b"content-length")
         if declared is not None and declared.isdigit() and int(declared) > self.limit:
-            await self._refuse(send)
+            response = error_response(413, f"request body over {self.limit} bytes")
+            await response(scope, receive, send)
             return
         seen = 0
 
@@ -52,21 +64,11 @@ class BodyLimit:
 
         await self.app(scope, counted, send)
 
-    async def _refuse(self, send: Send) -> None:
-        body = f'{{"detail": "request body over {self.limit} bytes"}}'.encode()
-        await send({"type": "http.response.start", "status": 413,
-                    "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]})
-        await send({"type": "http.response.body", "body": body})
 
-
-def require_token(request: Request) -> None:
-    token = request.app.state.settings.token
-    if not token:
-        return
-    header = request.headers.get("authorization", "")
-    given = header.removeprefix("Bearer ").strip() if header.startswith("Bearer ") else ""
-    if not secrets.compare_digest(given.encode(), token.encode()):
-        raise HTTPException(401, "missing or wrong access token", headers={"WWW-Authenticate": "Bearer"})
+def error_response(status: int, message: str, headers: dict[str, str] | None = None) -> JSONResponse:
+    body = {"error": {"message": message, "type": ERROR_TYPES.get(status, "server_error"), "param": None,
+                      "code": str(status)}}
+    return JSONResponse(body, status_code=status, headers=headers)
 
 
 def _status(exc: ThinkgraphError) -> int:
@@ -74,13 +76,72 @@ def _status(exc: ThinkgraphError) -> int:
         return 404
     if isinstance(exc, InputError | ConfigError | UnknownMethodError | IndexFileError):
         return 400
+    if isinstance(exc, LLMError):
+        return 502
     if isinstance(exc, IncompleteIndexError):  # derived stages are being (re)built: retry shortly
         return 503
     return 500
 
 
+def _validation_message(exc: RequestValidationError) -> str:
+    parts = []
+    for error in exc.errors()[:3]:
+        where = ".".join(str(p) for p in error.get("loc", ()) if p != "body")
+        parts.append(f"{where or 'body'}: {error.get('msg', 'invalid')}")
+    return "; ".join(parts)
+
+
+def _install_errors(app: FastAPI, scrub: Callable[[str], str]) -> None:
+    @app.exception_handler(ThinkgraphError)
+    async def thinkgraph_error(request: Request, exc: ThinkgraphError) -> JSONResponse:
+        return error_response(_status(exc), scrub(str(exc)))
+
+    @app.exception_handler(StarletteHTTPException)
+    async def http_error(request: Request, exc: StarletteHTTPException) -> JSONResponse:
+        return error_response(exc.status_code, scrub(str(exc.detail)), getattr(exc, "headers", None))
+
+    @app.exception_handler(RequestValidationError)
+    async def invalid(request: Request, exc: RequestValidationError) -> JSONResponse:
+        return error_response(422, scrub(_validation_message(exc)))
+
+
+def _openapi(app: FastAPI) -> dict[str, Any]:
+    """FastAPI's schema, with its validation-error responses (422) in the shape the service sends."""
+    if app.openapi_schema is None:
+        schema = app.openapi()
+        for path in schema["paths"].values():
+            for operation in path.values():
+                if "422" in operation.get("responses", {}):
+                    operation["responses"]["422"] = {"description": "Invalid request", "content": {
+                        "application/json": {"schema": {"$ref": "#/components/schemas/ErrorOut"}}}}
+        for unused in ("HTTPValidationError", "ValidationError"):
+            schema.get("components", {}).get("schemas", {}).pop(unused, None)
+    return app.openapi_schema
+
+
+def _install_docs(app: FastAPI) -> None:
+    """Swagger UI from the vendored bundle (works offline); behind the token when one is set."""
+
+    @app.get("/openapi.json", include_in_schema=False)
+    async def openapi(request: Request) -> JSONResponse:
+        if not docs_allowed(request):
+            return error_response(401, "missing or wrong access token", {"WWW-Authenticate": "Bearer"})
+        return JSONResponse(_openapi(app))
+
+    @app.get("/docs", include_in_schema=False)
+    async def docs(request: Request) -> HTMLResponse:
+        if not docs_allowed(request):
+            return HTMLResponse("<p>The API documentation needs the access token: enter it on the "
+                                "<a href='/'>main page</a> first.</p>", status_code=401)
+        return get_swagger_ui_html(openapi_url="/openapi.json", title="thinkgraph API",
+                                   swagger_js_url="/static/vendor/swagger-ui-bundle.js",
+                                   swagger_css_url="/static/vendor/swagger-ui.css",
+                                   swagger_favicon_url="/static/favicon.svg")
+
+
 def create_app(settings: ServiceSettings) -> FastAPI:
     from thinkgraph.service.routes_api import router as api_router
+    from thinkgraph.service.routes_ask import router as ask_router
     from thinkgraph.service.routes_graph import router as graph_router
     from thinkgraph.service.routes_openai import router as openai_router
 
@@ -89,20 +150,24 @@ def create_app(settings: ServiceSettings) -> FastAPI:
     @asynccontextmanager
     async def lifespan(app: FastAPI):  # noqa: ANN202
         yield
+        await app.state.jobs.close()
         app.state.workspaces.close()
 
-    app = FastAPI(title="thinkgraph", version="0.1", lifespan=lifespan,
-                  description="Knowledge-graph question answering with cited, traceable answers.")
+    app = FastAPI(title="thinkgraph", version="0.1", lifespan=lifespan, docs_url=None, redoc_url=None,
+                  openapi_url=None, description="Knowledge-graph question answering with cited, traceable answers. "
+                  "Errors are `{\"error\": {\"message\", \"type\", \"code\"}}`.",
+                  responses={400: {"model": ErrorOut}, 401: {"model": ErrorOut}, 404: {"model": ErrorOut}})
+    spaces = Workspaces(settings.root, settings.config_path)
+    secrets = [settings.token, *spaces.secrets()]
     app.state.settings = settings
-    app.state.workspaces = Workspaces(settings.root, settings.config_path)
+    app.state.workspaces = spaces
+    app.state.jobs = Jobs(spaces)
+    app.state.redact = lambda text: redact(text, secrets)
     secured = [Depends(require_token)]
-    app.include_router(api_router, dependencies=secured)
-    app.include_router(graph_router, dependencies=secured)
-    app.include_router(openai_router, dependencies=secured)
-
-    @app.exception_handler(ThinkgraphError)
-    async def thinkgraph_error(request: Request, exc: ThinkgraphError) -> JSONResponse:
-        return JSONResponse({"detail": str(exc)}, status_code=_status(exc))
+    for router in (api_router, ask_router, graph_router, openai_router):
+        app.include_router(router, dependencies=secured)
+    _install_errors(app, app.state.redact)
+    _install_docs(app)
 
     @app.get("/", include_in_schema=False)
     async def page() -> FileResponse:
@@ -110,4 +175,5 @@ def create_app(settings: ServiceSettings) -> FastAPI:
 
     app.mount("/static", StaticFiles(directory=STATIC), name="static")
     app.add_middleware(BodyLimit, limit=settings.max_request_bytes)
+    app.add_middleware(HostOriginGuard, settings=settings)
     return app

@@ -19,4 +19,5 @@ def app_from_environment() -> FastAPI:
     raw = json.loads(os.environ[SETTINGS_ENV])
     raw["root"] = Path(raw["root"])
     raw["config_path"] = Path(raw["config_path"]) if raw.get("config_path") else None
+    raw["allowed_hosts"] = tuple(raw.get("allowed_hosts") or ())
     return create_app(ServiceSettings(**raw))

@@ -1,35 +1,44 @@
-"""Workspaces, documents (upsert by stable id, delete, status), ask (optionally streamed as
-server-sent events) and retrieval without an LLM."""
+"""Methods, workspaces and documents: upsert by stable id, upload of one or several files (indexed
+at once or in the background with progress), re-index, delete, status."""
 
 from __future__ import annotations
 
-import asyncio
-import dataclasses
-import json
 import re
-from collections.abc import AsyncIterator
 from pathlib import PurePosixPath, PureWindowsPath
-from typing import Any
 
-from fastapi import APIRouter, File, Form, Request, UploadFile
-from fastapi.responses import StreamingResponse
+from fastapi import APIRouter, File, Form, Query, Request, UploadFile
 
 from thinkgraph.api import ThinkGraph
-from thinkgraph.errors import InputError, ThinkgraphError
+from thinkgraph.errors import InputError
+from thinkgraph.ids import document_node_id
 from thinkgraph.index.formats import parse_document
-from thinkgraph.llm.accounting import listen
-from thinkgraph.methods.registry import METHOD_NAMES
-from thinkgraph.models import Answer, Cost, SourceDocument
-from thinkgraph.service.schemas import AskIn, DocumentIn, RetrieveIn
+from thinkgraph.models import EdgeType, NodeType, SourceDocument
+from thinkgraph.service.jobs import Job, Jobs
+from thinkgraph.service.method_info import method_infos
+from thinkgraph.service.schemas import (
+    DocumentIn,
+    DocumentOut,
+    DocumentWritten,
+    Health,
+    MethodInfo,
+    Progress,
+    WorkspaceCreated,
+    WorkspaceStats,
+)
 from thinkgraph.service.workspaces import Workspaces
+from thinkgraph.store.base import RemovalReport
 
 router = APIRouter(prefix="/v1")
 _SAFE_ID = re.compile(r"[^A-Za-z0-9._-]+")
-TOP_K_OPTION = {"naive": "top_k", "ppr": "top_k", "a2rag": "evidence_chunks", "topg": "k", "tog3": "top_k"}
+MAX_FILES = 50
 
 
 def workspaces(request: Request) -> Workspaces:
     return request.app.state.workspaces
+
+
+def jobs(request: Request) -> Jobs:
+    return request.app.state.jobs
 
 
 def document_id_from_filename(filename: str) -> str:
@@ -42,36 +51,40 @@ def document_id_from_filename(filename: str) -> str:
     return cleaned
 
 
-def _doc_dict(tg: ThinkGraph, doc_id: str) -> dict[str, Any]:
+def _progress(job: Job | None) -> Progress | None:
+    return Progress(stage=job.stage, done=job.done, total=job.total) if job else None
+
+
+def _document(tg: ThinkGraph, doc_id: str, job: Job | None = None) -> DocumentOut:
     record = tg.store.get_document(doc_id)
     if record is None:
+        if job is not None:  # queued, not yet in the index
+            return DocumentOut(id=doc_id, source="upload", title=job.title, content_hash="",
+                               status="failed" if job.error else "queued", error=job.error, progress=_progress(job))
         raise InputError(f"no document {doc_id!r} in the workspace")
-    return dataclasses.asdict(record)
+    return DocumentOut.of(record, _progress(job))
 
 
-async def _upsert(request: Request, ws: str, doc: SourceDocument) -> dict[str, Any]:
-    spaces = workspaces(request)
-    reader = spaces.get(ws)
-    async with spaces.lock(ws):
-        # a separate connection writes, so that asks on the reader never see a half-written batch
-        def write() -> Any:
-            with ThinkGraph(reader.store.path, settings=reader.settings, embedder=reader.embedder,
-                            backend=reader._backend) as writer:  # noqa: SLF001
-                return writer.add_documents([doc])
-
-        report = await asyncio.to_thread(write)
-    reader.refresh()
-    return {"document": _doc_dict(reader, doc.id), "report": dataclasses.asdict(report)}
+async def _write(request: Request, ws: str, doc: SourceDocument, wait: bool) -> DocumentWritten:
+    tg = workspaces(request).get(ws)
+    if not wait:
+        job = jobs(request).index_later(ws, doc)
+        return DocumentWritten(document=_document(tg, doc.id, job) if tg.store.get_document(doc.id) else
+                               DocumentOut(id=doc.id, source=doc.source, title=doc.title, content_hash="",
+                                           status="queued", n_chars=len(doc.text), progress=_progress(job)))
+    report = await jobs(request).index(ws, doc)
+    return DocumentWritten(document=_document(tg, doc.id), report=report)
 
 
 @router.get("/health")
-async def health() -> dict[str, str]:
-    return {"status": "ok"}
+async def health() -> Health:
+    return Health()
 
 
 @router.get("/methods")
-async def methods() -> list[str]:
-    return list(METHOD_NAMES)
+async def methods() -> list[MethodInfo]:
+    """Every method with its settings (name, type, default, choices, description)."""
+    return method_infos()
 
 
 @router.get("/workspaces")
@@ -80,117 +93,102 @@ async def list_workspaces(request: Request) -> list[str]:
 
 
 @router.post("/workspaces/{ws}", status_code=201)
-async def create_workspace(request: Request, ws: str) -> dict[str, Any]:
+async def create_workspace(request: Request, ws: str) -> WorkspaceCreated:
     workspaces(request).get(ws, create=True)
-    return {"workspace": ws}
+    return WorkspaceCreated(workspace=ws)
 
 
 @router.get("/workspaces/{ws}")
-async def workspace_stats(request: Request, ws: str) -> dict[str, Any]:
-    return workspaces(request).get(ws).stats()
+async def workspace_stats(request: Request, ws: str) -> WorkspaceStats:
+    return WorkspaceStats(**workspaces(request).get(ws).stats())
 
 
 @router.put("/workspaces/{ws}/documents/{doc_id:path}")
-async def put_document(request: Request, ws: str, doc_id: str, body: DocumentIn) -> dict[str, Any]:
+async def put_document(request: Request, ws: str, doc_id: str, body: DocumentIn,
+                       wait: bool = Query(True, description="false: return at once and index in the background")
+                       ) -> DocumentWritten:
     doc = SourceDocument(id=doc_id, title=body.title or doc_id, text=body.text, source=f"api:{doc_id}")
-    return await _upsert(request, ws, doc)
+    return await _write(request, ws, doc, wait)
+
+
+async def _parsed(upload: UploadFile) -> SourceDocument:
+    name = document_id_from_filename(upload.filename or "")
+    parsed = parse_document(name, await upload.read())
+    return SourceDocument(id=name, title=parsed.title or name, text=parsed.text, source=f"upload:{name}",
+                          page_starts=parsed.page_starts)
 
 
 @router.post("/workspaces/{ws}/documents")
 async def upload_document(request: Request, ws: str, file: UploadFile = File(...),
-                          doc_id: str | None = Form(default=None)) -> dict[str, Any]:
-    name = document_id_from_filename(file.filename or "")
-    parsed = parse_document(name, await file.read())
-    doc = SourceDocument(id=doc_id or name, title=parsed.title or name, text=parsed.text, source=f"upload:{name}",
-                         page_starts=parsed.page_starts)
-    return await _upsert(request, ws, doc)
+                          doc_id: str | None = Form(default=None), wait: bool = Query(True)) -> DocumentWritten:
+    """One file (.txt .md .html .pdf); its id is its base name unless ``doc_id`` is given."""
+    doc = await _parsed(file)
+    if doc_id:
+        doc = SourceDocument(id=doc_id, title=doc.title, text=doc.text, source=doc.source, page_starts=doc.page_starts)
+    return await _write(request, ws, doc, wait)
+
+
+@router.post("/workspaces/{ws}/uploads")
+async def upload_documents(request: Request, ws: str, files: list[UploadFile] = File(...)) -> list[DocumentWritten]:
+    """Several files at once, indexed in the background (watch GET .../documents); a file that cannot
+    be read is refused before any is queued."""
+    if len(files) > MAX_FILES:
+        raise InputError(f"at most {MAX_FILES} files per upload, not {len(files)}")
+    workspaces(request).get(ws)
+    docs = [await _parsed(f) for f in files]
+    return [await _write(request, ws, doc, wait=False) for doc in docs]
 
 
 @router.get("/workspaces/{ws}/documents")
-async def list_documents(request: Request, ws: str) -> list[dict[str, Any]]:
-    return [dataclasses.asdict(d) for d in workspaces(request).get(ws).store.list_documents()]
+async def list_documents(request: Request, ws: str) -> list[DocumentOut]:
+    tg = workspaces(request).get(ws)
+    running = jobs(request).of(ws)
+    listed = [DocumentOut.of(d, _progress(running.get(d.id))) for d in tg.store.list_documents()]
+    known = {d.id for d in listed}
+    return listed + [_document(tg, doc_id, job) for doc_id, job in running.items() if doc_id not in known]
 
 
 @router.get("/workspaces/{ws}/documents/{doc_id:path}")
-async def get_document(request: Request, ws: str, doc_id: str) -> dict[str, Any]:
-    return _doc_dict(workspaces(request).get(ws), doc_id)
+async def get_document(request: Request, ws: str, doc_id: str) -> DocumentOut:
+    return _document(workspaces(request).get(ws), doc_id, jobs(request).of(ws).get(doc_id))
+
+
+def document_text(tg: ThinkGraph, doc_id: str) -> str:
+    """The document's text put back together from its chunks (each is an exact slice of it)."""
+    chunks = [tg.store.get_node(e.src) for e in tg.store.edges_of(document_node_id(doc_id), EdgeType.PART_OF)]
+    spans = sorted((p.start or 0, p.end or 0, n.text) for n in chunks if n is not None and n.type == NodeType.CHUNK
+                   for p in tg.store.provenance(n.id) if p.chunk_id == n.id)
+    text, end = "", 0
+    for start, stop, chunk in spans:
+        if stop > end:
+            text += (" " * (start - end) if start > end else "") + chunk[max(0, end - start):]
+            end = stop
+    return text
+
+
+@router.post("/workspaces/{ws}/documents/{doc_id:path}/reindex")
+async def reindex_document(request: Request, ws: str, doc_id: str, wait: bool = Query(True)) -> DocumentWritten:
+    """Extract the document again (after a failure, or with a changed configuration); model replies
+    already cached in the index are reused."""
+    tg = workspaces(request).get(ws)
+    record = tg.store.get_document(doc_id)
+    if record is None:
+        raise InputError(f"no document {doc_id!r} in the workspace")
+    text = document_text(tg, doc_id)
+    if not text.strip():
+        raise InputError(f"document {doc_id!r} has no stored text to index again; upload it again")
+    node = tg.store.get_node(document_node_id(doc_id))
+    pages = tuple(node.props.get("page_starts") or ()) if node else ()
+    await jobs(request).write(ws, lambda writer: writer.remove_document(doc_id, rebuild=False))
+    doc = SourceDocument(id=doc_id, title=record.title, text=text, source=record.source, page_starts=pages)
+    return await _write(request, ws, doc, wait)
 
 
 @router.delete("/workspaces/{ws}/documents/{doc_id:path}")
-async def delete_document(request: Request, ws: str, doc_id: str) -> dict[str, Any]:
-    spaces = workspaces(request)
-    reader = spaces.get(ws)
-    async with spaces.lock(ws):
-        def remove() -> Any:
-            with ThinkGraph(reader.store.path, settings=reader.settings, embedder=reader.embedder) as writer:
-                return writer.remove_document(doc_id)
+async def delete_document(request: Request, ws: str, doc_id: str) -> RemovalReport:
+    queued = jobs(request).of(ws).get(doc_id)
+    jobs(request).forget(ws, doc_id)
+    if queued is not None and workspaces(request).get(ws).store.get_document(doc_id) is None:
+        return RemovalReport(doc_id, 0, 0)  # a failed or queued upload that never reached the index
+    return await jobs(request).write(ws, lambda writer: writer.remove_document(doc_id))
 
-        report = await asyncio.to_thread(remove)
-    reader.refresh()
-    return dataclasses.asdict(report)
-
-
-@router.get("/workspaces/{ws}/passages/{chunk_id:path}")
-async def passage(request: Request, ws: str, chunk_id: str) -> dict[str, Any]:
-    tg = workspaces(request).get(ws)
-    node = tg.store.get_node(chunk_id)
-    if node is None or node.type != "chunk":
-        raise InputError(f"no passage {chunk_id!r}")
-    span = next((p for p in tg.store.provenance(chunk_id) if p.chunk_id == chunk_id), None)
-    return {"id": chunk_id, "text": node.text, "doc_id": node.props.get("doc_id"), "title": node.props.get("title"),
-            "start": span.start if span else None, "end": span.end if span else None}
-
-
-@router.post("/workspaces/{ws}/ask", response_model=None)
-async def ask(request: Request, ws: str, body: AskIn) -> dict[str, Any] | StreamingResponse:
-    tg = workspaces(request).get(ws)
-    if body.stream:
-        return StreamingResponse(_events(tg, body), media_type="text/event-stream",
-                                 headers={"Cache-Control": "no-cache"})
-    return (await tg.aask(body.question, body.method, **body.options)).to_dict()
-
-
-@router.post("/workspaces/{ws}/retrieve")
-async def retrieve(request: Request, ws: str, body: RetrieveIn) -> dict[str, Any]:
-    tg = workspaces(request).get(ws)
-    options = {TOP_K_OPTION[body.method]: body.top_k} if body.top_k and body.method in TOP_K_OPTION else {}
-    answer = await tg.aretrieve(body.question, body.method, **options)
-    return {"question": body.question, "method": body.method, "citations": [dataclasses.asdict(c) for c in
-                                                                           answer.citations],
-            "evidence": dataclasses.asdict(answer.evidence), "trace": [dataclasses.asdict(s) for s in answer.trace]}
-
-
-def _sse(event: str, data: Any) -> str:
-    return f"event: {event}\ndata: {json.dumps(data, ensure_ascii=False, default=str)}\n\n"
-
-
-async def _events(tg: ThinkGraph, body: AskIn) -> AsyncIterator[str]:
-    """Server-sent events while the method runs: started, one llm_call per model call as it happens,
-    then every trace step, then the answer (or an error)."""
-    queue: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
-
-    def on_call(step: str, cost: Cost) -> None:
-        queue.put_nowait({"step": step, "calls": cost.calls, "cached": cost.cached_calls,
-                          "prompt_tokens": cost.prompt_tokens, "completion_tokens": cost.completion_tokens})
-
-    async def run() -> Answer:
-        with listen(on_call):
-            return await tg.aask(body.question, body.method, **body.options)
-
-    task = asyncio.create_task(run())
-    yield _sse("started", {"question": body.question, "method": body.method})
-    while not task.done() or not queue.empty():
-        getter = asyncio.create_task(queue.get())
-        done, _ = await asyncio.wait({getter, task}, return_when=asyncio.FIRST_COMPLETED)
-        if getter in done:
-            yield _sse("llm_call", getter.result())
-        else:
-            getter.cancel()
-    try:
-        answer = task.result()
-    except ThinkgraphError as exc:
-        yield _sse("error", {"detail": str(exc)})
-        return
-    for i, step in enumerate(answer.trace):
-        yield _sse("trace", {"index": i, **dataclasses.asdict(step)})
-    yield _sse("answer", answer.to_dict())

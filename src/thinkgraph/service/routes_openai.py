@@ -1,26 +1,41 @@
 """An OpenAI-compatible chat endpoint, so that chat front ends can use a method as a model: the model
-name is ``WORKSPACE/METHOD`` (or ``METHOD`` for the workspace "default"); the last user message is
-the question; the reply is the answer with numbered sources."""
+name is ``WORKSPACE/METHOD`` (or ``METHOD`` for the workspace "default"); the conversation is
+condensed into a standalone question; the reply is the answer with numbered sources. ``stream: true``
+sends chat-completion chunks: the role, the answer as content deltas, the sources, and the finish
+reason, with a comment line for every step of the method while it runs."""
 
 from __future__ import annotations
 
 import json
+import re
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import AsyncIterator
 from typing import Any
 
 from fastapi import APIRouter, Request
 from fastapi.responses import StreamingResponse
 
+from thinkgraph.api import ThinkGraph
 from thinkgraph.errors import InputError
 from thinkgraph.methods.registry import METHOD_NAMES
 from thinkgraph.models import Answer
+from thinkgraph.service.conversation import standalone_question
 from thinkgraph.service.routes_api import workspaces
-from thinkgraph.service.schemas import ChatIn
+from thinkgraph.service.schemas import (
+    ChatChoice,
+    ChatCompletion,
+    ChatIn,
+    ChatMessageOut,
+    ChatUsage,
+    ModelEntry,
+    ModelList,
+)
+from thinkgraph.service.streaming import run_events
 
 router = APIRouter(prefix="/v1")
 DEFAULT_WORKSPACE = "default"
+_PIECE = re.compile(r"\S+\s*|\s+")
 
 
 def split_model(model: str) -> tuple[str, str]:
@@ -31,44 +46,79 @@ def split_model(model: str) -> tuple[str, str]:
     return ws or DEFAULT_WORKSPACE, method
 
 
+def sources_text(citations: list[dict[str, Any]]) -> str:
+    """The numbered sources appended to a reply (citations as JSON objects)."""
+    lines = []
+    for i, c in enumerate(citations, 1):
+        page = f" p. {c['page']}" if c.get("page") else ""
+        lines.append(f"[{i}] {c['doc_id']}{page}: {' '.join(str(c.get('quote', '')).split())[:160]}")
+    return "\n\nSources:\n" + "\n".join(lines) if lines else ""
+
+
 def reply_text(answer: Answer) -> str:
-    text = answer.text or answer.message or "No answer."
-    sources = [f"[{i}] {c.doc_id}{f' p. {c.page}' if c.page else ''}: {c.quote[:160]}"
-               for i, c in enumerate(answer.citations, 1)]
-    return text + ("\n\nSources:\n" + "\n".join(sources) if sources else "")
-
-
-def _question(body: ChatIn) -> str:
-    for message in reversed(body.messages):
-        if message.role == "user" and message.content:
-            if isinstance(message.content, str):
-                return message.content
-            return " ".join(part.get("text", "") for part in message.content if part.get("type") == "text")
-    raise InputError("no user message with text")
+    return (answer.text or answer.message or "No answer.") + sources_text(answer.to_dict()["citations"])
 
 
 @router.get("/models")
-async def models(request: Request) -> dict[str, Any]:
+async def models(request: Request) -> ModelList:
     names = [f"{ws}/{m}" for ws in workspaces(request).names() for m in METHOD_NAMES]
-    return {"object": "list", "data": [{"id": n, "object": "model", "owned_by": "thinkgraph"} for n in names]}
+    return ModelList(data=[ModelEntry(id=n) for n in names])
 
 
-@router.post("/chat/completions", response_model=None)
-async def chat(request: Request, body: ChatIn) -> dict[str, Any] | StreamingResponse:
+@router.post("/chat/completions", response_model=ChatCompletion, responses={200: {"content": {
+    "text/event-stream": {"schema": {"type": "string", "description": "chat.completion.chunk events"}}}}})
+async def chat(request: Request, body: ChatIn) -> ChatCompletion | StreamingResponse:
     ws, method = split_model(body.model)
-    answer = await workspaces(request).get(ws).aask(_question(body), method)
-    content = reply_text(answer)
+    tg = workspaces(request).get(ws)
+    question = await standalone_question(body.messages, tg.llm)
     ident, created = f"chatcmpl-{uuid.uuid4().hex}", int(time.time())
     if body.stream:
-        return StreamingResponse(_chunks(ident, created, body.model, content), media_type="text/event-stream")
-    return {"id": ident, "object": "chat.completion", "created": created, "model": body.model,
-            "choices": [{"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": "stop"}],
-            "usage": {"prompt_tokens": answer.cost.prompt_tokens, "completion_tokens": answer.cost.completion_tokens,
-                      "total_tokens": answer.cost.prompt_tokens + answer.cost.completion_tokens}}
+        chunks = _chunks(tg, question, method, _Base(ident, created, body.model), request.app.state.redact)
+        return StreamingResponse(chunks, media_type="text/event-stream", headers={"Cache-Control": "no-cache"})
+    answer = await tg.aask(question, method)
+    usage = ChatUsage(prompt_tokens=answer.cost.prompt_tokens, completion_tokens=answer.cost.completion_tokens,
+                      total_tokens=answer.cost.total_tokens)
+    return ChatCompletion(id=ident, created=created, model=body.model, usage=usage,
+                          choices=[ChatChoice(message=ChatMessageOut(content=reply_text(answer)))])
 
 
-def _chunks(ident: str, created: int, model: str, content: str) -> Iterator[str]:
-    base = {"id": ident, "object": "chat.completion.chunk", "created": created, "model": model}
-    for delta, finish in (({"role": "assistant", "content": content}, None), ({}, "stop")):
-        yield f"data: {json.dumps({**base, 'choices': [{'index': 0, 'delta': delta, 'finish_reason': finish}]})}\n\n"
+class _Base:
+    def __init__(self, ident: str, created: int, model: str) -> None:
+        self.fields = {"id": ident, "object": "chat.completion.chunk", "created": created, "model": model}
+
+    def chunk(self, delta: dict[str, Any], finish: str | None = None, **extra: Any) -> str:
+        data = {**self.fields, "choices": [{"index": 0, "delta": delta, "finish_reason": finish}], **extra}
+        return f"data: {json.dumps(data, ensure_ascii=False)}\n\n"
+
+
+async def _chunks(tg: ThinkGraph, question: str, method: str, base: _Base, redact: Any) -> AsyncIterator[str]:
+    # Model tokens are not forwarded as content: a method streams several answer-kind calls (tog3's
+    # per-round responses, then its final answer) and a chat delta cannot be taken back, so the
+    # content deltas start when the final answer is known.
+    streamed = False
+    async for event in run_events(lambda: tg.aask(question, method), {}, redact=redact):
+        if event.name == "started":
+            yield base.chunk({"role": "assistant", "content": ""})
+        elif event.name in ("trace", "heartbeat"):  # comments: clients ignore them, proxies see traffic
+            yield f": {event.data.get('agent', '')} {event.data.get('action', 'working')}\n\n"
+        elif event.name == "error":
+            yield f"data: {json.dumps({'error': {'message': event.data['message'], 'type': 'server_error'}})}\n\n"
+            return
+        elif event.name == "answer":
+            for piece in _answer_pieces(event.data, streamed):
+                yield base.chunk({"content": piece})
+            cost = event.data.get("cost") or {}
+            usage = ChatUsage(prompt_tokens=cost.get("prompt_tokens", 0),
+                              completion_tokens=cost.get("completion_tokens", 0),
+                              total_tokens=cost.get("prompt_tokens", 0) + cost.get("completion_tokens", 0))
+            yield base.chunk({}, "stop", usage=usage.model_dump())
     yield "data: [DONE]\n\n"
+
+
+def _answer_pieces(answer: dict[str, Any], streamed: bool) -> list[str]:
+    """The answer as content deltas (word by word when the model's tokens were not streamed), then
+    the sources."""
+    text = answer.get("text") or answer.get("message") or "No answer."
+    pieces = [] if streamed else _PIECE.findall(text)
+    sources = sources_text(answer.get("citations") or [])
+    return pieces + ([sources] if sources else [])

@@ -36,6 +36,11 @@ class Workspaces:
     def settings(self) -> Settings:
         return load_settings(self.config_path)
 
+    def secrets(self) -> list[str]:
+        """The API keys the workspaces' models use (redacted from every response)."""
+        settings = self.settings()
+        return [key.get_secret_value() for key in (settings.llm.api_key, settings.embedding.api_key) if key]
+
     def path(self, name: str) -> Path:
         folder = (self.root / check_name(name)).resolve()
         if folder.parent != self.root:  # defence in depth; the name check already rules this out

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
+from thinkgraph.errors import StructuredOutputError
 from thinkgraph.llm.service import LLM
 from thinkgraph.methods.a2rag.config import A2RAGConfig
 from thinkgraph.methods.a2rag.hitl import propose_triples
@@ -51,6 +52,7 @@ class A2RAGMethod:
     config: A2RAGConfig = field(default_factory=A2RAGConfig)
     name: str = "a2rag"
     stage_counts: Counter[str] = field(default_factory=Counter)  # Fig. 4: where questions ended
+    unusable_verdicts: int = 0  # Triple-Check replies that stayed unparseable after the repairs
 
     def __post_init__(self) -> None:
         self.retriever = AgenticRetriever(self.ctx.view, self.config, self.ctx.llm)
@@ -152,7 +154,7 @@ class A2RAGMethod:
         triples = "\n".join(self.retriever.triples_text(state.facts)) or "(none)"
         numbered = "\n".join(f"[{i}] {p.title + ': ' if p.title else ''}{p.text}" for i, p in enumerate(passages, 1))
         prompt = ANSWER.format(question=query, triples=triples, passages=numbered or "(none)")
-        return (await llm.text([{"role": "user", "content": prompt}], step="a2rag.answer")).strip()
+        return (await llm.text([{"role": "user", "content": prompt}], step="a2rag.answer", kind="answer")).strip()
 
     async def _triple_check(self, llm: LLM, query: str, reply: str, state: RetrievalState,
                             trace: list[TraceStep]) -> tuple[str | None, str]:
@@ -162,8 +164,12 @@ class A2RAGMethod:
                    "grd": CHECK_GROUNDING.format(answer=reply, evidence=evidence),
                    "ans": CHECK_ADEQUACY.format(question=query, answer=reply)}
         for check in CHECKS:
-            verdict = await llm.json([{"role": "user", "content": prompts[check]}], CheckVerdict,
-                                     step=f"a2rag.check.{check}")
+            try:
+                verdict = await llm.json([{"role": "user", "content": prompts[check]}], CheckVerdict,
+                                         step=f"a2rag.check.{check}", kind="verdict")
+            except StructuredOutputError as exc:  # an unusable verdict is a failed check, never a crash
+                verdict = CheckVerdict(passed=False, reason=f"the verifier's verdict was unusable ({exc})")
+                self.unusable_verdicts += 1
             trace.append(TraceStep("verifier", f"check.{check}", {}, {"pass": verdict.passed,
                                                                       "reason": verdict.reason}))
             if not verdict.passed:
@@ -173,7 +179,8 @@ class A2RAGMethod:
     async def _rewrite(self, llm: LLM, query: str, reply: str, state: RetrievalState, failure: str,
                        reason: str) -> str:
         prompt = REWRITE[failure].format(question=query, answer=reply, reason=reason)
-        rewritten = (await llm.text([{"role": "user", "content": prompt}], step=f"a2rag.rewrite.{failure}")).strip()
+        rewritten = (await llm.text([{"role": "user", "content": prompt}], step=f"a2rag.rewrite.{failure}",
+                                     kind="query")).strip()
         return rewritten.splitlines()[0].strip() if rewritten else query
 
     def _subgraph(self, state: RetrievalState) -> EvidenceSubgraph:

@@ -34,7 +34,8 @@ async def propose_triples(store: GraphStore, llm: LLM, question: str, answer: st
     numbered = "\n".join(f"[{i}] {p.text}" for i, p in enumerate(passages, 1))
     prompt = PROPOSE_TRIPLES.format(max_triples=MAX_PROPOSALS, question=question, answer=answer, passages=numbered)
     try:
-        reply = await llm.json([{"role": "user", "content": prompt}], ProposalReply, step=PROPOSE_STEP)
+        reply = await llm.json([{"role": "user", "content": prompt}], ProposalReply, step=PROPOSE_STEP,
+                               kind="extraction")
     except StructuredOutputError:
         return []
     except LLMUnavailableError:

@@ -144,7 +144,7 @@ class AgenticRetriever:
         prompt = SUFFICIENCY.format(question=state.query, evidence=self.evidence_text(state))
         try:
             verdict = await self.llm.json([{"role": "user", "content": prompt}], SufficiencyVerdict,
-                                          step=SUFFICIENCY_STEP)
+                                          step=SUFFICIENCY_STEP, kind="verdict")
         except StructuredOutputError:
             return False  # unsure: escalate (the failure is counted by the LLM layer)
         except LLMUnavailableError:

@@ -65,7 +65,7 @@ class SeedAligner:
         if self.llm is not None:
             try:
                 return await self.llm.json([{"role": "user", "content": QUERY_SEEDS.format(question=question)}],
-                                           QueryMentions, step=SEED_STEP)
+                                           QueryMentions, step=SEED_STEP, kind="query")
             except StructuredOutputError:
                 pass  # fall back to the model-free extractor; the failure is counted by the LLM layer
             except LLMUnavailableError:

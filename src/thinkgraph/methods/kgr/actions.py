@@ -37,15 +37,24 @@ class Observation:
     invalid: bool = False
 
 
+# Where a ReAct step ends: the model must not write the observation itself (the graph does).
+REACT_STOP = ("\nObservation", "Observation:")
+
+
 def parse_step(reply: str) -> tuple[str, list[Action]]:
-    """The thought and the actions of one model step ("Thought: ... Action: X[...]")."""
+    """The thought and the first action of one model step ("Thought: ... Action: X[...]").
+
+    Only the first action counts: a model that runs on writes invented observations and further
+    actions (a Finish among them) that the graph never answered, so everything after the first
+    action is ignored."""
+    reply = re.split(r"\n?\s*Observation\s*\d*\s*:", reply, maxsplit=1)[0]
     match = _THOUGHT.match(reply)
     thought = match.group(1).strip() if match else reply.strip()
-    thought = re.split(r"\n\s*Observation\s*\d*\s*:", thought)[0].strip()
     tail = reply[reply.lower().find("action"):] if "action" in reply.lower() else reply
-    actions = [Action(_ALIASES[m.group(1).lower()], _split_args(m.group(1), m.group(2)))
-               for m in _ACTION.finditer(tail)]
-    return thought, actions
+    first = _ACTION.search(tail)
+    if first is None:
+        return thought, []
+    return thought, [Action(_ALIASES[first.group(1).lower()], _split_args(first.group(1), first.group(2)))]
 
 
 def _split_args(name: str, raw: str) -> tuple[str, ...]:

@@ -6,7 +6,7 @@ from __future__ import annotations
 from itertools import count
 
 from thinkgraph.llm.service import LLM
-from thinkgraph.methods.kgr.actions import GraphEnvironment, parse_step
+from thinkgraph.methods.kgr.actions import REACT_STOP, GraphEnvironment, parse_step
 from thinkgraph.methods.kgr.prompts import AGENT_STEP, MERGE, MERGE_AGENT_FORMAT
 from thinkgraph.methods.kgr.state import ChainState, Step, merge_steps
 from thinkgraph.methods.kgr.trace import Recorder
@@ -23,13 +23,15 @@ class AgentStepper:
     async def step(self, state: ChainState, variant: str) -> ChainState:
         prompt = AGENT_STEP.format(graph=self.graph_definition, question=self.question,
                                    scratchpad=state.scratchpad(), variant=variant)
-        reply = await self.llm.text([{"role": "user", "content": prompt}], step=THOUGHT_STEP)
+        reply = await self.llm.text([{"role": "user", "content": prompt}], step=THOUGHT_STEP, kind="action",
+                                    stop=REACT_STOP)
         return self._act(state, reply, merged=False, parents=(state.id,))
 
     async def merge(self, a: ChainState, b: ChainState, variant: str) -> ChainState:
         prompt = MERGE.format(format=MERGE_AGENT_FORMAT, question=self.question, chain_1=a.render(),
                               chain_2=b.render(), variant=variant)
-        reply = await self.llm.text([{"role": "user", "content": prompt}], step=MERGE_STEP)
+        reply = await self.llm.text([{"role": "user", "content": prompt}], step=MERGE_STEP, kind="action",
+                                    stop=REACT_STOP)
         base = ChainState(-1, merge_steps(a, b), depth=max(a.depth, b.depth) - 1)  # merged: same level
         return self._act(base, reply, merged=True, parents=(a.id, b.id))
 

@@ -55,7 +55,8 @@ class KGRagMethod:
             raise ConfigError(f"method {self.name!r} needs an LLM endpoint (set THINKGRAPH_LLM_BASE_URL)")
         with llm.meter.scope() as cost:
             prompt = KG_RAG_ANSWER.format(context=context or "(none)", question=question)
-            reply = (await llm.text([{"role": "user", "content": prompt}], step=f"kg.{self.mode}_rag")).strip()
+            reply = (await llm.text([{"role": "user", "content": prompt}], step=f"kg.{self.mode}_rag",
+                                     kind="answer")).strip()
         cost.seconds = time.perf_counter() - started
         trace.append(TraceStep("responder", f"{self.mode}_rag.answer", {}, {"reply": reply}))
         status = "abstained" if reply.strip(".").casefold() == "unknown" else "answered"

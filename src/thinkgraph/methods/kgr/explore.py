@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 from itertools import count
 
+from thinkgraph.config import CallKind
 from thinkgraph.llm.service import LLM
 from thinkgraph.methods.kgr.config import KGRConfig
 from thinkgraph.methods.kgr.prompts import (
@@ -36,8 +37,8 @@ class ExploreStepper:
         self.recorder, self.ids = recorder, ids
         self.graph_definition = graph.describe()
 
-    async def _ask(self, prompt: str, step: str) -> str:
-        return await self.llm.text([{"role": "user", "content": prompt}], step=step)
+    async def _ask(self, prompt: str, step: str, kind: CallKind) -> str:
+        return await self.llm.text([{"role": "user", "content": prompt}], step=step, kind=kind)
 
     async def step(self, state: ChainState, variant: str) -> ChainState:
         prompt = EXPLORE_THOUGHT.format(
@@ -45,13 +46,13 @@ class ExploreStepper:
             triples="\n".join(f"{h} -> {r} -> {t}" for h, r, t in state.triples) or "(none)",
             attributes="\n".join(state.attributes) or "(none)",
             thoughts="\n".join(s.thought for s in state.steps) or "(none)")
-        thought = (await self._ask(prompt, "kgr.thought")).strip()
+        thought = (await self._ask(prompt, "kgr.thought", "action")).strip()
         return await self._advance(state, thought, merged=False, parents=(state.id,))
 
     async def merge(self, a: ChainState, b: ChainState, variant: str) -> ChainState:
         prompt = MERGE.format(format=MERGE_EXPLORE_FORMAT, question=self.question, chain_1=a.render(),
                               chain_2=b.render(), variant=variant)
-        thought = (await self._ask(prompt, "kgr.merge")).strip()
+        thought = (await self._ask(prompt, "kgr.merge", "action")).strip()
         base = ChainState(-1, merge_steps(a, b), depth=max(a.depth, b.depth) - 1, seen={**a.seen, **b.seen})
         return await self._advance(base, thought, merged=True, parents=(a.id, b.id))
 
@@ -74,7 +75,7 @@ class ExploreStepper:
 
     async def _link(self, text: str, seen: dict[str, bool]) -> list[str]:
         """Entities named in the text, each linked to its best-matching node (new ones unvisited)."""
-        reply = await self._ask(ENTITY_EXTRACTION.format(text=text), "kgr.entities")
+        reply = await self._ask(ENTITY_EXTRACTION.format(text=text), "kgr.entities", "query")
         names = bracket_list(reply)
         if names is None:
             self.recorder.parse_failures += 1
@@ -117,14 +118,16 @@ class ExploreStepper:
             return []
         entity = self.graph.text(node)
         reply = await self._ask(PRUNE_RELATIONS.format(question=self.question, entity=entity,
-                                                       relations=", ".join(relations)), "kgr.prune_relations")
+                                                       relations=", ".join(relations)), "kgr.prune_relations",
+                                "verdict")
         kept = [r for r in (bracket_list(reply) or []) if r in relations]
         out = []
         for relation in kept:
             neighbors = [int(n) for n in self.graph.neighbors(node, relation)[: self.config.max_neighbors]]
             names = {self.graph.text(n): n for n in neighbors}
             reply = await self._ask(PRUNE_ENTITIES.format(question=self.question, entity=entity, relation=relation,
-                                                          neighbors=", ".join(names)), "kgr.prune_entities")
+                                                          neighbors=", ".join(names)), "kgr.prune_entities",
+                                    "verdict")
             chosen = [names[x] for x in (bracket_list(reply) or []) if x in names]
             out.append((relation, chosen))
         self.recorder.note("prune", {"entity": entity, "relations": relations},
@@ -136,7 +139,8 @@ class ExploreStepper:
         if not features:
             return []
         reply = await self._ask(SEARCH_ATTRIBUTES.format(question=self.question, entity=self.graph.text(node),
-                                                         attributes=", ".join(features)), "kgr.attributes")
+                                                         attributes=", ".join(features)), "kgr.attributes",
+                                "verdict")
         chosen = [k for k in (bracket_list(reply) or []) if k in features]
         return [f"{self.graph.text(node)}: {k} = {str(features[k])[:500]}" for k in chosen]
 
@@ -144,4 +148,4 @@ class ExploreStepper:
         prompt = END_CHECK.format(question=self.question, thoughts=" ".join(s.thought for s in state.steps) or "(none)",
                                   triples="\n".join(f"{h} -> {r} -> {t}" for h, r, t in state.triples + triples)
                                   or "(none)", attributes="\n".join(state.attributes + attributes) or "(none)")
-        return bool(_YES.match((await self._ask(prompt, "kgr.end_check")).lstrip("[")))
+        return bool(_YES.match((await self._ask(prompt, "kgr.end_check", "verdict")).lstrip("[")))

@@ -59,7 +59,7 @@ class Evaluator:
     async def _select(self, candidates: list[ChainState]) -> list[ChainState]:
         choices = "\n".join(f"Choice {i}:\n{c.render()}" for i, c in enumerate(candidates, 1))
         prompt = SELECT_VOTE.format(question=self.question, choices=choices, count=len(candidates))
-        reply = await self.llm.text([{"role": "user", "content": prompt}], step="kgr.select")
+        reply = await self.llm.text([{"role": "user", "content": prompt}], step="kgr.select", kind="verdict")
         match = _BEST.search(reply)
         picked = [int(x) for x in re.findall(r"\d+", match.group(1))] if match else []
         if not match:
@@ -73,7 +73,7 @@ class Evaluator:
     async def _score(self, candidates: list[ChainState]) -> list[ChainState]:
         async def one(c: ChainState) -> None:
             prompt = SCORE_VOTE.format(question=self.question, chain=c.render())
-            reply = await self.llm.text([{"role": "user", "content": prompt}], step="kgr.score")
+            reply = await self.llm.text([{"role": "user", "content": prompt}], step="kgr.score", kind="verdict")
             found = _NUMBER.search(reply)
             if found is None:
                 self.recorder.parse_failures += 1

@@ -58,7 +58,7 @@ class Retriever:
         if self.llm is None:
             return []
         reply = await self.llm.text([{"role": "user", "content": KEYWORDS.format(
-            max_keywords=self.config.max_keywords, query=query)}], step="tog3.keywords", max_tokens=200)
+            max_keywords=self.config.max_keywords, query=query)}], step="tog3.keywords", kind="query")
         line = next((ln for ln in reply.splitlines() if "^" in ln), reply.splitlines()[0] if reply else "")
         line = line.split(":", 1)[1] if line.lower().startswith("keywords:") else line
         return [k.strip() for k in line.split("^") if k.strip()][: self.config.max_keywords]
@@ -173,7 +173,7 @@ class Constructor:
             return graph
         listing = "\n".join(f"{s} -> {p} -> {o}" for s, p, o in graph.triples)
         reply = await self.llm.text([{"role": "user", "content": REFINE.format(query=query, triples=listing)}],
-                                    step="tog3.refine")
+                                    step="tog3.refine", kind="extraction")
         refined = parse_triples(reply)
         if refined is not None and not refined:  # unparseable: keep the subgraph as it was
             trace.append(TraceStep("constructor", "refine.unparsed", {}, {"reply": reply[:200]}))

@@ -12,13 +12,14 @@ from functools import cached_property
 from pydantic import BaseModel
 
 from thinkgraph.errors import ConfigError, StructuredOutputError
+from thinkgraph.ids import entity_id
 from thinkgraph.llm.service import LLM
 from thinkgraph.methods.base import NO_LLM_MESSAGE, MethodContext
 from thinkgraph.methods.synthesis import citations_for
 from thinkgraph.methods.tog3.agents import Constructor, Retriever, Subgraph
 from thinkgraph.methods.tog3.config import ToG3Config
 from thinkgraph.methods.tog3.prompts import EVOLVE_QUERY, FINAL, RESPOND, SUFFICIENCY
-from thinkgraph.models import Answer, EvidenceSubgraph, TraceStep
+from thinkgraph.models import Answer, Edge, EdgeType, EvidenceSubgraph, Node, NodeType, TraceStep
 from thinkgraph.retrieval.evidence import passages_from_scores
 
 
@@ -72,7 +73,24 @@ class ToG3Method:
         passages = passages_from_scores(self.ctx.store, [(cid, 0.0) for cid in graph.passages])
         return Answer(question=question, method=self.name, text=None, status="evidence_only",
                       citations=citations_for(passages), trace=trace, message=NO_LLM_MESSAGE,
-                      evidence=EvidenceSubgraph(path_texts=[f"{s} -> {p} -> {o}" for s, p, o in graph.triples]))
+                      evidence=self._evidence(graph))
+
+    def _evidence(self, graph: Subgraph) -> EvidenceSubgraph:
+        """The final subgraph as nodes and edges: its passages and communities, the entities of its
+        triples with the relations between them (triples refined on the fly may name entities the
+        index lacks; they are drawn from their names)."""
+        store = self.ctx.store
+        nodes = {n.id: n for n in store.get_nodes([*graph.passages, *graph.communities])}
+        edges: list[Edge] = []
+        for s, p, o in graph.triples:
+            ends = []
+            for name in (s, o):
+                nid = entity_id(name)
+                nodes.setdefault(nid, store.get_node(nid) or Node(nid, NodeType.ENTITY, name))
+                ends.append(nid)
+            edges.append(Edge(ends[0], ends[1], EdgeType.OPENREL, props={"predicate": p}))
+        return EvidenceSubgraph(nodes=list(nodes.values()), edges=edges,
+                                path_texts=[f"{s} -> {p} -> {o}" for s, p, o in graph.triples])
 
     async def _macer(self, q: str, llm: LLM) -> Answer:
         c = self.config
@@ -103,19 +121,19 @@ class ToG3Method:
         passages = passages_from_scores(self.ctx.store, [(cid, 0.0) for cid in graph.passages])
         return Answer(question=q, method=self.name, text=final, status="abstained" if abstained else "answered",
                       citations=citations_for(passages), trace=trace,
-                      evidence=EvidenceSubgraph(path_texts=[f"{s} -> {p} -> {o}" for s, p, o in graph.triples]),
-                      message=f"{rounds} round(s); last reward {reward}", stats={"rounds": rounds, "reward": reward})
+                      evidence=self._evidence(graph), message=f"{rounds} round(s); last reward {reward}",
+                      stats={"rounds": rounds, "reward": reward})
 
     async def _respond(self, llm: LLM, q: str, graph: Subgraph, trace: list[TraceStep]) -> str:
         prompt = RESPOND.format(context=self.retriever.context(graph), query=q)
-        answer = (await llm.text([{"role": "user", "content": prompt}], step="tog3.respond")).strip()
+        answer = (await llm.text([{"role": "user", "content": prompt}], step="tog3.respond", kind="answer")).strip()
         trace.append(TraceStep("responser", "respond", {"query": q}, {"answer": answer}, prompt="RESPOND"))
         return answer
 
     async def _reward(self, llm: LLM, q: str, graph: Subgraph, answer: str, trace: list[TraceStep]) -> int:
         prompt = SUFFICIENCY.format(query=q, answer=answer, context=self.retriever.context(graph))
         try:
-            verdict = await llm.json([{"role": "user", "content": prompt}], Reward, step="tog3.reflect")
+            verdict = await llm.json([{"role": "user", "content": prompt}], Reward, step="tog3.reflect", kind="verdict")
             reward = int(verdict.sufficient)
             reason = verdict.reason
         except StructuredOutputError as exc:  # counted by the LLM layer; unsure means keep looking
@@ -128,7 +146,7 @@ class ToG3Method:
                             trace: list[TraceStep]) -> str | None:
         reasoning = "\n".join(f"- {h.sub_query} -> {h.answer}" for h in history) or f"- {q} -> {answer}"
         prompt = EVOLVE_QUERY.format(query=q, context=self.retriever.context(graph), reasoning=reasoning)
-        reply = (await llm.text([{"role": "user", "content": prompt}], step="tog3.evolve_query")).strip()
+        reply = (await llm.text([{"role": "user", "content": prompt}], step="tog3.evolve_query", kind="query")).strip()
         line = reply.splitlines()[0].removeprefix("Next question:").strip() if reply else ""
         sub_query = None if not line or line.strip(".'\"").casefold() == "none" else line
         trace.append(TraceStep("reflector", "evolve_query", {}, {"sub_query": sub_query}, prompt="EVOLVE_QUERY"))
@@ -139,6 +157,6 @@ class ToG3Method:
         steps = [*history, Step(q, answer, 0, graph.summary())]
         trajectory = "\n".join(f"- {h.sub_query} -> {h.answer}" for h in steps)
         prompt = FINAL.format(query=q, trajectory=trajectory, context=self.retriever.context(graph))
-        final = (await llm.text([{"role": "user", "content": prompt}], step="tog3.final")).strip()
+        final = (await llm.text([{"role": "user", "content": prompt}], step="tog3.final", kind="answer")).strip()
         trace.append(TraceStep("responser", "final", {"rounds": len(history) + 1}, {"answer": final}, prompt="FINAL"))
         return final

@@ -88,7 +88,8 @@ class GlobalExplorer:
     async def decompose(self, question: str) -> list[str]:
         prompt = DECOMPOSE.format(m=self.config.breadth, question=question)
         try:
-            reply = await self.llm.json([{"role": "user", "content": prompt}], SubQuestions, step="topg.decompose")
+            reply = await self.llm.json([{"role": "user", "content": prompt}], SubQuestions, step="topg.decompose",
+                                        kind="query")
             questions = [q.strip() for q in reply.questions if q.strip()][: self.config.breadth]
         except StructuredOutputError:
             questions = []
@@ -222,7 +223,7 @@ class CommunityReporter:
                 prompt = INTERMEDIATE.format(question=question, material=chunk)
                 try:
                     part = await self.llm.json([{"role": "user", "content": prompt}], Intermediate,
-                                               step="topg.intermediate")
+                                               step="topg.intermediate", kind="answer")
                 except StructuredOutputError:
                     continue
                 if part.score > 0 and part.answer.strip():
@@ -241,5 +242,5 @@ class CommunityReporter:
         ordered = lost_in_the_middle(kept)
         analyses = "\n\n".join(f"Analysis {i}:\n{t}" for i, t in enumerate(ordered, 1))
         text = await self.llm.text([{"role": "user", "content": REPORT.format(question=question, analyses=analyses)}],
-                                   step="topg.report", max_tokens=2048)
+                                   step="topg.report", kind="report")
         return text.strip(), used

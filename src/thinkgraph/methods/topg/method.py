@@ -105,7 +105,7 @@ class ToPGMethod:
         """Naive: SuggestNaive's propositions answer the question directly, without Select."""
         props = self.suggester.naive(self.ctx.view.embed_query(question))
         prompt = NAIVE_ANSWER.format(question=question, facts=self._facts(props))
-        reply = (await llm.text([{"role": "user", "content": prompt}], step="topg.naive_answer")).strip()
+        reply = (await llm.text([{"role": "user", "content": prompt}], step="topg.naive_answer", kind="answer")).strip()
         trace = [TraceStep("suggester", "suggest.naive", {"k": self.config.k}, {"propositions": len(props)}),
                  TraceStep("responder", "topg.naive_answer", {}, {"reply": reply})]
         cited = [props[int(n) - 1] for n in _CITE.findall(reply) if 1 <= int(n) <= len(props)]
@@ -119,7 +119,8 @@ class ToPGMethod:
             return []
         prompt = SELECT.format(question=question, facts=self._facts(suggested))
         try:
-            reply = await llm.json([{"role": "user", "content": prompt}], SelectReply, step="topg.select")
+            reply = await llm.json([{"role": "user", "content": prompt}], SelectReply, step="topg.select",
+                                   kind="verdict")
             kept = [suggested[n - 1] for n in dict.fromkeys(reply.keep) if 1 <= n <= len(suggested)]
         except StructuredOutputError:
             kept = []  # counted by the LLM layer; nothing is admitted unchecked
@@ -177,7 +178,7 @@ class ToPGMethod:
                     iteration: int) -> EvalReply | None:
         prompt = EVAL.format(question=question, facts=self._facts(found) or "(none)")
         try:
-            verdict = await llm.json([{"role": "user", "content": prompt}], EvalReply, step="topg.eval")
+            verdict = await llm.json([{"role": "user", "content": prompt}], EvalReply, step="topg.eval", kind="verdict")
         except StructuredOutputError:
             return None
         trace.append(TraceStep("evaluator", "eval", {"iteration": iteration, "facts": len(found)},
@@ -188,7 +189,8 @@ class ToPGMethod:
         prompt = NEXT_QUESTIONS.format(question=question, facts=self._facts(found) or "(none)",
                                        max_questions=self.config.max_next_questions)
         try:
-            reply = await llm.json([{"role": "user", "content": prompt}], NextQuestions, step="topg.next_questions")
+            reply = await llm.json([{"role": "user", "content": prompt}], NextQuestions, step="topg.next_questions",
+                                     kind="query")
         except StructuredOutputError:
             return []
         questions = [q.strip() for q in reply.questions if q.strip()][: self.config.max_next_questions]

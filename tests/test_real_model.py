@@ -1,0 +1,225 @@
+"""Every LLM path against a real model behind a real server: llama-cpp-python's OpenAI-compatible
+server with Gemma 3 270M (tests/realmodel.py). A tiny base model answers poorly, so these tests assert
+behaviour, not quality: every run ends with a status, failures are counted and reported, traces are
+complete, citations resolve to spans of the documents, and nothing crashes.
+
+Caps are small (see CONFIG) so that the whole module runs in a few minutes on two cores."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from realmodel import RealModel
+from support import FIXTURES, SAMPLE_CORPUS
+from thinkgraph.api import ThinkGraph
+from thinkgraph.config import load_settings
+from thinkgraph.models import Answer
+
+pytestmark = pytest.mark.realmodel
+
+CONFIG = """
+[llm]
+context_window = 8192
+concurrency = 1          # the server decodes one request at a time
+max_repairs = 1
+max_retries = 1
+timeout_s = 300
+[llm.max_tokens]
+answer = 40
+verdict = 40
+extraction = 128
+action = 48
+summary = 32
+query = 24
+report = 64
+[embedding]
+provider = "hashing"
+dim = 256
+[index]
+max_cluster_size = 20    # fewer, larger communities: fewer summary calls
+"""
+STATUSES = {"answered", "abstained", "failed"}
+DOC_IDS = {"harbor-observatory.md", "kestrel-bay.md", "people.md", "skarn-lighthouse.txt"}
+
+
+@dataclass(frozen=True)
+class Workdir:
+    root: Path
+    config: Path
+    env: dict[str, str]
+
+    def cli(self, *args: str | Path, timeout: float = 900) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-m", "thinkgraph", "--config", str(self.config), *map(str, args)],
+                              cwd=self.root, env=self.env, capture_output=True, text=True, timeout=timeout)
+
+    def open(self, index: Path) -> ThinkGraph:
+        return ThinkGraph.open(index, settings=load_settings(self.config, env=self.env))
+
+
+@pytest.fixture(scope="module")
+def work(real_model: RealModel, tmp_path_factory: pytest.TempPathFactory) -> Workdir:
+    root = tmp_path_factory.mktemp("real")
+    config = root / "thinkgraph.toml"
+    config.write_text(CONFIG, encoding="utf-8")
+    env = dict(os.environ, THINKGRAPH_LLM_BASE_URL=real_model.base_url, THINKGRAPH_LLM_MODEL=real_model.model,
+               HF_HUB_OFFLINE="1")
+    return Workdir(root, config, env)
+
+
+def _index(work: Workdir, name: str, extractor: str) -> tuple[Path, dict[str, Any]]:
+    path = work.root / f"{name}.db"
+    done = work.cli("--index", path, "index", SAMPLE_CORPUS, "-e", extractor, "--json")
+    assert done.returncode == 0, done.stderr
+    return path, json.loads(done.stdout)
+
+
+@pytest.fixture(scope="module")
+def llm_index(work: Workdir) -> Iterator[tuple[Path, dict[str, Any]]]:
+    yield _index(work, "llm", "llm")
+
+
+def _inspect(work: Workdir, path: Path) -> dict[str, Any]:
+    shown = work.cli("--index", path, "inspect", "--json")
+    assert shown.returncode == 0, shown.stderr
+    return json.loads(shown.stdout)
+
+
+def _check_index(work: Workdir, path: Path, report: dict[str, Any], extraction_step: str) -> dict[str, Any]:
+    stats = _inspect(work, path)
+    # every document ends done or failed, and every failed chunk is recorded
+    assert report["indexed"] + report["failed"] == len(DOC_IDS) and report["chunks"] >= len(DOC_IDS)
+    assert sum(stats["documents"].values()) == len(DOC_IDS) and set(stats["documents"]) <= {"done", "failed"}
+    assert sum(stats["extraction_failures"].values()) >= report["extraction_failures"]
+    assert stats["llm_usage"][extraction_step]["calls"] >= report["chunks"]
+    # the server refuses json_schema (HTTP 500); the client settled on llama-cpp-python's form
+    assert list(stats["llm_structured_output"].values()) == ["json_object_schema"]
+    return stats
+
+
+def test_index_with_llm_triplets(work: Workdir, llm_index: tuple[Path, dict[str, Any]]) -> None:
+    path, report = llm_index
+    stats = _check_index(work, path, report, "index.extract_triplets")
+    assert stats["nodes"]["chunk"] >= len(DOC_IDS)
+    # a second run repeats no finished LLM call
+    again = work.cli("--index", path, "index", SAMPLE_CORPUS, "-e", "llm", "--json")
+    assert again.returncode == 0, again.stderr
+    assert json.loads(again.stdout)["unchanged"] == report["indexed"]
+    calls = {step: u["calls"] for step, u in _inspect(work, path)["llm_usage"].items()}
+    before = {step: u["calls"] for step, u in stats["llm_usage"].items()}
+    retried = report["extraction_failures"]  # chunks that failed are asked again, nothing else
+    assert sum(calls.values()) - sum(before.values()) <= retried * 2
+
+
+def test_index_with_propositions(work: Workdir) -> None:
+    path, report = _index(work, "props", "propositions")
+    _check_index(work, path, report, "index.topg_entities")
+
+
+def _check_answer(answer: Answer, tg: ThinkGraph) -> None:
+    assert answer.status in STATUSES, (answer.status, answer.message)
+    if answer.status == "failed":
+        assert answer.message, "a failed answer says why"
+    assert answer.trace, "the trace records the method's steps"
+    llm_steps = [s for s in answer.trace if s.agent == "llm"]
+    assert len(llm_steps) == 1 and llm_steps[0].outputs["model"] == "gemma-3-270m"
+    assert answer.cost.calls + answer.cost.cached_calls >= 1
+    for citation in answer.citations:  # every citation resolves to a span of a stored document
+        assert citation.doc_id in DOC_IDS
+        chunk = tg.store.get_node(citation.chunk_id)
+        assert chunk is not None and citation.start is not None and citation.end is not None
+        assert 0 <= citation.start < citation.end
+        assert citation.quote.strip()[:40] in chunk.text
+
+
+METHODS: list[tuple[str, dict[str, Any]]] = [
+    ("none", {}),
+    ("naive", {}),
+    ("ppr", {}),
+    ("ircot", {}),
+    ("a2rag", {"i_max": 1}),
+    ("topg", {"mode": "naive"}),
+    ("topg", {"mode": "local", "max_iter": 1}),
+    ("topg", {"mode": "global", "breadth": 2, "global_max_iter": 1, "min_facts": 20}),
+    ("tog3", {"horizon": 2}),
+    ("kgr", {"strategy": "cot", "interaction": "agent", "steps": 3}),
+    ("kgr", {"strategy": "cot", "interaction": "explore", "steps": 2, "search_depth": 1}),
+    ("kgr", {"strategy": "tot", "interaction": "agent", "steps": 2, "k": 2, "t": 1}),
+    ("kgr", {"strategy": "tot", "interaction": "explore", "steps": 1, "k": 2, "t": 1, "search_depth": 1}),
+    ("kgr", {"strategy": "got", "interaction": "agent", "steps": 2, "k": 2, "t": 2, "evaluator": "score"}),
+    ("kgr", {"strategy": "got", "interaction": "explore", "steps": 1, "k": 2, "t": 2, "search_depth": 1}),
+    ("kg-textrag", {}),
+    ("kg-graphrag", {}),
+]
+
+
+@pytest.mark.parametrize(("method", "options"), METHODS, ids=[f"{m}-{'-'.join(map(str, o.values()))}"
+                                                               for m, o in METHODS])
+def test_every_method_ends_with_a_status(work: Workdir, llm_index: tuple[Path, dict[str, Any]], method: str,
+                                         options: dict[str, Any]) -> None:
+    with work.open(llm_index[0]) as tg:
+        answer = tg.ask("Who trained the instrument maker who reassembled the Morrow Refractor?", method, **options)
+        _check_answer(answer, tg)
+
+
+def test_ask_through_the_cli(work: Workdir, llm_index: tuple[Path, dict[str, Any]]) -> None:
+    done = work.cli("--index", llm_index[0], "ask", "Who founded the Harbor Hill Observatory?", "-m", "ppr",
+                    "--json")
+    assert done.returncode == 0, done.stderr
+    answer = json.loads(done.stdout)
+    assert answer["status"] in STATUSES and answer["cost"]["completion_tokens"] <= 40 + 5
+
+
+def test_eval_with_judge(work: Workdir, llm_index: tuple[Path, dict[str, Any]]) -> None:
+    out = work.root / "eval"
+    done = work.cli("--index", llm_index[0], "eval", FIXTURES / "sample_questions.jsonl", "-m", "ppr",
+                    "-m", "a2rag:i_max=0", "--judge", "--out", out)
+    assert done.returncode == 0, done.stderr
+    records = [json.loads(line) for line in (out / "records.jsonl").read_text().splitlines()]
+    assert len(records) == 6 and {r["status"] for r in records} <= STATUSES
+    summary = json.loads((out / "summary.json").read_text())
+    assert {row["label"] for row in summary} == {"ppr", "a2rag:i_max=0"}
+
+
+def test_service_streams_ask_and_chat(work: Workdir, monkeypatch: pytest.MonkeyPatch) -> None:
+    from fastapi.testclient import TestClient
+
+    from thinkgraph.service.app import create_app
+    from thinkgraph.service.settings import ServiceSettings
+
+    config = work.root / "service.toml"  # documents indexed model-free here: the LLM paths are the asks
+    config.write_text(CONFIG + 'extractor = "nolm"\ndocument_summaries = "first_sentences"\n'
+                      'summarize_communities = false\n', encoding="utf-8")
+    for var in ("THINKGRAPH_LLM_BASE_URL", "THINKGRAPH_LLM_MODEL"):
+        monkeypatch.setenv(var, work.env[var])
+    settings = ServiceSettings(root=work.root / "ws", config_path=config)
+    with TestClient(create_app(settings)) as client:
+        assert client.post("/v1/workspaces/demo").status_code == 201
+        for doc in sorted(SAMPLE_CORPUS.iterdir()):
+            client.put(f"/v1/workspaces/demo/documents/{doc.name}", json={"text": doc.read_text()})
+        with client.stream("POST", "/v1/workspaces/demo/ask", json={
+                "question": "Who founded the Harbor Hill Observatory?", "method": "ppr",
+                "stream": True}) as response:
+            lines = list(response.iter_lines())
+        events = [line.removeprefix("event: ") for line in lines if line.startswith("event: ")]
+        assert events[0] == "started" and events[-1] == "answer"
+        assert "llm_call" in events
+        data = json.loads([x for x in lines if x.startswith("data: ")][-1][6:])
+        assert data["status"] in STATUSES
+        reply = client.post("/v1/chat/completions", json={"model": "demo/ppr", "messages": [
+            {"role": "user", "content": "Who designed the first observatory building?"}]})
+        assert reply.status_code == 200, reply.text
+        assert reply.json()["choices"][0]["message"]["content"].strip()
+        with client.stream("POST", "/v1/chat/completions", json={"model": "demo/naive", "stream": True,
+                                                                "messages": [{"role": "user",
+                                                                              "content": "Where is Skarn?"}]}) as r:
+            chunks = [x for x in r.iter_lines() if x.startswith("data: ")]
+        assert chunks[-1] == "data: [DONE]" and len(chunks) >= 3
