@@ -28,7 +28,7 @@ from typing import Any
 
 _SYLLABLES = ["ka", "lo", "mi", "ne", "ru", "ta", "vo", "si", "de", "an", "el", "or", "is", "um", "ber", "gan"]
 _NAME = re.compile(r"\b[A-Z][a-z]{3,}\b")
-VOLATILE = ("index", "size_bytes", "stage_timings", "llm_usage", "graph_version")
+VOLATILE = ("index", "size_bytes", "stage_timings", "llm_usage", "graph_version", "llm_structured_output")
 
 
 def write_corpus(path: Path, passages: int, seed: int = 0) -> None:

@@ -24,7 +24,7 @@ from thinkgraph.errors import IncompleteIndexError
 from thinkgraph.index.stages import missing_stages
 from thinkgraph.llm.backend import ChatRequest, ChatResult
 
-VOLATILE = ("index", "size_bytes", "stage_timings", "llm_usage", "graph_version")
+VOLATILE = ("index", "size_bytes", "stage_timings", "llm_usage", "graph_version", "llm_structured_output")
 
 
 class Crash(Exception):
