@@ -15,6 +15,7 @@ import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
 
 
 def _peak_mb() -> float:
@@ -22,16 +23,10 @@ def _peak_mb() -> float:
 
 
 def phase_import(source: Path, target: Path) -> dict[str, float]:
-    from thinkgraph.embed.hashing import HashingEmbedder
-    from thinkgraph.typedkg import TypedGraphBuilder
-    from thinkgraph.typedkg.importers import load_grbench
+    from kgr_scale import build  # the same import as the scale benchmark (hashing embedder)
 
-    started = time.perf_counter()
-    builder = TypedGraphBuilder()
-    load_grbench(source, builder)
-    parsed = time.perf_counter() - started
-    builder.write(target, HashingEmbedder(384))
-    return {"seconds": time.perf_counter() - started, "parse_s": parsed, "peak_mb": _peak_mb()}
+    built = build(source, target)
+    return {"seconds": built["import_s"], "parse_s": built["parse_s"], "peak_mb": built["build_peak_mb"]}
 
 
 def phase_json_load(source: Path) -> dict[str, float]:
