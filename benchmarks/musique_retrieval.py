@@ -67,7 +67,7 @@ def main() -> None:
         stats = tg.stats()
         print(f"build: {build_s:.1f} s for {report.indexed} passages ({report.unchanged} already indexed); "
               f"synonym edges {report.synonyms}; communities {report.communities} in {report.community_levels} levels")
-        print(f"index size on disk: {tg.store.file_size() / 1e6:.1f} MB")
+        print(f"index size on disk: {tg.store.size_bytes() / 1e6:.1f} MB")
         print(f"nodes: {stats['nodes']}")
         print(f"edges: {stats['edges']}")
 

@@ -10,6 +10,7 @@ from pathlib import Path  # noqa: E402
 
 import pytest  # noqa: E402
 
+import pg_support  # noqa: E402
 from support import FakeOpenAIServer, HashEmbedder, index_opener  # noqa: E402
 from thinkgraph.config import Settings  # noqa: E402
 
@@ -45,6 +46,20 @@ def open_bridge(tmp_path: Path) -> Iterator:
 
     yield from index_opener(tmp_path / "bridge.db", lambda tg: tg.index(
         [FIXTURES / "bridge_corpus.jsonl"], openie=FIXTURES / "bridge_openie.jsonl"))
+
+
+@pytest.fixture(scope="session")
+def postgres_server() -> Iterator[str]:
+    """The URL (no schema) of a PostgreSQL server with pgvector, started once per test session."""
+    url, server = pg_support.start_server()
+    yield url
+    pg_support.stop_server(server)
+
+
+@pytest.fixture
+def pg_url(postgres_server: str) -> Iterator:
+    """``pg_url()`` gives the URL of a fresh schema (an empty index), dropped after the test."""
+    yield from pg_support.schema_urls(postgres_server)
 
 
 @pytest.fixture(scope="session")

@@ -1,3 +1,4 @@
+# ruff: noqa: F811 - the service fixtures `client` and `llm` are shared from test_service
 """The service features behind the workbench page and chat clients: access rules (Host/Origin guard,
 token scheme, docs behind the token, redaction), typed OpenAPI, method settings, background uploads
 with progress, re-index, uniform top_k, live trace order, and the OpenAI-compatible endpoint
@@ -7,35 +8,16 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
-import pytest
 from fastapi.testclient import TestClient
 
 from support import FakeOpenAIServer
-from test_service import ALPHA, BETA, SECRET, config
+from test_service import ALPHA, BETA, SECRET, client, config, llm  # noqa: F401 - shared fixtures
 from thinkgraph.service.app import create_app
 from thinkgraph.service.settings import ServiceSettings
 
 LOCAL = "http://127.0.0.1:8765"
-
-
-@pytest.fixture
-def llm() -> Iterator[FakeOpenAIServer]:
-    with FakeOpenAIServer() as server:
-        server.responder = lambda payload: "Joseph Okafor [1]"
-        yield server
-
-
-@pytest.fixture
-def client(tmp_path: Path, llm: FakeOpenAIServer, monkeypatch: pytest.MonkeyPatch) -> Iterator[TestClient]:
-    monkeypatch.setenv("THINKGRAPH_LLM_API_KEY", SECRET)
-    settings = ServiceSettings(root=tmp_path / "ws", config_path=config(tmp_path, llm.url))
-    with TestClient(create_app(settings), base_url=LOCAL) as c:
-        c.post("/v1/workspaces/alpha")
-        c.put("/v1/workspaces/alpha/documents/rowing.txt", json={"text": ALPHA, "title": "Rowing"})
-        yield c
 
 
 def test_without_a_token_only_loopback_hosts_and_origins_are_served(tmp_path: Path) -> None:

@@ -1,25 +1,41 @@
-"""The contract every GraphStore backend must pass (only the SQLite backend exists today)."""
+"""The contract every GraphStore backend must pass, run on each: SQLite (a file) and PostgreSQL (a
+schema on the test server, see pg_support.py)."""
 
 from __future__ import annotations
 
+import itertools
+import multiprocessing
 import sqlite3
-from collections.abc import Callable
+import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import numpy as np
 import pytest
 
 from thinkgraph.errors import IndexFileError
-from thinkgraph.models import DocStatus, DocumentRecord, Edge, Node, Provenance
-from thinkgraph.store.base import GraphStore
-from thinkgraph.store.sqlite import SQLiteStore, edge_key
+from thinkgraph.models import DocStatus, DocumentRecord, Edge, Node, Proposal, Provenance
+from thinkgraph.store import open_store
+from thinkgraph.store.base import SECTIONS, GraphStore
+from thinkgraph.store.common import CHANGES, edge_key
+from thinkgraph.store.copy import copy_index
+from thinkgraph.store.sqlite import SQLiteStore
 
-BACKENDS: dict[str, Callable[[Path], GraphStore]] = {"sqlite": lambda p: SQLiteStore(p / "i.db")}
+BACKENDS = ("sqlite", "postgres")
 
 
-@pytest.fixture(params=sorted(BACKENDS))
-def store(request: pytest.FixtureRequest, tmp_path: Path) -> GraphStore:
-    s = BACKENDS[request.param](tmp_path)
+@pytest.fixture(params=BACKENDS)
+def new_location(request: pytest.FixtureRequest, tmp_path: Path) -> Callable[[], str]:
+    """Gives where a new, empty index of the backend goes (a file, or a fresh schema)."""
+    if request.param == "sqlite":
+        numbers = itertools.count()
+        return lambda: str(tmp_path / f"i{next(numbers)}.db")
+    return request.getfixturevalue("pg_url")
+
+
+@pytest.fixture
+def store(new_location: Callable[[], str]) -> Iterator[GraphStore]:
+    s = open_store(new_location())
     yield s
     s.close()
 
@@ -50,14 +66,17 @@ def _two_documents(store: GraphStore) -> None:
     store.put_vectors(["ent:x", "ent:y", "ent:z"], np.eye(3, dtype=np.float32))
 
 
-def test_meta_roundtrip_and_schema_marker(store: GraphStore) -> None:
+def test_meta_roundtrip_schema_marker_and_counter(store: GraphStore) -> None:
     assert store.get_meta("schema_version") == "1"
     store.set_meta("k", "v")
-    assert store.get_meta("k") == "v"
+    store.set_meta("k", "w")
+    assert store.get_meta("k") == "w"
     assert store.get_meta("missing") is None
+    assert [store.increment_meta("n") for _ in range(3)] == [1, 2, 3]
+    assert store.get_meta("n") == "3"
 
 
-def test_documents_status_machine(store: GraphStore) -> None:
+def test_documents_status_machine_and_order(store: GraphStore) -> None:
     store.upsert_document(_doc("a"))
     assert store.get_document("a").status == DocStatus.PENDING
     store.set_document_status("a", DocStatus.FAILED, "boom")
@@ -66,6 +85,11 @@ def test_documents_status_machine(store: GraphStore) -> None:
     assert [d.id for d in store.list_documents(DocStatus.FAILED)] == ["a"]
     assert store.find_document_by_hash("ha").id == "a"
     assert store.get_document("zz") is None
+    for doc_id in ("b", "B", "_x", "é"):
+        store.upsert_document(_doc(doc_id))
+    assert [d.id for d in store.list_documents()] == ["B", "_x", "a", "b", "é"]  # bytewise, whatever the locale
+    store.upsert_document(DocumentRecord(id="a", source="new.txt", title="A", content_hash="h2", n_chars=9))
+    assert store.get_document("a") == DocumentRecord("a", "new.txt", "A", "h2", DocStatus.PENDING, None, 9)
 
 
 def test_nodes_edges_provenance(store: GraphStore) -> None:
@@ -76,15 +100,29 @@ def test_nodes_edges_provenance(store: GraphStore) -> None:
     assert [n.id for n in store.get_nodes(["ent:z", "nope", "ent:x"])] == ["ent:z", "ent:x"]
     assert {e.dst for e in store.edges_of("ent:x", "OPENREL")} == {"ent:y", "ent:z"}
     assert {p.doc_id for p in store.provenance("ent:x")} == {"a", "b"}
-    assert store.provenance("ent:y")[0].start is None
+    assert [(p.doc_id, p.start, p.end) for p in store.provenance("ent:x")] == [("a", 0, 1), ("b", 2, 3)]
+    assert store.provenance("ent:y")[0].start is None and store.provenance("ent:y")[0].chunk_id == "chunk:a"
     # adding the same node and edge again changes nothing
     store.add_nodes([Node("ent:x", "entity", "X")])
     store.add_edges([Edge("ent:x", "ent:y", "OPENREL", props={"predicate": "likes"})])
     assert store.count_edges()["OPENREL"] == 2
+    # iteration follows insertion order
+    assert [n.id for n in store.iter_nodes("entity")] == ["ent:x", "ent:y", "ent:z"]
+    assert [(e.src, e.dst, e.type) for e in store.iter_edges(["OPENREL", "SYNONYM"])] == [
+        ("ent:x", "ent:y", "OPENREL"), ("ent:x", "ent:z", "OPENREL"), ("ent:x", "ent:y", "SYNONYM")]
+    assert store.iter_edges(["OPENREL"]).__next__().props == {"predicate": "likes"}
+
+
+def test_update_node_keeps_edges(store: GraphStore) -> None:
+    _two_documents(store)
+    store.update_node(Node("ent:x", "entity", "X prime", {"description": "renamed", "n": [1, 2]}))
+    assert store.get_node("ent:x") == Node("ent:x", "entity", "X prime", {"description": "renamed", "n": [1, 2]})
+    assert len(store.edges_of("ent:x", "OPENREL")) == 2
 
 
 def test_remove_document_removes_only_what_it_alone_supported(store: GraphStore) -> None:
     _two_documents(store)
+    before = int(store.get_meta(CHANGES) or 0)
     report = store.remove_document("a")
     assert store.get_node("ent:y") is None  # only in a
     assert store.get_node("chunk:a") is None and store.get_node("doc:a") is None
@@ -96,16 +134,34 @@ def test_remove_document_removes_only_what_it_alone_supported(store: GraphStore)
     assert sorted(ids) == ["ent:x", "ent:z"]
     assert report.nodes_removed == 3
     assert store.get_meta("derived_stale") == "1"
+    assert int(store.get_meta(CHANGES)) == before + 1
 
 
-def test_vectors_roundtrip_and_missing(store: GraphStore) -> None:
+def test_remove_document_clears_its_own_stage_markers_only(store: GraphStore) -> None:
+    for doc_id in ("d_1", "dx1", "d%1"):
+        store.upsert_document(_doc(doc_id))
+        store.mark_done("extract", f"{doc_id}::c0")
+    store.remove_document("d_1")
+    assert not store.is_done("extract", "d_1::c0")
+    assert store.is_done("extract", "dx1::c0") and store.is_done("extract", "d%1::c0")  # '_' is no wildcard
+
+
+def test_vectors_roundtrip_missing_and_search(store: GraphStore) -> None:
     _two_documents(store)
     ids, vecs = store.get_vectors(["entity"])
     assert ids == ["ent:x", "ent:y", "ent:z"]
     np.testing.assert_array_equal(vecs, np.eye(3))
+    assert vecs.dtype == np.float32
     assert {n.id for n in store.nodes_missing_vectors(["chunk", "entity"])} == {"chunk:a", "chunk:b"}
     with pytest.raises(ValueError):
         store.put_vectors(["a"], np.zeros((2, 3)))
+    store.put_vectors(["chunk:a", "chunk:b"], np.array([[0.6, 0.8, 0], [0, 0.6, 0.8]], dtype=np.float32))
+    query = np.array([0.0, 0.8, 0.6], dtype=np.float32)
+    found = store.search_vectors(query, "entity", 2)
+    assert [i for i, _ in found] == ["ent:y", "ent:z"]
+    assert [round(s, 4) for _, s in found] == [0.8, 0.6]
+    assert [i for i, _ in store.search_vectors(query, "chunk", 5)] == ["chunk:b", "chunk:a"]
+    assert store.search_vectors(query, "community", 3) == []
 
 
 def test_stages_failures_cache_usage(store: GraphStore) -> None:
@@ -114,20 +170,42 @@ def test_stages_failures_cache_usage(store: GraphStore) -> None:
     store.record_failure("extract", "k", "bad json")
     store.record_failure("extract", "k", "bad json again")
     assert store.failure_counts() == {"extract": 1}
+    assert store.failures("extract") == [("extract", "k", "bad json again", 2)]
     store.clear_failure("extract", "k")
-    assert store.failure_counts() == {}
-    store.cache_put("key", {"x": [1, 2]})
-    assert store.cache_get("key") == {"x": [1, 2]} and store.cache_get("other") is None
+    assert store.failure_counts() == {} and store.failures() == []
+    store.cache_put("key", {"x": [1, 2], "é": None})
+    assert store.cache_get("key") == {"x": [1, 2], "é": None} and store.cache_get("other") is None
     store.record_usage("s", 1, 10, 2, 0.5)
     store.record_usage("s", 2, 5, 1, 0.5)
     assert store.usage_totals()["s"] == {"calls": 3, "prompt_tokens": 15, "completion_tokens": 3, "seconds": 1.0}
 
 
-def test_transaction_rolls_back_on_error(store: GraphStore) -> None:
+def test_proposals_and_audit(store: GraphStore) -> None:
+    first = store.add_proposal(Proposal("q?", "A", "likes", "B", "chunk:a", "a"))
+    second = store.add_proposal(Proposal("q?", "B", "knows", "C", "chunk:b", "b"))
+    assert second > first
+    store.set_proposal_status(first, "approved")
+    assert [p.id for p in store.list_proposals("pending")] == [second]
+    assert store.list_proposals()[0] == Proposal("q?", "A", "likes", "B", "chunk:a", "a", "approved", first)
+    store.add_audit("entity.edit", {"id": "ent:x"})
+    store.add_audit("entity.merge", {"target": "ent:y"})
+    audit = store.list_audit()
+    assert [a["action"] for a in audit] == ["entity.merge", "entity.edit"]  # newest first
+    assert audit[1]["payload"] == {"id": "ent:x"} and len(store.list_audit(limit=1)) == 1
+
+
+def test_transaction_rolls_back_on_error_and_nests(store: GraphStore) -> None:
     with pytest.raises(RuntimeError), store.transaction():
         store.add_nodes([Node("n1", "entity", "n1")])
         raise RuntimeError("crash mid-batch")
     assert store.get_node("n1") is None
+    with pytest.raises(RuntimeError), store.transaction():
+        store.add_nodes([Node("n2", "entity", "n2")])
+        with store.transaction():
+            store.set_meta("inner", "1")
+            assert store.get_meta("inner") == "1"  # a transaction reads its own writes
+        raise RuntimeError("after the inner block")
+    assert store.get_node("n2") is None and store.get_meta("inner") is None
 
 
 def test_delete_helpers(store: GraphStore) -> None:
@@ -136,20 +214,90 @@ def test_delete_helpers(store: GraphStore) -> None:
     store.delete_node("ent:z")
     assert store.get_node("ent:z") is None and not store.edges_of("ent:z")
     assert store.delete_nodes_of_type("chunk") == 2
+    assert store.delete_nodes_of_type("entity") == 2
+    assert store.get_vectors()[0] == []
 
 
-def test_reopen_keeps_data(tmp_path: Path) -> None:
-    s = SQLiteStore(tmp_path / "i.db")
-    s.add_nodes([Node("n", "entity", "N")])
-    s.close()
-    again = SQLiteStore(tmp_path / "i.db", create=False)
-    assert again.get_node("n").text == "N"
-    again.close()
-
-
-def test_open_refuses_missing_corrupt_foreign_and_newer(tmp_path: Path) -> None:
+def test_location_reopens_and_checks_on_open(new_location: Callable[[], str]) -> None:
+    where = new_location()
     with pytest.raises(IndexFileError, match="no index"):
-        SQLiteStore(tmp_path / "absent.db", create=False)
+        open_store(where, create=False)
+    s = open_store(where)
+    s.add_nodes([Node("n", "entity", "N")])
+    assert s.size_bytes() > 0 and s.describe()
+    s.close()
+    again = open_store(s.location, create=False)
+    assert again.get_node("n").text == "N"
+    again.set_meta("schema_version", "99")
+    again.close()
+    with pytest.raises(IndexFileError, match="schema version 99"):
+        open_store(where)
+
+
+def test_claims_leases(store: GraphStore) -> None:
+    assert store.claim("doc", "d1", "p1", 30)
+    assert not store.claim("doc", "d1", "p2", 30)  # held
+    assert store.claim("doc", "d1", "p1", 30)  # the holder renews
+    assert store.claim("doc", "d1", "p2", 30, replace="p1")  # taken over from a holder known dead
+    assert store.live_claims("doc") == {"d1": "p2"} and store.live_claims("doc", "d1") == {"d1": "p2"}
+    store.release_claim("doc", "d1", "p1")  # not the holder: no effect
+    assert store.live_claims("doc", "d1") == {"d1": "p2"}
+    store.release_claim("doc", "d1", "p2")
+    assert store.live_claims("doc") == {} and store.claim("doc", "d1", "p3", 0.3)
+    assert store.claim("run", "p3", "p3", 0.3) and store.live_claims("run") == {"p3": "p3"}
+    time.sleep(0.6)
+    assert store.live_claims("doc") == {}  # the lease expired
+    assert store.claim("doc", "d1", "p4", 0.3)
+    assert store.renew_claims("p4", 30) == 1
+    time.sleep(0.4)
+    assert store.live_claims("doc") == {"d1": "p4"}
+
+
+def _fill(store: GraphStore) -> None:
+    _two_documents(store)
+    store.mark_done("extract", "a::c1")
+    store.record_failure("extract", "b::c1", "bad json")
+    store.cache_put("k", {"reply": "ok"})
+    store.record_usage("extract", 2, 20, 4, 1.5)
+    store.add_audit("entity.edit", {"id": "ent:x"})
+    store.add_proposal(Proposal("q?", "A", "likes", "B", "chunk:a", "a"))
+
+
+def test_dump_and_load_copy_everything(store: GraphStore, new_location: Callable[[], str]) -> None:
+    _fill(store)
+    copy = open_store(new_location())
+    try:
+        counts = copy_index(store, copy)
+        assert counts["nodes"] == 7 and counts["vectors"] == 3 and counts["llm_cache"] == 1
+        for part in SECTIONS:
+            original, copied = list(store.dump(part.name)), list(copy.dump(part.name))
+            if part.name == "vectors":
+                assert [r[0] for r in copied] == [r[0] for r in original]
+                np.testing.assert_array_equal(np.stack([r[1] for r in copied]), np.stack([r[1] for r in original]))
+            else:
+                assert copied == original, part.name
+        assert copy.add_proposal(Proposal("q2", "C", "p", "D", "chunk:b", "b")) == 2  # ids go on after the copy
+        with pytest.raises(Exception, match="already holds an index"):
+            copy_index(store, copy)
+    finally:
+        copy.close()
+
+
+def test_concurrent_processes_lose_nothing(store: GraphStore) -> None:
+    """Several processes increment one counter, claim the same keys and add the same nodes at once:
+    every increment counts, each key has exactly one winner, no node is stored twice."""
+    import store_workers
+
+    with multiprocessing.get_context("spawn").Pool(3) as pool:
+        results = pool.map(store_workers.contend, [(store.location, w) for w in range(3)])
+    assert store.get_meta("counter") == str(3 * store_workers.ROUNDS)
+    claimed = [key for keys in results for key in keys]
+    assert sorted(claimed) == sorted(f"k{i}" for i in range(store_workers.ROUNDS))
+    assert store.count_nodes() == {"entity": store_workers.ROUNDS}
+    assert len(list(store.iter_edges())) == store_workers.ROUNDS - 1
+
+
+def test_sqlite_refuses_corrupt_foreign_and_directories(tmp_path: Path) -> None:
     corrupt = tmp_path / "corrupt.db"
     corrupt.write_bytes(b"this is not a database at all" * 100)
     with pytest.raises(IndexFileError, match="not a thinkgraph index"):
@@ -161,11 +309,23 @@ def test_open_refuses_missing_corrupt_foreign_and_newer(tmp_path: Path) -> None:
     con.close()
     with pytest.raises(IndexFileError, match="not a thinkgraph index"):
         SQLiteStore(foreign)
-    newer = tmp_path / "newer.db"
-    s = SQLiteStore(newer)
-    s.set_meta("schema_version", "99")
-    s.close()
-    with pytest.raises(IndexFileError, match="schema version 99"):
-        SQLiteStore(newer)
     with pytest.raises(IndexFileError, match="directory"):
         SQLiteStore(tmp_path)
+
+
+def test_read_only_sqlite_index_reads_and_refuses_writes_in_one_line(tmp_path: Path) -> None:
+    from thinkgraph.errors import IndexFileError
+    from thinkgraph.models import Node
+    from thinkgraph.store.sqlite import SQLiteStore
+
+    path = tmp_path / "ro.db"
+    with_data = SQLiteStore(path)
+    with_data.add_nodes([Node("n1", "entity", "Ada")])
+    with_data.close()
+    store = SQLiteStore(path, read_only=True)
+    assert store.get_node("n1") is not None and store.count_nodes() == {"entity": 1}
+    with pytest.raises(IndexFileError, match="read-only"):
+        store.add_nodes([Node("n2", "entity", "Bo")])
+    with pytest.raises(IndexFileError, match="read-only"):
+        store.set_meta("k", "v")
+    store.close()

@@ -24,8 +24,7 @@ if TYPE_CHECKING:
     from thinkgraph.llm.backend import ChatBackend
     from thinkgraph.llm.service import LLM
     from thinkgraph.retrieval.views import IndexView
-    from thinkgraph.store.base import RemovalReport
-    from thinkgraph.store.sqlite import SQLiteStore
+    from thinkgraph.store.base import GraphStore, RemovalReport
 
 # The registry's default (tests/test_cli_imports.py checks it): the registry imports every method.
 DEFAULT_METHOD = "ppr"
@@ -34,7 +33,8 @@ DEFAULT_INDEX = "thinkgraph.db"
 
 
 class ThinkGraph:
-    """One index file plus the models that serve it.
+    """One index plus the models that serve it. ``path`` is an SQLite file or a PostgreSQL URL
+    (``postgresql://user@host/db?schema=NAME``; see the README's "Choosing a store").
 
     ``backend`` replaces the HTTP LLM backend (tests plug the scripted double in here);
     ``embedder`` replaces the configured embedder.
@@ -47,31 +47,33 @@ class ThinkGraph:
         None (the default) makes it on the first write (indexing), so that asking a mistyped path
         is an error rather than an empty answer from a new, empty index."""
         from thinkgraph.config import load_settings
-        from thinkgraph.store.sqlite import SQLiteStore
+        from thinkgraph.store.factory import index_exists, open_store
         from thinkgraph.tokens import TokenCounter
 
         self.settings = settings or load_settings()
-        self._path = Path(path)
-        self._store: SQLiteStore | None = None
-        if create or create is False or self._path.exists():
-            self._store = SQLiteStore(path, create=bool(create))
+        self._location = path
+        self._store: GraphStore | None = None
+        if create or create is False or index_exists(path):
+            self._store = open_store(path, create=bool(create))
         self._backend = backend
         self._embedder = embedder
         self.counter = TokenCounter()
         self._generation = self._store.get_meta("generation") if self._store else None
 
     @property
-    def store(self) -> SQLiteStore:
+    def store(self) -> GraphStore:
         if self._store is None:  # the first write to an index that did not exist yet
-            from thinkgraph.store.sqlite import SQLiteStore
+            from thinkgraph.store.factory import open_store
 
-            self._store = SQLiteStore(self._path, create=True)
+            self._store = open_store(self._location, create=True)
             self._generation = self._store.get_meta("generation")
         return self._store
 
     def _require_index(self) -> None:
-        if self._store is None and not self._path.exists():
-            raise IndexFileError(f"no index at {self._path}; build one with `thinkgraph index` "
+        from thinkgraph.store.factory import index_exists, shown_location
+
+        if self._store is None and not index_exists(self._location):
+            raise IndexFileError(f"no index at {shown_location(self._location)}; build one with `thinkgraph index` "
                                  "(or pass create=True to start an empty one)")
 
     @classmethod
@@ -102,15 +104,17 @@ class ThinkGraph:
         from thinkgraph.llm.accounting import UsageMeter
         from thinkgraph.llm.service import LLM
 
+        # A read-only index answers questions but keeps nothing: no cache, usage or negotiated form.
+        writable = not getattr(self.store, "read_only", False)
         meter = UsageMeter(self.settings.llm.budget_calls, self.settings.llm.budget_tokens,
-                           sink=self._persist_usage)
+                           sink=self._persist_usage if writable else None)
+        keep = self.store if writable else None
         if self._backend is not None:
-            return LLM(self._backend, settings=self.settings.llm, cache=self.store, meter=meter,
-                       counter=self.counter, memory=self.store)
+            return LLM(self._backend, settings=self.settings.llm, cache=keep, meter=meter,
+                       counter=self.counter, memory=keep)
         if not self.settings.llm.configured:
             return None
-        return LLM.from_settings(self.settings.llm, cache=self.store, meter=meter, counter=self.counter,
-                                 memory=self.store)
+        return LLM.from_settings(self.settings.llm, cache=keep, meter=meter, counter=self.counter, memory=keep)
 
     def _persist_usage(self, step: str, cost: Cost) -> None:
         self.store.record_usage(step, cost.calls, cost.prompt_tokens, cost.completion_tokens, cost.seconds)
@@ -195,9 +199,12 @@ class ThinkGraph:
 
     def remove_document(self, doc_id: str, *, rebuild: bool = True) -> RemovalReport:
         self._require_index()
-        if self.store.get_document(doc_id) is None:
-            raise InputError(f"no document {doc_id!r} in the index")
-        report = self.store.remove_document(doc_id)
+        from thinkgraph.store.claims import DOC, WorkClaims
+
+        with WorkClaims(self.store).holding(DOC, doc_id):  # not while an indexing run works on it
+            if self.store.get_document(doc_id) is None:
+                raise InputError(f"no document {doc_id!r} in the index")
+            report = self.store.remove_document(doc_id)
         if rebuild:
             from thinkgraph.index.pipeline import IndexReport, update_derived
 
@@ -253,7 +260,7 @@ class ThinkGraph:
             self._generation = generation
 
     def mark_changed(self) -> None:
-        self.store.set_meta("generation", str(int(self.store.get_meta("generation") or 0) + 1))
+        self.store.increment_meta("generation")  # atomic: no change by another process is lost
         self.refresh()
 
     async def aretrieve(self, question: str, method: str = DEFAULT_METHOD, **options: Any) -> Answer:
@@ -337,8 +344,8 @@ class ThinkGraph:
         for d in docs:
             by_status[str(d.status)] = by_status.get(str(d.status), 0) + 1
         return {
-            "index": str(self.store.path),
-            "size_bytes": self.store.file_size(),
+            "index": self.store.describe(),
+            "size_bytes": self.store.size_bytes(),
             "embedding_model": self.store.get_meta("embed_model"),
             "embedding_dim": self.store.get_meta("embed_dim"),
             "extractor": self.store.get_meta("extractor"),

@@ -66,7 +66,8 @@ def one_line_errors(fn: F) -> F:
 @app.callback()
 def main_options(
     ctx: typer.Context,
-    index: Path = typer.Option(Path(DEFAULT_INDEX), "--index", "-i", help="Index file (SQLite)."),
+    index: str = typer.Option(DEFAULT_INDEX, "--index", "-i",
+                              help="Index: an SQLite file, or postgresql://user@host/db?schema=NAME."),
     config: Path | None = typer.Option(None, "--config", "-c", help="TOML config (default ./thinkgraph.toml)."),
     verbose: bool = typer.Option(False, "--verbose", "-v", help="Log warnings and progress details."),
 ) -> None:
@@ -404,7 +405,7 @@ def review(
 
 
 # commands kept in their own modules register themselves on `app` (imported after what they use)
-from thinkgraph import cli_eval, cli_service  # noqa: E402, F401
+from thinkgraph import cli_copy, cli_eval, cli_service  # noqa: E402, F401
 
 
 def main() -> None:

@@ -15,6 +15,7 @@ from thinkgraph.api import ThinkGraph
 from thinkgraph.asyncutil import run_sync
 from thinkgraph.cli import _open, app, one_line_errors, out
 from thinkgraph.errors import ConfigError, InputError, UsageError
+from thinkgraph.store.factory import shown_location
 
 
 @app.command("eval")
@@ -62,7 +63,7 @@ def evaluate(
     out.mkdir(parents=True, exist_ok=True)
     (out / "run.json").write_text(json.dumps({"questions": str(questions), "count": len(qs), "methods": method,
                                               "retrieval_only": retrieval_only, "seed": seed, "limit": limit,
-                                              "sample": sample, "index": str(ctx.obj["index"]),
+                                              "sample": sample, "index": shown_location(ctx.obj["index"]),
                                               "model": settings.llm.model}, indent=2), encoding="utf-8")
     if retrieval_only:
         settings.llm.base_url = None

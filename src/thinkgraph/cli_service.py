@@ -12,6 +12,7 @@ import typer
 
 from thinkgraph.cli import app, one_line_errors, out
 from thinkgraph.errors import ConfigError
+from thinkgraph.store.factory import shown_location
 
 
 @app.command()
@@ -27,6 +28,8 @@ def serve(
     max_request_mb: float = typer.Option(25.0, "--max-request-mb"),
     allow_host: list[str] = typer.Option([], "--allow-host", help="Without a token, a host name (besides "
                                          "loopback) that requests may carry in Host and Origin; repeatable."),
+    store: str | None = typer.Option(None, "--store", help="PostgreSQL URL: each workspace in its own schema "
+                                     "there (instead of a folder under --root); see `Choosing a store`."),
 ) -> None:
     """Serve the HTTP API, the web page and the OpenAI-compatible endpoint over workspaces."""
     import uvicorn
@@ -35,13 +38,14 @@ def serve(
 
     settings = ServiceSettings(root=root, host=host, port=port, token=os.environ.get(token_env) or None,
                                max_request_bytes=int(max_request_mb * 1e6), config_path=ctx.obj["config"],
-                               allowed_hosts=tuple(allow_host))
+                               allowed_hosts=tuple(allow_host), store=store)
     settings.check()
     check_port_free(host, port)
     os.environ["THINKGRAPH_SERVICE_SETTINGS"] = json.dumps({**dataclasses.asdict(settings), "root": str(root),
                                                             "config_path": str(settings.config_path or "")})
     shown = f"[{host}]" if ":" in host else host
-    out.print(f"thinkgraph on http://{shown}:{port}/ (workspaces in {root}; API docs at /docs)", highlight=False)
+    where = shown_location(store) if store else root
+    out.print(f"thinkgraph on http://{shown}:{port}/ (workspaces in {where}; API docs at /docs)", highlight=False)
     uvicorn.run("thinkgraph.service.entry:app_from_environment", factory=True, host=host, port=port,
                 workers=workers, log_level="warning")
 
@@ -63,9 +67,10 @@ def check_port_free(host: str, port: int) -> None:
 def mcp(
     ctx: typer.Context,
     root: Path = typer.Option(Path("workspaces"), "--root", help="Folder holding one index per workspace."),
+    store: str | None = typer.Option(None, "--store", help="PostgreSQL URL: each workspace a schema there."),
 ) -> None:
     """Serve `ask` and `retrieve` as MCP tools over stdio (for agent clients)."""
     from thinkgraph.service.mcp_server import build_mcp_server
     from thinkgraph.service.workspaces import Workspaces
 
-    build_mcp_server(Workspaces(root, ctx.obj["config"])).run("stdio")
+    build_mcp_server(Workspaces(root, ctx.obj["config"], store)).run("stdio")

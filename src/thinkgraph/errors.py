@@ -2,8 +2,8 @@
 
 Exit codes of the command line (README "Exit codes"): 0 ok, 1 usage (command line or configuration),
 2 input (a file, index, document or question that cannot be used), 3 upstream (the LLM or embedding
-endpoint failed, or a call budget is spent), 4 partial (the run finished but some documents failed),
-70 internal error (a bug: please report it), 130 interrupted.
+endpoint or the database server failed, or a call budget is spent), 4 partial (the run finished but
+some documents failed), 70 internal error (a bug: please report it), 130 interrupted.
 """
 
 from __future__ import annotations
@@ -42,6 +42,12 @@ class ConfigError(ThinkgraphError):
 
 class IndexFileError(ThinkgraphError):
     """The index file is corrupt, foreign, or of an incompatible schema."""
+
+
+class StoreUnavailableError(ThinkgraphError):
+    """The database server holding the index cannot be reached (a network or server problem)."""
+
+    exit_code = ExitCode.UPSTREAM
 
 
 class EmbeddingMismatchError(ThinkgraphError):

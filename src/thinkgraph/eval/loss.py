@@ -17,6 +17,8 @@ from thinkgraph.errors import ConfigError
 from thinkgraph.eval.datasets import Question
 from thinkgraph.eval.runner import EvalRunner, MethodSpec
 from thinkgraph.models import NodeType
+from thinkgraph.store.base import GraphStore
+from thinkgraph.store.copy import copy_to_file
 from thinkgraph.store.sqlite import SQLiteStore
 
 log = logging.getLogger(__name__)
@@ -48,12 +50,12 @@ def loss_settings(fractions: list[float], seeds: int) -> list[LossSetting]:
     return [LossSetting(f, s) for f in fractions for s in (range(seeds) if f > 0 else [0])]
 
 
-def degraded_copy(source: SQLiteStore, target: Path, setting: LossSetting) -> int:
+def degraded_copy(source: GraphStore, target: Path, setting: LossSetting) -> int:
     """Write a copy of ``source`` to ``target`` without ``fraction`` of its entities; returns how many
     entities were deleted. Entities are sampled from the sorted id list, so a seed means one choice."""
     target.parent.mkdir(parents=True, exist_ok=True)
     target.unlink(missing_ok=True)
-    source.backup(target)
+    copy_to_file(source, target)  # a local SQLite copy, whichever store holds the index
     store = SQLiteStore(target, create=False)
     try:
         ids = sorted(n.id for n in store.iter_nodes(NodeType.ENTITY))

@@ -32,6 +32,7 @@ from thinkgraph.index.stages import (
 from thinkgraph.llm.service import LLM
 from thinkgraph.models import EdgeType, NodeType
 from thinkgraph.store.base import GraphStore
+from thinkgraph.store.claims import derived_turn
 
 log = logging.getLogger(__name__)
 
@@ -54,9 +55,19 @@ async def update_derived(store: GraphStore, embedder: Embedder, settings: IndexS
                          worker: EmbedWorker | None = None, timer: StageTimer | None = None) -> None:
     """Build the derived stages that are missing or stale for the current graph version."""
     absorb_stale_flag(store)
-    todo = _stages_to_build(store, settings, force)
-    if not todo:
+    if not _stages_to_build(store, settings, force):
         return
+    async with derived_turn(store, force=force) as turn:  # one process at a time builds them
+        absorb_stale_flag(store)
+        todo = _stages_to_build(store, settings, force)  # (another may have built them meanwhile)
+        if todo:
+            await _update(store, embedder, settings, report, llm, progress, worker, timer, todo)
+        turn.built()
+
+
+async def _update(store: GraphStore, embedder: Embedder, settings: IndexSettings, report: IndexReport,
+                  llm: LLM | None, progress: Progress | None, worker: EmbedWorker | None, timer: StageTimer | None,
+                  todo: list[str]) -> None:
     version = graph_version(store)
     if version is None:  # a forced rebuild of an index from before stage records
         with store.transaction():

@@ -30,6 +30,7 @@ from thinkgraph.index.summaries import first_sentences, llm_summary
 from thinkgraph.llm.service import LLM
 from thinkgraph.models import Chunk, DocStatus, DocumentRecord, Node, SourceDocument
 from thinkgraph.store.base import GraphStore
+from thinkgraph.store.claims import WorkClaims
 from thinkgraph.tokens import TokenCounter
 
 log = logging.getLogger(__name__)
@@ -63,6 +64,7 @@ class Indexer:
         self.counter = counter or TokenCounter()
         self.progress = progress or (lambda stage, done, total: None)
         self.timer = StageTimer()
+        self.claims = WorkClaims(store)  # documents are shared with other runs on the same index
 
     @property
     def window(self) -> int:
@@ -73,12 +75,15 @@ class Indexer:
     async def run(self, items: Iterable[SourceDocument | Skipped]) -> IndexReport:
         check_embedding_manifest(self.store, self.embedder)
         report = IndexReport()
+        self.claims.start()
         try:
             with writing(self.store):
                 await self._run(items, report)
         except BudgetExceededError as exc:
             report.stopped = str(exc)
             log.warning("indexing stopped: %s; run again to resume", exc)
+        finally:
+            self.claims.stop()
         report.timings = self.timer.rounded()
         store_timings(self.store, report.timings)
         return report
@@ -90,6 +95,9 @@ class Indexer:
                 await self._extract_all(items, report, worker)
             with self.timer.stage("embed entities (tail after extraction)"):
                 await worker.flush(entities_only=True)  # the rest goes on beside the derived stages
+            if self.claims.others_running():  # the last run to end builds the derived stages
+                log.info("another indexing run is still going; it builds synonyms and communities when it ends")
+                return
             await update_derived(self.store, self.embedder, self.settings, report, llm=self.llm,
                                  progress=self.progress, worker=worker, timer=self.timer)
             self.timer.add("embed (worker busy, overlapped)", worker.busy_s)
@@ -114,6 +122,11 @@ class Indexer:
                     await self._commit(*in_flight.popleft(), report, worker)
             while in_flight:
                 await self._commit(*in_flight.popleft(), report, worker)
+            async for doc in self.claims.take_over():  # held by another run when met: done there, or left
+                if self._needs_processing(doc, report):
+                    await self._commit(doc, asyncio.create_task(self._extract_document(doc)), report, worker)
+                else:
+                    self.claims.release_document(doc.id)
         finally:
             for _, task in in_flight:  # a stopped run (budget, endpoint down) leaves nothing running
                 task.cancel()
@@ -128,6 +141,14 @@ class Indexer:
             report.skipped.append(f"{doc.source}: duplicate document id {doc.id!r} in this run")
             return False
         seen_ids.add(doc.id)
+        if not self.claims.take_document(doc):  # another run is on it; taken over at the end if need be
+            return False
+        if self._needs_processing(doc, report):
+            return True
+        self.claims.release_document(doc.id)
+        return False
+
+    def _needs_processing(self, doc: SourceDocument, report: IndexReport) -> bool:
         digest = content_hash(doc.text, length=32)
         existing = self.store.get_document(doc.id)
         if existing is not None and existing.content_hash == digest and existing.status == DocStatus.DONE:
@@ -190,6 +211,7 @@ class Indexer:
             else:
                 self.store.set_document_status(doc.id, DocStatus.DONE)
             bump_graph_version(self.store)
+        self.claims.finished([doc.id])
         report.chunks += result.chunks
         report.extraction_failures += result.chunks_failed
         report.failed += failed

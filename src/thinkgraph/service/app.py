@@ -157,7 +157,7 @@ def create_app(settings: ServiceSettings) -> FastAPI:
                   openapi_url=None, description="Knowledge-graph question answering with cited, traceable answers. "
                   "Errors are `{\"error\": {\"message\", \"type\", \"code\"}}`.",
                   responses={400: {"model": ErrorOut}, 401: {"model": ErrorOut}, 404: {"model": ErrorOut}})
-    spaces = Workspaces(settings.root, settings.config_path)
+    spaces = Workspaces(settings.root, settings.config_path, settings.store)
     secrets = [settings.token, *spaces.secrets()]
     app.state.settings = settings
     app.state.workspaces = spaces

@@ -46,7 +46,7 @@ class Jobs:
         reader = self.spaces.get(ws)
         async with self.spaces.lock(ws):
             def run() -> T:
-                with ThinkGraph(reader.store.path, settings=reader.settings, embedder=reader.embedder,
+                with ThinkGraph(reader.store.location, settings=reader.settings, embedder=reader.embedder,
                                 backend=reader._backend, create=False) as writer:  # noqa: SLF001
                     return change(writer)
 

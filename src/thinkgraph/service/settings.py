@@ -30,6 +30,7 @@ class ServiceSettings:
     token: str | None = None
     max_request_bytes: int = DEFAULT_MAX_REQUEST_BYTES
     config_path: Path | None = None  # thinkgraph.toml for every workspace
+    store: str | None = None  # a PostgreSQL URL: each workspace a schema there (else a folder under root)
     # Host names (besides loopback) that token-less requests may carry in Host and Origin.
     allowed_hosts: tuple[str, ...] = ()
 

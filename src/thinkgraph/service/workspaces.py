@@ -1,5 +1,6 @@
-"""Workspaces: one index each, in its own folder under the service root. Names are checked so that
-no request can reach a path outside the root."""
+"""Workspaces: one index each, in its own folder under the service root, or in its own schema of a
+PostgreSQL database (``serve --store postgresql://...``). Names are checked so that no request can
+reach a path outside the root or a schema that is not a workspace's."""
 
 from __future__ import annotations
 
@@ -10,9 +11,13 @@ from pathlib import Path
 from thinkgraph.api import ThinkGraph
 from thinkgraph.config import Settings, load_settings
 from thinkgraph.errors import InputError, ThinkgraphError
+from thinkgraph.store.factory import index_exists, list_indexes
+from thinkgraph.store.pg_location import parse_location
 
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$")
 INDEX_FILE = "index.db"
+SCHEMA_PREFIX = "ws_"  # a workspace's schema: the prefix keeps other schemas of the database out of reach
+MAX_SCHEMA_NAME = 63  # PostgreSQL's identifier length
 
 
 class UnknownWorkspaceError(ThinkgraphError):
@@ -26,9 +31,11 @@ def check_name(name: str) -> str:
 
 
 class Workspaces:
-    def __init__(self, root: Path, config_path: Path | None = None) -> None:
+    def __init__(self, root: Path, config_path: Path | None = None, store: str | None = None) -> None:
         self.root = root.resolve()
-        self.root.mkdir(parents=True, exist_ok=True)
+        self.database = parse_location(store) if store else None  # one schema per workspace there
+        if self.database is None:
+            self.root.mkdir(parents=True, exist_ok=True)
         self.config_path = config_path
         self._open: dict[str, ThinkGraph] = {}
         self._locks: dict[str, asyncio.Lock] = {}
@@ -37,9 +44,10 @@ class Workspaces:
         return load_settings(self.config_path)
 
     def secrets(self) -> list[str]:
-        """The API keys the workspaces' models use (redacted from every response)."""
+        """The API keys the workspaces' models use and the database password (redacted from every response)."""
         settings = self.settings()
-        return [key.get_secret_value() for key in (settings.llm.api_key, settings.embedding.api_key) if key]
+        keys = [key.get_secret_value() for key in (settings.llm.api_key, settings.embedding.api_key) if key]
+        return keys + ([self.database.password] if self.database is not None and self.database.password else [])
 
     def path(self, name: str) -> Path:
         folder = (self.root / check_name(name)).resolve()
@@ -47,18 +55,32 @@ class Workspaces:
             raise InputError(f"workspace {name!r} is outside the service root")
         return folder / INDEX_FILE
 
+    def location(self, name: str) -> str:
+        """Where a workspace's index is: a file under the root, or a schema of the database."""
+        if self.database is None:
+            return str(self.path(name))
+        schema = SCHEMA_PREFIX + check_name(name)
+        if len(schema) > MAX_SCHEMA_NAME:
+            raise InputError(f"workspace name {name!r} is too long for PostgreSQL "
+                             f"(at most {MAX_SCHEMA_NAME - len(SCHEMA_PREFIX)} characters)")
+        return self.database.with_schema(schema).url
+
     def names(self) -> list[str]:
+        if self.database is not None:
+            return sorted(s.removeprefix(SCHEMA_PREFIX) for s in list_indexes(self.database)
+                          if s.startswith(SCHEMA_PREFIX))
         return sorted(p.parent.name for p in self.root.glob(f"*/{INDEX_FILE}"))
 
     def get(self, name: str, *, create: bool = False) -> ThinkGraph:
         tg = self._open.get(name)
         if tg is not None:
             return tg
-        path = self.path(name)
-        if not path.exists() and not create:
+        location = self.location(name)
+        if not create and not index_exists(location):
             raise UnknownWorkspaceError(f"no workspace {name!r}; create it with POST /v1/workspaces/{name}")
-        path.parent.mkdir(exist_ok=True)
-        tg = self._open[name] = ThinkGraph(path, settings=self.settings(), create=True)
+        if self.database is None:
+            self.path(name).parent.mkdir(exist_ok=True)
+        tg = self._open[name] = ThinkGraph(location, settings=self.settings(), create=True)
         return tg
 
     def lock(self, name: str) -> asyncio.Lock:

@@ -1,10 +1,11 @@
-"""The store contract every backend implements (tests/test_store_contract.py checks it)."""
+"""The store contract every backend implements (tests/test_store_contract.py checks it on each)."""
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Protocol
 
 import numpy as np
@@ -19,10 +20,56 @@ class RemovalReport:
     edges_removed: int
 
 
+@dataclass(frozen=True, slots=True)
+class Section:
+    """One part of an index as plain rows, the same columns in every backend, for `thinkgraph copy`.
+    ``key`` names the columns that identify a row (a loaded row replaces one with the same key)."""
+
+    name: str
+    columns: tuple[str, ...]
+    key: tuple[str, ...]
+
+
+# In dependency order (nodes before the vectors and edges that name them). Vectors are rows of
+# (node_id, float32 array); JSON columns (props, value, payload) travel as their stored text, spans
+# as stored (-1 for "no offset", "" for "no chunk"), so a copy is exact. Claims are not copied: they
+# belong to the processes working on one store.
+SECTIONS: tuple[Section, ...] = (
+    Section("meta", ("key", "value"), ("key",)),
+    Section("documents", ("id", "source", "title", "content_hash", "status", "error", "n_chars", "updated"),
+            ("id",)),
+    Section("nodes", ("id", "type", "text", "props"), ("id",)),
+    Section("edges", ("id", "src", "dst", "type", "weight", "props"), ("id",)),
+    Section("provenance", ("item_id", "doc_id", "chunk_id", "start", "end"),
+            ("item_id", "doc_id", "chunk_id", "start", "end")),
+    Section("vectors", ("node_id", "vec"), ("node_id",)),
+    Section("stages", ("stage", "key"), ("stage", "key")),
+    Section("failures", ("stage", "key", "message", "count"), ("stage", "key")),
+    Section("llm_cache", ("key", "value", "created"), ("key",)),
+    Section("proposals", ("id", "question", "subject", "predicate", "object", "chunk_id", "doc_id", "status",
+                          "created"), ("id",)),
+    Section("audit", ("id", "at", "action", "payload"), ("id",)),
+    Section("usage", ("step", "calls", "prompt_tokens", "completion_tokens", "seconds"), ("step",)),
+)
+SECTION_BY_NAME = {s.name: s for s in SECTIONS}
+
+
 class GraphStore(Protocol):
+    # where the index is ----------------------------------------------------------
+    # ``location`` reopens the same index with ``open_store``; for a database it may hold a password
+    # typed into the URL, so it is never printed: messages use ``describe()``. ``path`` is the local
+    # anchor for files derived from the index (the typed graph lives in ``{path}.kg``): the file
+    # itself for SQLite, a folder in the local cache for a database.
+    location: str
+    path: Path
+
+    def describe(self) -> str: ...
+    def size_bytes(self) -> int: ...
+
     # manifest ---------------------------------------------------------------
     def get_meta(self, key: str) -> str | None: ...
     def set_meta(self, key: str, value: str) -> None: ...
+    def increment_meta(self, key: str) -> int: ...
     def transaction(self) -> AbstractContextManager[None]: ...
     def close(self) -> None: ...
 
@@ -55,13 +102,15 @@ class GraphStore(Protocol):
     def put_vectors(self, node_ids: Sequence[str], vectors: np.ndarray) -> None: ...
     def get_vectors(self, node_types: Iterable[str] | None = None) -> tuple[list[str], np.ndarray]: ...
     def nodes_missing_vectors(self, node_types: Iterable[str]) -> list[Node]: ...
+    def search_vectors(self, query: np.ndarray, node_type: str, k: int) -> list[tuple[str, float]]: ...
 
-    # stages, failures, LLM cache and usage -----------------------------------
+    # stages, failures, LLM cache and usage, proposals, audit -------------------
     def mark_done(self, stage: str, key: str) -> None: ...
     def is_done(self, stage: str, key: str) -> bool: ...
     def record_failure(self, stage: str, key: str, message: str) -> None: ...
     def clear_failure(self, stage: str, key: str) -> None: ...
     def failure_counts(self) -> dict[str, int]: ...
+    def failures(self, stage: str | None = None) -> list[tuple[str, str, str, int]]: ...
     def cache_get(self, key: str) -> Any | None: ...
     def cache_put(self, key: str, value: Any) -> None: ...
     def add_proposal(self, proposal: Proposal) -> int: ...
@@ -70,3 +119,17 @@ class GraphStore(Protocol):
     def record_usage(self, step: str, calls: int, prompt_tokens: int, completion_tokens: int,
                      seconds: float) -> None: ...
     def usage_totals(self) -> dict[str, dict[str, float]]: ...
+    def add_audit(self, action: str, payload: dict[str, Any]) -> None: ...
+    def list_audit(self, limit: int = 100) -> list[dict[str, Any]]: ...
+
+    # work claims shared by processes (indexing scale-out) ------------------------
+    # A claim is a lease on one work item (kind, key) held by one owner until it expires; the
+    # store's clock decides expiry, so processes on several hosts agree.
+    def claim(self, kind: str, key: str, owner: str, lease_s: float, *, replace: str | None = None) -> bool: ...
+    def renew_claims(self, owner: str, lease_s: float) -> int: ...
+    def release_claim(self, kind: str, key: str, owner: str) -> None: ...
+    def live_claims(self, kind: str, key: str | None = None) -> dict[str, str]: ...
+
+    # the whole index as rows (copy between backends) --------------------------------
+    def dump(self, section: str) -> Iterator[tuple[Any, ...]]: ...
+    def load(self, section: str, rows: Iterable[tuple[Any, ...]]) -> int: ...

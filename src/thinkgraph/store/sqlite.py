@@ -3,25 +3,39 @@
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
 import threading
 import time
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 
 from thinkgraph.errors import IndexFileError
-from thinkgraph.ids import document_node_id, edge_id
+from thinkgraph.ids import document_node_id
 from thinkgraph.models import DocStatus, DocumentRecord, Edge, Node, Provenance
 from thinkgraph.store.base import RemovalReport
+from thinkgraph.store.common import (
+    APP_MARKER,
+    CHANGES,
+    DERIVED_STALE,
+    SCHEMA_VERSION,
+    document_from,
+    edge_from,
+    edge_key,
+    edge_row,
+    node_from,
+    node_row,
+    provenance_from,
+    provenance_row,
+)
 from thinkgraph.store.sqlite_bookkeeping import SQLiteBookkeeping
 
-SCHEMA_VERSION = 1
+__all__ = ["SCHEMA_VERSION", "SQLiteStore", "edge_key"]
+
 BUSY_TIMEOUT_S = 60.0
-APP_MARKER = "thinkgraph-index"
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -57,38 +71,35 @@ CREATE TABLE IF NOT EXISTS audit(id INTEGER PRIMARY KEY AUTOINCREMENT, at REAL N
 CREATE TABLE IF NOT EXISTS usage(
     step TEXT PRIMARY KEY, calls INTEGER NOT NULL, prompt_tokens INTEGER NOT NULL,
     completion_tokens INTEGER NOT NULL, seconds REAL NOT NULL);
+CREATE TABLE IF NOT EXISTS claims(
+    kind TEXT NOT NULL, key TEXT NOT NULL, owner TEXT NOT NULL, expires REAL NOT NULL, PRIMARY KEY(kind, key));
 """
-
-
-def edge_key(edge: Edge) -> str:
-    return edge_id(edge.src, edge.type, edge.dst, str(edge.props.get("predicate", "")))
-
-
-def _none_to_minus(value: int | None) -> int:
-    return -1 if value is None else value
-
-
-def _minus_to_none(value: int) -> int | None:
-    return None if value < 0 else value
 
 
 class SQLiteStore(SQLiteBookkeeping):
     """GraphStore over one SQLite file. Safe to share between threads (one lock)."""
 
-    def __init__(self, path: str | Path, *, create: bool = True) -> None:
+    def __init__(self, path: str | Path, *, create: bool = True, read_only: bool | None = None) -> None:
+        """``read_only`` None: read-only exactly when the file exists and this process may not write it
+        (every read works; a write is a one-line error naming the file)."""
         self.path = Path(path)
+        self.location = str(self.path)
         if not create and not self.path.exists():
             raise IndexFileError(f"no index at {self.path}; build one with `thinkgraph index`")
         if self.path.exists() and self.path.is_dir():
             raise IndexFileError(f"{self.path} is a directory, not an index file")
+        self.read_only = read_only if read_only is not None else \
+            self.path.exists() and not os.access(self.path, os.W_OK)
         self._lock = threading.RLock()
         self._depth = 0
         try:
             # a generous busy timeout: several service workers may write one index at once
-            self._db = sqlite3.connect(str(self.path), check_same_thread=False, isolation_level=None,
-                                       timeout=BUSY_TIMEOUT_S)
-            self._db.execute("PRAGMA journal_mode=WAL")
-            self._db.execute("PRAGMA synchronous=NORMAL")
+            target = f"file:{self.path}?mode=ro" if self.read_only else str(self.path)
+            self._db = sqlite3.connect(target, check_same_thread=False, isolation_level=None,
+                                       timeout=BUSY_TIMEOUT_S, uri=self.read_only)
+            if not self.read_only:
+                self._db.execute("PRAGMA journal_mode=WAL")
+                self._db.execute("PRAGMA synchronous=NORMAL")
             self._db.execute("PRAGMA foreign_keys=OFF")
             self._check_or_init()
         except sqlite3.DatabaseError as exc:
@@ -113,8 +124,9 @@ class SQLiteStore(SQLiteBookkeeping):
                 f"{self.path} has index schema version {version}; this thinkgraph reads version "
                 f"{SCHEMA_VERSION} (rebuild the index)"
             )
-        with self.transaction():
-            self._create_schema()  # tables added within a schema version are created if missing
+        if not self.read_only:
+            with self.transaction():
+                self._create_schema()  # tables added within a schema version are created if missing
 
     def _create_schema(self) -> None:
         for statement in _SCHEMA.strip().split(";"):
@@ -129,9 +141,21 @@ class SQLiteStore(SQLiteBookkeeping):
         with self.transaction():
             self._db.execute("INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)", (key, value))
 
+    def increment_meta(self, key: str) -> int:
+        with self.transaction():  # BEGIN IMMEDIATE: no other writer between the read and the write
+            value = int(self.get_meta(key) or 0) + 1
+            self.set_meta(key, str(value))
+        return value
+
+    def describe(self) -> str:
+        return str(self.path)
+
     @contextmanager
     def transaction(self) -> Iterator[None]:
         """Nested use joins the outer transaction; the outermost commits or rolls back."""
+        if self.read_only:
+            raise IndexFileError(f"{self.path} is read-only (this user may not write it); copy it, or ask "
+                                 "its owner to index")
         with self._lock:
             outer = self._depth == 0
             if outer:
@@ -171,10 +195,7 @@ class SQLiteStore(SQLiteBookkeeping):
                  time.time()),
             )
 
-    @staticmethod
-    def _doc(row: sqlite3.Row | tuple[Any, ...]) -> DocumentRecord:
-        return DocumentRecord(id=row[0], source=row[1], title=row[2], content_hash=row[3],
-                              status=DocStatus(row[4]), error=row[5], n_chars=row[6])
+    _doc = staticmethod(document_from)
 
     _DOC_COLS = "id, source, title, content_hash, status, error, n_chars"
 
@@ -221,14 +242,16 @@ class SQLiteStore(SQLiteBookkeeping):
             db.execute(f"DELETE FROM vectors WHERE node_id IN ({orphan_nodes})")
             nodes_removed = db.execute(f"DELETE FROM nodes WHERE id IN ({orphan_nodes})").rowcount
             db.execute("DELETE FROM documents WHERE id=?", (doc_id,))
-            db.execute("DELETE FROM stages WHERE key=? OR key LIKE ?", (doc_id, f"{doc_id}::%"))
+            prefix = f"{doc_id}::"  # compared exactly: LIKE would read '_' and '%' in an id as wildcards
+            db.execute("DELETE FROM stages WHERE key=? OR substr(key, 1, ?)=?", (doc_id, len(prefix), prefix))
             db.execute("DELETE FROM _cand")
-            self.set_meta("derived_stale", "1")
+            self.set_meta(DERIVED_STALE, "1")
+            self.increment_meta(CHANGES)
         return RemovalReport(doc_id=doc_id, nodes_removed=nodes_removed, edges_removed=edges_removed)
 
     # graph ------------------------------------------------------------------
     def add_nodes(self, nodes: Iterable[Node]) -> None:
-        rows = [(n.id, str(n.type), n.text, json.dumps(n.props, ensure_ascii=False)) for n in nodes]
+        rows = [node_row(n) for n in nodes]
         with self.transaction():
             self._db.executemany("INSERT OR IGNORE INTO nodes(id, type, text, props) VALUES (?, ?, ?, ?)", rows)
 
@@ -238,26 +261,20 @@ class SQLiteStore(SQLiteBookkeeping):
                              (node.text, json.dumps(node.props, ensure_ascii=False), node.id))
 
     def add_edges(self, edges: Iterable[Edge]) -> None:
-        rows = [(edge_key(e), e.src, e.dst, str(e.type), float(e.weight), json.dumps(e.props, ensure_ascii=False))
-                for e in edges]
+        rows = [edge_row(e) for e in edges]
         with self.transaction():
             self._db.executemany(
                 "INSERT OR IGNORE INTO edges(id, src, dst, type, weight, props) VALUES (?, ?, ?, ?, ?, ?)", rows
             )
 
     def add_provenance(self, records: Iterable[Provenance]) -> None:
-        rows = [(p.item_id, p.doc_id, p.chunk_id or "", _none_to_minus(p.start), _none_to_minus(p.end))
-                for p in records]
+        rows = [provenance_row(p) for p in records]
         with self.transaction():
             self._db.executemany("INSERT OR IGNORE INTO provenance VALUES (?, ?, ?, ?, ?)", rows)
 
-    @staticmethod
-    def _node(row: tuple[Any, ...]) -> Node:
-        return Node(id=row[0], type=row[1], text=row[2], props=json.loads(row[3]))
+    _node = staticmethod(node_from)
 
-    @staticmethod
-    def _edge(row: tuple[Any, ...]) -> Edge:
-        return Edge(src=row[0], dst=row[1], type=row[2], weight=row[3], props=json.loads(row[4]))
+    _edge = staticmethod(edge_from)
 
     def get_node(self, node_id: str) -> Node | None:
         row = self._db.execute("SELECT id, type, text, props FROM nodes WHERE id=?", (node_id,)).fetchone()
@@ -303,7 +320,7 @@ class SQLiteStore(SQLiteBookkeeping):
         rows = self._db.execute(
             "SELECT item_id, doc_id, chunk_id, start, end FROM provenance WHERE item_id=? ORDER BY doc_id, start",
             (item_id,))
-        return [Provenance(r[0], r[1], r[2] or None, _minus_to_none(r[3]), _minus_to_none(r[4])) for r in rows]
+        return [provenance_from(r) for r in rows]
 
     def delete_node(self, node_id: str) -> None:
         with self.transaction():
@@ -360,9 +377,14 @@ class SQLiteStore(SQLiteBookkeeping):
             " AND id NOT IN (SELECT node_id FROM vectors) ORDER BY rowid", types).fetchall()
         return [self._node(r) for r in rows]
 
-    def file_size(self) -> int:
+    def search_vectors(self, query: np.ndarray, node_type: str, k: int) -> list[tuple[str, float]]:
+        """Exact cosine search in numpy (unit vectors): the reference the database backends match."""
+        ids, matrix = self.get_vectors([node_type])
+        if not ids or k <= 0:
+            return []
+        sims = matrix @ np.asarray(query, dtype=np.float32).ravel()
+        top = np.argsort(-sims, kind="stable")[:k]
+        return [(ids[int(i)], float(sims[i])) for i in top]
+
+    def size_bytes(self) -> int:
         return sum(p.stat().st_size for p in (self.path, Path(f"{self.path}-wal")) if p.exists())
-
-
-def open_store(path: str | Path, *, create: bool = True) -> SQLiteStore:
-    return SQLiteStore(path, create=create)

@@ -1,16 +1,23 @@
 """The bookkeeping half of the SQLite store: stage markers, failures, the LLM cache, HITL proposals,
-usage and the audit log. Mixed into :class:`SQLiteStore`, whose connection and transactions it uses."""
+usage, the audit log, work claims and the copy sections. Mixed into :class:`SQLiteStore`, whose
+connection and transactions it uses."""
 
 from __future__ import annotations
 
 import json
 import sqlite3
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import AbstractContextManager
+from itertools import islice
 from typing import Any
 
+import numpy as np
+
 from thinkgraph.models import Proposal
+from thinkgraph.store.common import section, select_sql, upsert_sql
+
+LOAD_BATCH = 2000
 
 
 class SQLiteBookkeeping:
@@ -96,3 +103,49 @@ class SQLiteBookkeeping:
         rows = self._db.execute("SELECT id, at, action, payload FROM audit ORDER BY id DESC LIMIT ?", (limit,))
         return [{"id": i, "at": at, "action": action, "payload": json.loads(p)} for i, at, action, p in rows]
 
+
+    # claims: BEGIN IMMEDIATE makes the read and the write one step across processes -------------
+    def claim(self, kind: str, key: str, owner: str, lease_s: float, *, replace: str | None = None) -> bool:
+        now = time.time()
+        with self.transaction():
+            row = self._db.execute("SELECT owner, expires FROM claims WHERE kind=? AND key=?", (kind, key)).fetchone()
+            if row is not None and row[0] not in (owner, replace) and row[1] > now:
+                return False
+            self._db.execute("INSERT OR REPLACE INTO claims(kind, key, owner, expires) VALUES (?, ?, ?, ?)",
+                             (kind, key, owner, now + lease_s))
+        return True
+
+    def renew_claims(self, owner: str, lease_s: float) -> int:
+        with self.transaction():
+            expires = time.time() + lease_s
+            return self._db.execute("UPDATE claims SET expires=? WHERE owner=?", (expires, owner)).rowcount
+
+    def release_claim(self, kind: str, key: str, owner: str) -> None:
+        with self.transaction():
+            self._db.execute("DELETE FROM claims WHERE kind=? AND key=? AND owner=?", (kind, key, owner))
+
+    def live_claims(self, kind: str, key: str | None = None) -> dict[str, str]:
+        sql = "SELECT key, owner FROM claims WHERE kind=? AND expires > ?"
+        args: tuple[Any, ...] = (kind, time.time())
+        if key is not None:
+            sql, args = sql + " AND key=?", (*args, key)
+        return dict(self._db.execute(sql + " ORDER BY key", args).fetchall())
+
+    # the index as rows ------------------------------------------------------------------------
+    def dump(self, name: str) -> Iterator[tuple[Any, ...]]:
+        part = section(name)
+        rows = self._db.execute(select_sql(part, "rowid"))
+        if name != "vectors":
+            return (tuple(r) for r in rows)
+        return ((r[0], np.frombuffer(r[1], dtype=np.float32)) for r in rows)
+
+    def load(self, name: str, rows: Iterable[tuple[Any, ...]]) -> int:
+        part = section(name)
+        if name == "vectors":
+            rows = ((r[0], np.ascontiguousarray(r[1], dtype=np.float32).tobytes()) for r in rows)
+        source, done = iter(rows), 0
+        with self.transaction():
+            while batch := list(islice(source, LOAD_BATCH)):
+                self._db.executemany(upsert_sql(part, "?"), batch)
+                done += len(batch)
+        return done
