@@ -15,7 +15,6 @@ from thinkgraph.api import ThinkGraph
 from thinkgraph.asyncutil import run_sync
 from thinkgraph.cli import _open, app, one_line_errors, out
 from thinkgraph.errors import ConfigError, InputError, UsageError
-from thinkgraph.store.factory import shown_location
 
 
 @app.command("eval")
@@ -57,6 +56,7 @@ def evaluate(
     if sample is not None and sample < len(qs):
         qs = random.Random(seed).sample(qs, sample)
     from thinkgraph.config import load_settings  # here: pydantic is not needed for --help
+    from thinkgraph.store.factory import shown_location
 
     settings = load_settings(ctx.obj["config"])
     settings.llm.seed = seed
