@@ -98,7 +98,9 @@ def index(
     as_json: bool = typer.Option(False, "--json", help="Print the report as JSON."),
 ) -> None:
     """Index documents (resumable and incremental: finished work is never redone)."""
-    if not paths and not triples and kg is None and not ctx.obj["index"].exists():
+    from thinkgraph.store.factory import index_exists
+
+    if not paths and not triples and kg is None and not index_exists(ctx.obj["index"]):
         raise UsageError("give at least one PATH, --triples FILE or --kg FILE")
     if kg is not None:
         with _open(ctx, create=True) as tg:
