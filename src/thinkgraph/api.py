@@ -199,16 +199,19 @@ class ThinkGraph:
 
     def remove_document(self, doc_id: str, *, rebuild: bool = True) -> RemovalReport:
         self._require_index()
+        from thinkgraph.index.stages import writing
         from thinkgraph.store.claims import DOC, WorkClaims
 
-        with WorkClaims(self.store).holding(DOC, doc_id):  # not while an indexing run works on it
-            if self.store.get_document(doc_id) is None:
-                raise InputError(f"no document {doc_id!r} in the index")
-            report = self.store.remove_document(doc_id)
-        if rebuild:
-            from thinkgraph.index.pipeline import IndexReport, update_derived
+        with writing(self.store):  # readers wait for the rebuild instead of meeting missing stages
+            with WorkClaims(self.store).holding(DOC, doc_id):  # not while an indexing run works on it
+                if self.store.get_document(doc_id) is None:
+                    raise InputError(f"no document {doc_id!r} in the index")
+                report = self.store.remove_document(doc_id)
+            if rebuild:
+                from thinkgraph.index.pipeline import IndexReport, update_derived
 
-            run_sync(update_derived(self.store, self.embedder, self.settings.index, IndexReport(), llm=self.llm))
+                run_sync(update_derived(self.store, self.embedder, self.settings.index, IndexReport(),
+                                        llm=self.llm))
         self.mark_changed()
         return report
 

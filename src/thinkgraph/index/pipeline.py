@@ -95,9 +95,9 @@ class Indexer:
                 await self._extract_all(items, report, worker)
             with self.timer.stage("embed entities (tail after extraction)"):
                 await worker.flush(entities_only=True)  # the rest goes on beside the derived stages
-            if self.claims.others_running():  # the last run to end builds the derived stages
-                log.info("another indexing run is still going; it builds synonyms and communities when it ends")
-                return
+            # every run finishes the stages for what it committed (one process at a time, in the derived
+            # turn; a run that finds them built for the current graph version does nothing), so no
+            # commit is left without them when runs end in any order
             await update_derived(self.store, self.embedder, self.settings, report, llm=self.llm,
                                  progress=self.progress, worker=worker, timer=self.timer)
             self.timer.add("embed (worker busy, overlapped)", worker.busy_s)

@@ -115,12 +115,15 @@ def writing(store: GraphStore) -> Iterator[None]:
     (a killed writer's mark is ignored: its pid is gone)."""
     pid = os.getpid()
     with store.transaction():
-        store.set_meta(WRITERS_META, json.dumps(sorted({pid, *(p for p in _writers(store) if _alive(p))})))
+        store.set_meta(WRITERS_META, json.dumps(sorted([pid, *(p for p in _writers(store) if _alive(p))])))
     try:
         yield
     finally:
-        with store.transaction():
-            store.set_meta(WRITERS_META, json.dumps([p for p in _writers(store) if p != pid and _alive(p)]))
+        with store.transaction():  # one entry off: a nested or concurrent writer of this process stays
+            rest = [p for p in _writers(store) if _alive(p)]
+            if pid in rest:
+                rest.remove(pid)
+            store.set_meta(WRITERS_META, json.dumps(rest))
 
 
 async def wait_until_complete(store: GraphStore, timeout_s: float = WAIT_FOR_WRITER_S) -> None:
