@@ -172,7 +172,9 @@ def index_opener(path: Path, build: Callable[[object], object]) -> Iterator:
     from thinkgraph.api import ThinkGraph
     from thinkgraph.config import Settings
 
-    with ThinkGraph(path, settings=Settings(), embedder=HashEmbedder()) as built:
+    settings = Settings()
+    settings.index.communities = "always"  # every method (tog3 too) can run on the fixture indexes
+    with ThinkGraph(path, settings=settings, embedder=HashEmbedder()) as built:
         build(built)
     opened: list[ThinkGraph] = []
 

@@ -95,7 +95,9 @@ async def test_retrieval_only_run_resumes_and_summarises(open_bridge, tmp_path: 
     with pytest.raises(ConfigError, match="no retrieval-only mode"):
         EvalRunner(tg, [MethodSpec.parse("kgr")], tmp_path / "x", retrieval_only=True)
     # tog3's Retriever runs without an LLM (no keyword expansion); none retrieves nothing
-    rows = await EvalRunner(tg, [MethodSpec.parse("tog3"), MethodSpec.parse("none")], tmp_path / "y",
+    # (an imported graph has no communities by default: [index] communities)
+    rows = await EvalRunner(tg, [MethodSpec.parse("tog3:use_communities=false"), MethodSpec.parse("none")],
+                            tmp_path / "y",
                             retrieval_only=True).run(qs)
     assert rows[0]["errors"] == 0 and rows[0]["recall@10"] > 0 and rows[1]["recall@10"] == 0.0
 

@@ -51,7 +51,9 @@ class Script:
 @pytest.fixture
 def index_path(tmp_path: Path) -> Path:
     path = tmp_path / "t.db"
-    with ThinkGraph(path, settings=Settings(), embedder=HashEmbedder()) as tg:
+    settings = Settings()
+    settings.index.communities = "always"  # ToG-3 reads communities; an imported graph skips them by default
+    with ThinkGraph(path, settings=settings, embedder=HashEmbedder()) as tg:
         tg.index([FIXTURES / "corpus_small.jsonl"], openie=FIXTURES / "openie_sample.jsonl")
     return path
 

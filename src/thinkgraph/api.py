@@ -7,33 +7,27 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from thinkgraph.asyncutil import run_sync
-from thinkgraph.citations import focus_answer
-from thinkgraph.config import Settings, load_settings
-from thinkgraph.embed.base import Embedder, make_embedder
 from thinkgraph.errors import ConfigError, IndexFileError, InputError
-from thinkgraph.index.extract_combined import CombinedExtractor
-from thinkgraph.index.extract_import import ImportedFacts, ImportExtractor, load_openie, load_triple_file
-from thinkgraph.index.extract_llm import LLMTripletExtractor
-from thinkgraph.index.extract_nolm import NoLMExtractor, SpacyExtractor
-from thinkgraph.index.extract_propositions import PropositionExtractor
-from thinkgraph.index.extractor import Extractor
-from thinkgraph.index.loaders import Skipped, load_paths
-from thinkgraph.index.pipeline import Indexer, IndexReport, Progress, update_derived
-from thinkgraph.llm.accounting import UsageMeter
-from thinkgraph.llm.backend import ChatBackend
-from thinkgraph.llm.dialects import remembered_forms
-from thinkgraph.llm.service import LLM
-from thinkgraph.methods.base import MethodContext
-from thinkgraph.methods.registry import DEFAULT_METHOD, make_method, top_k_options
 from thinkgraph.models import Answer, Cost, Node, SourceDocument, TraceStep
-from thinkgraph.retrieval.views import IndexView
-from thinkgraph.store.base import GraphStore, RemovalReport
-from thinkgraph.store.claims import DOC, WorkClaims
-from thinkgraph.store.factory import index_exists, open_store, shown_location
-from thinkgraph.tokens import TokenCounter
+
+# Everything else is imported where it is used: `import thinkgraph.api` (and so `thinkgraph --help`)
+# stays cheap, and `ask` loads neither the indexing pipeline nor igraph.
+if TYPE_CHECKING:
+    from thinkgraph.config import Settings
+    from thinkgraph.embed.base import Embedder
+    from thinkgraph.index.extract_import import ImportedFacts
+    from thinkgraph.index.extractor import Extractor
+    from thinkgraph.index.pipeline import IndexReport, Progress
+    from thinkgraph.llm.backend import ChatBackend
+    from thinkgraph.llm.service import LLM
+    from thinkgraph.retrieval.views import IndexView
+    from thinkgraph.store.base import GraphStore, RemovalReport
+
+# The registry's default (tests/test_cli_imports.py checks it): the registry imports every method.
+DEFAULT_METHOD = "ppr"
 
 DEFAULT_INDEX = "thinkgraph.db"
 
@@ -52,6 +46,10 @@ class ThinkGraph:
         """``create``: True makes the index file when it is missing, False refuses a missing file, and
         None (the default) makes it on the first write (indexing), so that asking a mistyped path
         is an error rather than an empty answer from a new, empty index."""
+        from thinkgraph.config import load_settings
+        from thinkgraph.store.factory import index_exists, open_store
+        from thinkgraph.tokens import TokenCounter
+
         self.settings = settings or load_settings()
         self._location = path
         self._store: GraphStore | None = None
@@ -65,11 +63,15 @@ class ThinkGraph:
     @property
     def store(self) -> GraphStore:
         if self._store is None:  # the first write to an index that did not exist yet
+            from thinkgraph.store.factory import open_store
+
             self._store = open_store(self._location, create=True)
             self._generation = self._store.get_meta("generation")
         return self._store
 
     def _require_index(self) -> None:
+        from thinkgraph.store.factory import index_exists, shown_location
+
         if self._store is None and not index_exists(self._location):
             raise IndexFileError(f"no index at {shown_location(self._location)}; build one with `thinkgraph index` "
                                  "(or pass create=True to start an empty one)")
@@ -92,11 +94,16 @@ class ThinkGraph:
     @property
     def embedder(self) -> Embedder:
         if self._embedder is None:
+            from thinkgraph.embed.base import make_embedder
+
             self._embedder = make_embedder(self.settings.embedding)
         return self._embedder
 
     @cached_property
     def llm(self) -> LLM | None:
+        from thinkgraph.llm.accounting import UsageMeter
+        from thinkgraph.llm.service import LLM
+
         # A read-only index answers questions but keeps nothing: no cache, usage or negotiated form.
         writable = not getattr(self.store, "read_only", False)
         meter = UsageMeter(self.settings.llm.budget_calls, self.settings.llm.budget_tokens,
@@ -114,11 +121,19 @@ class ThinkGraph:
 
     @cached_property
     def view(self) -> IndexView:
+        from thinkgraph.retrieval.views import IndexView
+
         return IndexView(self.store, self.embedder, ann_threshold=self.settings.embedding.ann_threshold)
 
     # indexing ---------------------------------------------------------------------
     def make_extractor(self, name: str | None = None, *, openie: str | Path | None = None,
                        triples: Sequence[str | Path] = ()) -> Extractor:
+        from thinkgraph.index.extract_combined import CombinedExtractor
+        from thinkgraph.index.extract_import import ImportedFacts, ImportExtractor, load_openie, load_triple_file
+        from thinkgraph.index.extract_llm import LLMTripletExtractor
+        from thinkgraph.index.extract_nolm import NoLMExtractor, SpacyExtractor
+        from thinkgraph.index.extract_propositions import PropositionExtractor
+
         name = name or ("import" if openie else self.settings.index.extractor)
         if triples and name != "import":  # the file's facts are added to the extractor's work
             return CombinedExtractor(self.make_extractor("import", triples=triples), self.make_extractor(name))
@@ -149,6 +164,11 @@ class ThinkGraph:
     async def aindex(self, paths: Sequence[str | Path] = (), *, extractor: str | None = None,
                      openie: str | Path | None = None, triples: Sequence[str | Path] = (),
                      documents: Iterable[SourceDocument] = (), progress: Progress | None = None) -> IndexReport:
+        from thinkgraph.index.extract_combined import CombinedExtractor
+        from thinkgraph.index.extract_import import ImportExtractor
+        from thinkgraph.index.loaders import Skipped, load_paths
+        from thinkgraph.index.pipeline import Indexer
+
         ex = self.make_extractor(extractor, openie=openie, triples=triples)
         s = self.settings.index
         items: list[Iterable[SourceDocument | Skipped]] = [documents]
@@ -181,12 +201,19 @@ class ThinkGraph:
 
     def remove_document(self, doc_id: str, *, rebuild: bool = True) -> RemovalReport:
         self._require_index()
-        with WorkClaims(self.store).holding(DOC, doc_id):  # not while an indexing run works on it
-            if self.store.get_document(doc_id) is None:
-                raise InputError(f"no document {doc_id!r} in the index")
-            report = self.store.remove_document(doc_id)
-        if rebuild:
-            run_sync(update_derived(self.store, self.embedder, self.settings.index, IndexReport(), llm=self.llm))
+        from thinkgraph.index.stages import writing
+        from thinkgraph.store.claims import DOC, WorkClaims
+
+        with writing(self.store):  # readers wait for the rebuild instead of meeting missing stages
+            with WorkClaims(self.store).holding(DOC, doc_id):  # not while an indexing run works on it
+                if self.store.get_document(doc_id) is None:
+                    raise InputError(f"no document {doc_id!r} in the index")
+                report = self.store.remove_document(doc_id)
+            if rebuild:
+                from thinkgraph.index.pipeline import IndexReport, update_derived
+
+                run_sync(update_derived(self.store, self.embedder, self.settings.index, IndexReport(),
+                                        llm=self.llm))
         self.mark_changed()
         return report
 
@@ -255,8 +282,16 @@ class ThinkGraph:
             question.encode("utf-8")
         except UnicodeEncodeError as exc:
             raise InputError(f"the question is not valid text (character {exc.start}: a lone surrogate)") from None
+        from thinkgraph.citations import focus_answer
+        from thinkgraph.index.stages import require_complete, wait_until_complete
+        from thinkgraph.methods.base import MethodContext
+        from thinkgraph.methods.registry import make_method, top_k_options
+
         self._require_index()
         self.refresh()
+        await wait_until_complete(self.store)  # a document being added by another process (service)
+        # never answer from an index whose derived stages are missing; tog3 also reads communities
+        require_complete(self.store, needs_communities=method == "tog3" and options.get("use_communities") is not False)
         ctx = MethodContext(store=self.store, view=self.view, settings=self.settings,
                             llm=self.llm if _use_llm else None)
         before = ctx.llm.describe() if ctx.llm is not None else None
@@ -305,6 +340,9 @@ class ThinkGraph:
 
     # inspection -----------------------------------------------------------------------
     def stats(self) -> dict[str, Any]:
+        from thinkgraph.index.stages import graph_version, load_timings, missing_stages
+        from thinkgraph.llm.dialects import remembered_forms
+
         self._require_index()
         docs = self.store.list_documents()
         by_status: dict[str, int] = {}
@@ -320,6 +358,9 @@ class ThinkGraph:
             "nodes": self.store.count_nodes(),
             "edges": self.store.count_edges(),
             "communities_by_level": self._community_levels(),
+            "graph_version": graph_version(self.store),
+            "missing_stages": missing_stages(self.store),
+            "stage_timings": load_timings(self.store),
             "extraction_failures": self.store.failure_counts(),
             "llm_usage": self.store.usage_totals(),
             "llm_structured_output": remembered_forms(self.store),
@@ -355,6 +396,9 @@ class KGImportReport:
 
 def _triple_documents(ex: Extractor, triples: Sequence[str | Path]) -> list[list[SourceDocument]]:
     """Triple files become documents of their own so their facts have provenance."""
+    from thinkgraph.index.extract_combined import CombinedExtractor
+    from thinkgraph.index.extract_import import ImportExtractor
+
     if not isinstance(ex, ImportExtractor | CombinedExtractor) or not triples:
         return []
     docs: list[SourceDocument] = []

@@ -15,16 +15,18 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import typer
 from rich.console import Console
 from rich.markup import escape
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, SpinnerColumn, TextColumn
 from rich.table import Table
 from typer.exceptions import TyperException
 
 from thinkgraph.api import DEFAULT_INDEX, ThinkGraph
-from thinkgraph.config import load_settings
 from thinkgraph.errors import ExitCode, ThinkgraphError, UsageError
 from thinkgraph.export import FORMATS, export_graph
-from thinkgraph.methods.registry import DEFAULT_METHOD, METHOD_NAMES
 from thinkgraph.models import Answer, DocStatus
+
+# The method registry imports every method (numpy, scipy, pydantic); `thinkgraph --help` must not.
+# tests/test_cli.py checks that these names are the registry's.
+METHOD_NAMES = ("none", "naive", "ppr", "a2rag", "topg", "tog3", "ircot", "kgr", "kg-textrag", "kg-graphrag")
+DEFAULT_METHOD = "ppr"
 
 app = typer.Typer(help="Build a knowledge-graph index from documents and answer questions over it.",
                   no_args_is_help=True, add_completion=False, pretty_exceptions_enable=False)
@@ -75,6 +77,8 @@ def main_options(
 
 
 def _open(ctx: typer.Context, *, create: bool) -> ThinkGraph:
+    from thinkgraph.config import load_settings
+
     settings = load_settings(ctx.obj["config"])
     return ThinkGraph(ctx.obj["index"], settings=settings, create=create)
 
@@ -94,7 +98,9 @@ def index(
     as_json: bool = typer.Option(False, "--json", help="Print the report as JSON."),
 ) -> None:
     """Index documents (resumable and incremental: finished work is never redone)."""
-    if not paths and not triples and kg is None:
+    from thinkgraph.store.factory import index_exists
+
+    if not paths and not triples and kg is None and not index_exists(ctx.obj["index"]):
         raise UsageError("give at least one PATH, --triples FILE or --kg FILE")
     if kg is not None:
         with _open(ctx, create=True) as tg:
@@ -125,8 +131,13 @@ def index(
 def _print_index_report(report: IndexReport) -> None:
     out.print(f"indexed {report.indexed} documents ({report.chunks} chunks), {report.unchanged} unchanged, "
               f"{report.updated} updated, {report.failed} failed, {len(report.skipped)} skipped")
+    communities = ("skipped (setting index.communities; only tog3 reads them)" if report.communities_skipped
+                   else f"{report.communities} in {report.community_levels} levels")
     out.print(f"extraction failures: {report.extraction_failures}; synonyms: {report.synonyms}; "
-              f"communities: {report.communities} in {report.community_levels} levels")
+              f"communities: {communities}")
+    if report.timings:
+        out.print("stage seconds: " + ", ".join(f"{k} {v:.1f}" for k, v in report.timings.items()),
+                  highlight=False)
     for line in report.skipped[:20]:
         out.print(f"  skipped {line}", highlight=False)
     if len(report.skipped) > 20:
@@ -151,7 +162,7 @@ def _finish_index(report: IndexReport, failed: list[str]) -> None:
 
 
 class _RichProgress:
-    def __init__(self, progress: Progress) -> None:
+    def __init__(self, progress: Any) -> None:  # a rich.progress.Progress
         self.progress = progress
         self.tasks: dict[str, Any] = {}
 
@@ -163,6 +174,8 @@ class _RichProgress:
 
 class _progress:  # noqa: N801 - used as a context manager
     def __init__(self, disable: bool) -> None:
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, SpinnerColumn, TextColumn
+
         self.rich = Progress(SpinnerColumn(), TextColumn("{task.description}"), BarColumn(),
                              MofNCompleteColumn(), console=err, disable=disable or not err.is_terminal,
                              transient=True)
@@ -325,6 +338,16 @@ def inspect(
     out.print(usage)
     for endpoint, form in stats["llm_structured_output"].items():
         out.print(f"structured output with {endpoint}: {form}")
+    if stats["missing_stages"]:
+        out.print(f"[yellow]missing derived stages:[/yellow] {', '.join(stats['missing_stages'])} "
+                  "(run `thinkgraph index` to finish them)")
+    if stats["stage_timings"]:
+        timings = Table(title="last indexing run (stages overlap: the embedding worker runs beside them)")
+        timings.add_column("stage")
+        timings.add_column("seconds", justify="right")
+        for name, seconds in stats["stage_timings"].items():
+            timings.add_row(name, f"{seconds:.1f}")
+        out.print(timings)
 
 
 @app.command()

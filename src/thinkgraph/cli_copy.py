@@ -7,8 +7,6 @@ import json
 import typer
 
 from thinkgraph.cli import app, one_line_errors, out
-from thinkgraph.store.copy import copy_index
-from thinkgraph.store.factory import open_store
 
 
 @app.command()
@@ -19,6 +17,9 @@ def copy(
     as_json: bool = typer.Option(False, "--json", help="Print the rows copied per section as JSON."),
 ) -> None:
     """Copy a whole index (graph, vectors, LLM cache, usage, audit): nothing is embedded or asked again."""
+    from thinkgraph.store.copy import copy_index
+    from thinkgraph.store.factory import open_store
+
     source = open_store(src, create=False)
     try:
         target = open_store(dst, create=True)

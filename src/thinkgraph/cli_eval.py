@@ -14,10 +14,7 @@ from rich.table import Table
 from thinkgraph.api import ThinkGraph
 from thinkgraph.asyncutil import run_sync
 from thinkgraph.cli import _open, app, one_line_errors, out
-from thinkgraph.config import load_settings
 from thinkgraph.errors import ConfigError, InputError, UsageError
-from thinkgraph.eval.report import display_name
-from thinkgraph.store.factory import shown_location
 
 
 @app.command("eval")
@@ -58,6 +55,9 @@ def evaluate(
     qs = load_questions(questions, limit)
     if sample is not None and sample < len(qs):
         qs = random.Random(seed).sample(qs, sample)
+    from thinkgraph.config import load_settings  # here: pydantic is not needed for --help
+    from thinkgraph.store.factory import shown_location
+
     settings = load_settings(ctx.obj["config"])
     settings.llm.seed = seed
     out.mkdir(parents=True, exist_ok=True)
@@ -103,6 +103,8 @@ def _write_eval_outputs(out: Path, rows: list[dict[str, Any]], title: str, index
 
 
 def _print_summary(rows: list[dict[str, Any]], title: str) -> None:
+    from thinkgraph.eval.report import display_name
+
     columns = [k for k in rows[0] if k != "method" and isinstance(rows[0][k], int | float)
                and (not k.endswith("_p95") or k == "seconds_p95")] if rows else []
     table = Table(title=title)

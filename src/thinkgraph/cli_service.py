@@ -12,7 +12,6 @@ import typer
 
 from thinkgraph.cli import app, one_line_errors, out
 from thinkgraph.errors import ConfigError
-from thinkgraph.store.factory import shown_location
 
 
 @app.command()
@@ -44,6 +43,8 @@ def serve(
     os.environ["THINKGRAPH_SERVICE_SETTINGS"] = json.dumps({**dataclasses.asdict(settings), "root": str(root),
                                                             "config_path": str(settings.config_path or "")})
     shown = f"[{host}]" if ":" in host else host
+    from thinkgraph.store.factory import shown_location
+
     where = shown_location(store) if store else root
     out.print(f"thinkgraph on http://{shown}:{port}/ (workspaces in {where}; API docs at /docs)", highlight=False)
     uvicorn.run("thinkgraph.service.entry:app_from_environment", factory=True, host=host, port=port,

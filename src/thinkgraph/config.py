@@ -114,6 +114,11 @@ class IndexSettings(_Section):
     max_cluster_size: int = TOG3_MAX_CLUSTER_SIZE
     leiden_seed: int = 42
     summarize_communities: bool = True  # only when an LLM is configured
+    # Hierarchical communities (ToG-3's community layer; only tog3 reads them). "auto" builds them
+    # except for imported graphs (--openie/--triples: the HippoRAG setting of ppr, naive, a2rag and
+    # topg), where their Leiden levels and vectors were a third of the indexing time; "always"/"never"
+    # decide for every extractor. tog3 refuses an index built without them (or -o use_communities=false).
+    communities: Literal["auto", "always", "never"] = "auto"
     max_file_bytes: int = 20_000_000  # larger files are skipped and counted
     embed_node_types: list[str] = Field(
         default_factory=lambda: ["document", "chunk", "entity", "triplet", "community", "proposition"]

@@ -85,3 +85,8 @@ class UnknownMethodError(ThinkgraphError):
     """A method name that is not registered."""
 
     exit_code = ExitCode.USAGE
+
+
+class IncompleteIndexError(ThinkgraphError):
+    """A derived stage of the index (vectors, synonyms, communities) is missing or out of date
+    (an index that cannot be used as it is: exit code 2, input)."""

@@ -6,11 +6,13 @@ import csv
 import json
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from xml.etree import ElementTree as ET
 
 from thinkgraph.errors import InputError, UsageError
-from thinkgraph.store.base import GraphStore
+
+if TYPE_CHECKING:
+    from thinkgraph.store.base import GraphStore
 
 FORMATS = ("graphml", "jsonl", "neo4j")
 _GRAPHML_NS = "http://graphml.graphdrawing.org/xmlns"

@@ -5,9 +5,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-import igraph as ig
-import leidenalg
-
 
 @dataclass(frozen=True, slots=True)
 class Community:
@@ -19,6 +16,9 @@ class Community:
 
 def _leiden(n: int, edges: Sequence[tuple[int, int]], weights: Sequence[float], seed: int,
             resolution: float = 1.0) -> list[list[int]]:
+    import igraph as ig  # imported here: igraph pulls in matplotlib (~1 s), which `ask` never needs
+    import leidenalg
+
     graph = ig.Graph(n=n, edges=list(edges), directed=False)
     w = list(weights) if weights else None
     if resolution == 1.0:

@@ -9,10 +9,17 @@ import numpy as np
 import scipy.sparse as sp
 
 
+class Adjacency(sp.csr_matrix):
+    """A CSR adjacency that keeps what PageRank derives from it (``graph.ppr.operator_of``), so the
+    transition is built once per graph instead of on every query. Treat it as immutable."""
+
+    ppr_operator: object | None = None
+
+
 @dataclass(slots=True)
 class GraphMatrix:
     ids: list[str]
-    adjacency: sp.csr_matrix  # adjacency[i, j] = weight of edge i -> j
+    adjacency: sp.csr_matrix  # adjacency[i, j] = weight of edge i -> j (an Adjacency when built here)
     index: dict[str, int] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
@@ -59,7 +66,7 @@ def build_graph_matrix(
             cols.append(i)
             vals.append(weight)
     n = len(ids)
-    adjacency = sp.csr_matrix((np.asarray(vals, dtype=np.float64), (rows, cols)), shape=(n, n))
+    adjacency = Adjacency((np.asarray(vals, dtype=np.float64), (rows, cols)), shape=(n, n))
     adjacency.sum_duplicates()
     return GraphMatrix(ids=ids, adjacency=adjacency, index=index)
 

@@ -7,8 +7,9 @@ import logging
 from dataclasses import dataclass
 
 from thinkgraph.errors import BudgetExceededError, LLMError
-from thinkgraph.graph.leiden import hierarchical_leiden
+from thinkgraph.graph.leiden import Community, hierarchical_leiden
 from thinkgraph.ids import community_id
+from thinkgraph.index.stages import StageTimer
 from thinkgraph.llm.service import LLM, Message
 from thinkgraph.models import Edge, EdgeType, Node, NodeType
 from thinkgraph.store.base import GraphStore
@@ -67,40 +68,66 @@ async def _summarize(llm: LLM, members: list[Node], relations: list[str]) -> str
     return await llm.text(messages, step=SUMMARY_STEP, kind="summary")
 
 
-async def build_communities(store: GraphStore, *, max_cluster_size: int, seed: int,
-                      llm: LLM | None = None) -> CommunityReport:
-    entity_nodes = list(store.iter_nodes(NodeType.ENTITY))
-    index = {n.id: i for i, n in enumerate(entity_nodes)}
-    edges: list[tuple[int, int]] = []
-    weights: list[float] = []
+@dataclass(slots=True)
+class _EntityGraph:
+    nodes: list[Node]
+    edges: list[tuple[int, int]]
+    weights: list[float]
+    relations_of: dict[int, list[tuple[int, str]]]
+
+
+def _entity_graph(store: GraphStore) -> _EntityGraph:
+    """Entities sorted by id and edges sorted, so that seeded Leiden sees the same input whatever
+    order extraction wrote the graph in."""
+    nodes = sorted(store.iter_nodes(NodeType.ENTITY), key=lambda n: n.id)
+    index = {n.id: i for i, n in enumerate(nodes)}
+    weighted: list[tuple[int, int, float]] = []
     relations_of: dict[int, list[tuple[int, str]]] = {}
     for e in store.iter_edges(ENTITY_GRAPH_EDGES):
         a, b = index.get(e.src), index.get(e.dst)
         if a is None or b is None or a == b:
             continue
-        edges.append((a, b))
-        weights.append(e.weight)
+        weighted.append((a, b, float(e.weight)))
         if e.type == EdgeType.OPENREL:
             relations_of.setdefault(a, []).append((b, str(e.props.get("predicate", ""))))
-    found = hierarchical_leiden(len(entity_nodes), edges, weights, max_cluster_size=max_cluster_size,
-                                seed=seed)
+    weighted.sort()
+    for rels in relations_of.values():
+        rels.sort()
+    return _EntityGraph(nodes, [(a, b) for a, b, _ in weighted], [w for _, _, w in weighted], relations_of)
+
+
+async def build_communities(store: GraphStore, *, max_cluster_size: int, seed: int, llm: LLM | None = None,
+                            timer: StageTimer | None = None) -> CommunityReport:
+    """Leiden (in a worker thread), then LLM summaries of new communities, then one transaction
+    replacing the community layer. New community nodes are left without vectors: the embedding
+    worker encodes them with whatever else it still has queued (derived.py)."""
+    timer = timer or StageTimer()
+    with timer.stage("communities (Leiden)"):
+        graph = await asyncio.to_thread(_entity_graph, store)
+        found = await asyncio.to_thread(hierarchical_leiden, len(graph.nodes), graph.edges, graph.weights,
+                                        max_cluster_size=max_cluster_size, seed=seed)
+    entity_nodes, relations_of = graph.nodes, graph.relations_of
     ids = [community_id(c.level, [entity_nodes[m].id for m in c.members]) for c in found]
     existing = {n.id: n for n in store.iter_nodes(NodeType.COMMUNITY)}
-    wanted = set(ids)
     summaries: dict[str, str] = {}
     failures = 0
     if llm is not None:
         todo = [(cid, c) for cid, c in zip(ids, found, strict=True)
                 if not existing.get(cid, Node("", "", "")).props.get("summarized")]
-        results = await _summarize_all(llm, todo, entity_nodes, relations_of) if todo else []
-        for (cid, _), result in zip(todo, results, strict=True):
-            if isinstance(result, str) and result.strip():
-                summaries[cid] = result.strip()
-            else:
-                failures += 1
-                log.warning("community summary failed: %s", result)
+        with timer.stage("community summaries (LLM)"):
+            failures = await _summarize_all(llm, todo, entity_nodes, relations_of, summaries)
+    with timer.stage("communities (write)"):
+        await asyncio.to_thread(_write, store, ids, found, entity_nodes, relations_of, existing, summaries)
+    levels = 1 + max((c.level for c in found), default=-1)
+    return CommunityReport(len(found), levels, len(summaries), failures)
+
+
+def _write(store: GraphStore, ids: list[str], found: list[Community], entity_nodes: list[Node],
+           relations_of: dict[int, list[tuple[int, str]]], existing: dict[str, Node],
+           summaries: dict[str, str]) -> None:
+    wanted = set(ids)
     with store.transaction():
-        for cid in set(existing) - wanted:
+        for cid in sorted(set(existing) - wanted):
             store.delete_node(cid)
         store.delete_edges_of_type(EdgeType.SUMMARY_FOR)
         store.delete_edges_of_type(EdgeType.CHILD_OF)
@@ -121,8 +148,6 @@ async def build_communities(store: GraphStore, *, max_cluster_size: int, seed: i
                 new_edges.append(Edge(cid, ids[c.parent], EdgeType.CHILD_OF))
         store.add_nodes(new_nodes)
         store.add_edges(new_edges)
-    levels = 1 + max((c.level for c in found), default=-1)
-    return CommunityReport(len(found), levels, len(summaries), failures)
 
 
 def _relations(members: tuple[int, ...], nodes: list[Node],
@@ -132,14 +157,23 @@ def _relations(members: tuple[int, ...], nodes: list[Node],
             if b in inside]
 
 
-async def _summarize_all(llm: LLM, todo: list, nodes: list[Node],
-                         relations_of: dict[int, list[tuple[int, str]]]) -> list[str | BaseException]:
-    async def one(c) -> str:  # noqa: ANN001
+async def _summarize_all(llm: LLM, todo: list[tuple[str, Community]], nodes: list[Node],
+                         relations_of: dict[int, list[tuple[int, str]]], summaries: dict[str, str]) -> int:
+    """Every summary call at once (the LLM's semaphore bounds them). Returns the count of failed
+    summaries (counted, logged, never fatal); a spent budget or a bug stops the stage."""
+    async def one(c: Community) -> str:
         members = [nodes[m] for m in c.members]
         return await _summarize(llm, members, _relations(c.members, nodes, relations_of))
 
     results = await asyncio.gather(*(one(c) for _, c in todo), return_exceptions=True)
-    for r in results:  # a failed summary is counted; a spent budget or a bug stops the stage
-        if isinstance(r, BaseException) and (isinstance(r, BudgetExceededError) or not isinstance(r, LLMError)):
-            raise r
-    return list(results)
+    failures = 0
+    for (cid, _), result in zip(todo, results, strict=True):
+        if isinstance(result, BaseException) and (isinstance(result, BudgetExceededError)
+                                                  or not isinstance(result, LLMError)):
+            raise result
+        if isinstance(result, str) and result.strip():
+            summaries[cid] = result.strip()
+        else:
+            failures += 1
+            log.warning("community summary failed: %s", result)
+    return failures

@@ -1,12 +1,17 @@
-"""The indexing run: load -> chunk -> extract -> embed per document batch, then entity resolution
-and communities. Every stage is idempotent and keyed by content hash, so an interrupted run
-resumes where it stopped and repeats no finished LLM call (the LLM cache covers in-flight ones)."""
+"""The indexing run: load -> chunk -> extract (LLM calls, many documents in flight) -> commit in
+input order -> embed in a worker thread beside the calls; then the derived stages (derived.py).
+
+Documents are extracted concurrently in a sliding window, so the LLM always has work; each
+document's records are committed in one transaction, in input order, so the same input gives the
+same index whatever order the replies arrive in. An interrupted run resumes where it stopped and
+repeats no finished LLM call (replies are cached in the index as they arrive)."""
 
 from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable, Iterable
+from collections import deque
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from thinkgraph.config import IndexSettings
@@ -14,39 +19,37 @@ from thinkgraph.embed.base import Embedder
 from thinkgraph.errors import BudgetExceededError, LLMError, LLMUnavailableError
 from thinkgraph.ids import content_hash
 from thinkgraph.index.chunking import chunk_document
-from thinkgraph.index.communities import build_communities
-from thinkgraph.index.embedding_stage import check_embedding_manifest, embed_missing
+from thinkgraph.index.derived import Progress, update_derived
+from thinkgraph.index.embedding_stage import EmbedWorker, check_embedding_manifest
 from thinkgraph.index.extractor import Extractor
 from thinkgraph.index.loaders import Skipped
-from thinkgraph.index.records import document_records, extraction_records
-from thinkgraph.index.resolve import resolve_entities
+from thinkgraph.index.records import GraphRecords, document_records, extraction_records
+from thinkgraph.index.report import IndexReport
+from thinkgraph.index.stages import StageTimer, bump_graph_version, store_timings, writing
 from thinkgraph.index.summaries import first_sentences, llm_summary
 from thinkgraph.llm.service import LLM
-from thinkgraph.models import Chunk, DocStatus, DocumentRecord, SourceDocument
+from thinkgraph.models import Chunk, DocStatus, DocumentRecord, Node, SourceDocument
 from thinkgraph.store.base import GraphStore
-from thinkgraph.store.claims import WorkClaims, derived_turn
+from thinkgraph.store.claims import WorkClaims
 from thinkgraph.tokens import TokenCounter
 
 log = logging.getLogger(__name__)
 
 EXTRACT_STAGE = "extract"
-Progress = Callable[[str, int, int | None], None]  # (stage, done, total)
+MIN_WINDOW_DOCS = 8
+
+__all__ = ["EXTRACT_STAGE", "IndexReport", "Indexer", "Progress", "update_derived"]
 
 
 @dataclass(slots=True)
-class IndexReport:
-    indexed: int = 0
-    unchanged: int = 0
-    updated: int = 0
-    failed: int = 0
+class _DocumentResult:
+    """What one document's extraction produced, waiting for its turn to be committed."""
+
+    records: GraphRecords
+    done_keys: list[str] = field(default_factory=list)
+    failures: list[tuple[str, str]] = field(default_factory=list)  # (chunk key, message)
     chunks: int = 0
-    extraction_failures: int = 0
-    skipped: list[str] = field(default_factory=list)
-    synonyms: int = 0
-    communities: int = 0
-    community_levels: int = 0
-    embedded: int = 0
-    stopped: str | None = None  # why the run stopped early (budget), if it did
+    chunks_failed: int = 0
 
 
 class Indexer:
@@ -60,49 +63,77 @@ class Indexer:
         self.llm = llm
         self.counter = counter or TokenCounter()
         self.progress = progress or (lambda stage, done, total: None)
+        self.timer = StageTimer()
         self.claims = WorkClaims(store)  # documents are shared with other runs on the same index
+
+    @property
+    def window(self) -> int:
+        """Documents in flight: enough to keep every LLM slot busy while the head one finishes."""
+        concurrency = self.llm.settings.concurrency if self.llm is not None else 1
+        return max(MIN_WINDOW_DOCS, self.settings.batch_docs, 4 * concurrency)
 
     async def run(self, items: Iterable[SourceDocument | Skipped]) -> IndexReport:
         check_embedding_manifest(self.store, self.embedder)
-        self.store.set_meta("extractor", self.extractor.name)
         report = IndexReport()
-        batch: list[SourceDocument] = []
-        seen_ids: set[str] = set()
         self.claims.start()
+        try:
+            with writing(self.store):
+                await self._run(items, report)
+        except BudgetExceededError as exc:
+            report.stopped = str(exc)
+            log.warning("indexing stopped: %s; run again to resume", exc)
+        finally:
+            self.claims.stop()
+        report.timings = self.timer.rounded()
+        store_timings(self.store, report.timings)
+        return report
+
+    async def _run(self, items: Iterable[SourceDocument | Skipped], report: IndexReport) -> None:
+        async with EmbedWorker(self.store, self.embedder, self.settings.embed_node_types,
+                               lambda d, t: self.progress("embed", d, t)) as worker:
+            with self.timer.stage("extract"):
+                await self._extract_all(items, report, worker)
+            with self.timer.stage("embed entities (tail after extraction)"):
+                await worker.flush(entities_only=True)  # the rest goes on beside the derived stages
+            # every run finishes the stages for what it committed (one process at a time, in the derived
+            # turn; a run that finds them built for the current graph version does nothing), so no
+            # commit is left without them when runs end in any order
+            await update_derived(self.store, self.embedder, self.settings, report, llm=self.llm,
+                                 progress=self.progress, worker=worker, timer=self.timer)
+            self.timer.add("embed (worker busy, overlapped)", worker.busy_s)
+            report.embedded += worker.embedded
+
+    async def _extract_all(self, items: Iterable[SourceDocument | Skipped], report: IndexReport,
+                           worker: EmbedWorker) -> None:
+        in_flight: deque[tuple[SourceDocument, asyncio.Task[_DocumentResult]]] = deque()
+        seen_ids: set[str] = set()
         try:
             for item in items:
                 if isinstance(item, Skipped):
                     report.skipped.append(f"{item.source}: {item.reason}")
                     log.warning("skipped %s: %s", item.source, item.reason)
                     continue
-                if self._admit(item, report, seen_ids):
-                    batch.append(item)
-                if len(batch) >= self.settings.batch_docs:
-                    await self._process_batch(batch, report)
-                    batch = []
-            if batch:
-                await self._process_batch(batch, report)
+                if not self._admit(item, report, seen_ids):
+                    continue
+                if not in_flight and not report.chunks:  # the index records what extracted it
+                    self.store.set_meta("extractor", self.extractor.name)
+                in_flight.append((item, asyncio.create_task(self._extract_document(item))))
+                while len(in_flight) >= self.window:
+                    await self._commit(*in_flight.popleft(), report, worker)
+            while in_flight:
+                await self._commit(*in_flight.popleft(), report, worker)
             async for doc in self.claims.take_over():  # held by another run when met: done there, or left
                 if self._needs_processing(doc, report):
-                    await self._process_batch([doc], report)
+                    await self._commit(doc, asyncio.create_task(self._extract_document(doc)), report, worker)
                 else:
                     self.claims.release_document(doc.id)
-            # documents left pending or processing by an earlier, interrupted run
-            leftovers = [d for d in self.store.list_documents() if d.status in (DocStatus.PENDING,
-                                                                                DocStatus.PROCESSING)]
-            if leftovers:
-                log.info("%d documents from an interrupted run need their source again", len(leftovers))
-            if self.claims.others_running():  # the last run to end builds the derived stages
-                log.info("another indexing run is still going; it builds synonyms and communities when it ends")
-            else:
-                await update_derived(self.store, self.embedder, self.settings, report, llm=self.llm,
-                                     progress=self.progress)
-        except BudgetExceededError as exc:
-            report.stopped = str(exc)
-            log.warning("indexing stopped: %s; run again to resume", exc)
         finally:
-            self.claims.stop()
-        return report
+            for _, task in in_flight:  # a stopped run (budget, endpoint down) leaves nothing running
+                task.cancel()
+            await asyncio.gather(*(task for _, task in in_flight), return_exceptions=True)
+        leftovers = [d for d in self.store.list_documents() if d.status in (DocStatus.PENDING, DocStatus.PROCESSING)]
+        if leftovers:
+            log.info("%d documents from an interrupted run need their source again", len(leftovers))
 
     def _admit(self, doc: SourceDocument, report: IndexReport, seen_ids: set[str]) -> bool:
         """Decide whether a loaded document needs (re)processing; records it as pending if so."""
@@ -135,43 +166,62 @@ class Indexer:
                                                       content_hash=digest, n_chars=len(doc.text)))
         return True
 
-    async def _process_batch(self, docs: list[SourceDocument], report: IndexReport) -> None:
-        results = await asyncio.gather(*(self._process_document(d, report) for d in docs),
-                                       return_exceptions=True)
-        for doc, result in zip(docs, results, strict=True):
-            if isinstance(result, BudgetExceededError | LLMUnavailableError):
-                raise result
-            if isinstance(result, BaseException):
-                if not isinstance(result, Exception):
-                    raise result
-                log.error("document %s failed: %s", doc.id, result)
-                self.store.set_document_status(doc.id, DocStatus.FAILED, f"{type(result).__name__}: {result}")
-                report.failed += 1
-        report.embedded += embed_missing(self.store, self.embedder, self.settings.embed_node_types,
-                                         lambda d, t: self.progress("embed", d, t))
-        self.claims.finished([d.id for d in docs])
-
-    async def _process_document(self, doc: SourceDocument, report: IndexReport) -> None:
-        self.store.set_document_status(doc.id, DocStatus.PROCESSING)
+    async def _extract_document(self, doc: SourceDocument) -> _DocumentResult:
         chunks = chunk_document(doc, self.counter, size=self.settings.chunk_tokens,
                                 overlap=self.settings.chunk_overlap)
-        records = document_records(doc, chunks, await self._summary(doc))
-        with self.store.transaction():
-            self.store.add_nodes(records.nodes)
-            self.store.add_edges(records.edges)
-            self.store.add_provenance(records.provenance)
-        failures = 0
-        for ok in await asyncio.gather(*(self._extract_chunk(doc, c) for c in chunks)):
-            failures += not ok
-        report.chunks += len(chunks)
-        report.extraction_failures += failures
-        if chunks and failures == len(chunks) and self.extractor.uses_llm:
-            self.store.set_document_status(doc.id, DocStatus.FAILED, "extraction failed for every chunk")
+        result = _DocumentResult(document_records(doc, chunks, await self._summary(doc)), chunks=len(chunks))
+        outcomes = await asyncio.gather(*(self._extract_chunk(doc, c) for c in chunks))
+        for chunk, outcome in zip(chunks, outcomes, strict=True):
+            key = f"{doc.id}::{chunk.id}"
+            if isinstance(outcome, GraphRecords):
+                result.records.extend(outcome)
+                result.done_keys.append(key)
+            elif outcome is not None:
+                result.failures.append((key, outcome))
+                result.chunks_failed += 1
+        return result
+
+    async def _commit(self, doc: SourceDocument, task: asyncio.Task[_DocumentResult], report: IndexReport,
+                      worker: EmbedWorker) -> None:
+        """Write one document's records in one transaction (in input order), then hand its new
+        nodes to the embedding worker."""
+        try:
+            result = await task
+        except (BudgetExceededError, LLMUnavailableError):
+            raise
+        except Exception as exc:  # one document's bug or bad input fails that document only
+            log.error("document %s failed: %s", doc.id, exc)
+            self.store.set_document_status(doc.id, DocStatus.FAILED, f"{type(exc).__name__}: {exc}")
             report.failed += 1
-        else:
-            self.store.set_document_status(doc.id, DocStatus.DONE)
-            report.indexed += 1
+            return
+        nodes = result.records.nodes
+        existing = {n.id for n in self.store.get_nodes([n.id for n in nodes])}
+        failed = result.chunks > 0 and result.chunks_failed == result.chunks and self.extractor.uses_llm
+        with self.store.transaction():
+            self.store.add_nodes(nodes)
+            self.store.add_edges(result.records.edges)
+            self.store.add_provenance(result.records.provenance)
+            for key in result.done_keys:
+                self.store.mark_done(EXTRACT_STAGE, key)
+                self.store.clear_failure(EXTRACT_STAGE, key)
+            for key, message in result.failures:
+                self.store.record_failure(EXTRACT_STAGE, key, message)
+            if failed:
+                self.store.set_document_status(doc.id, DocStatus.FAILED, "extraction failed for every chunk")
+            else:
+                self.store.set_document_status(doc.id, DocStatus.DONE)
+            bump_graph_version(self.store)
+        self.claims.finished([doc.id])
+        report.chunks += result.chunks
+        report.extraction_failures += result.chunks_failed
+        report.failed += failed
+        report.indexed += not failed
         self.progress("documents", report.indexed + report.failed, None)
+        new_nodes: dict[str, Node] = {}
+        for node in nodes:  # first occurrence wins, as in the store
+            if node.id not in existing:
+                new_nodes.setdefault(node.id, node)
+        await worker.submit(new_nodes.values())
 
     async def _summary(self, doc: SourceDocument) -> str:
         if self.settings.document_summaries in ("auto", "llm") and self.llm is not None:
@@ -183,57 +233,17 @@ class Indexer:
                 self.store.record_failure("document_summary", doc.id, str(exc))
         return first_sentences(doc, self.settings.summary_words)
 
-    async def _extract_chunk(self, doc: SourceDocument, chunk: Chunk) -> bool:
+    async def _extract_chunk(self, doc: SourceDocument, chunk: Chunk) -> GraphRecords | str | None:
+        """The chunk's records, a failure message, or None when an earlier run already stored it."""
         key = f"{doc.id}::{chunk.id}"
         if self.store.is_done(EXTRACT_STAGE, key):
-            return True
+            return None
         try:
             extraction = await self.extractor.extract(doc, chunk)
         except (BudgetExceededError, LLMUnavailableError):
             raise  # the run stops; a re-run resumes here
         except LLMError as exc:  # one bad call (malformed output, a refused request) skips one chunk
-            self.store.record_failure(EXTRACT_STAGE, key, str(exc))
             log.warning("extraction failed for chunk %d of %s: %s", chunk.index, doc.id, exc)
-            return False
-        records = extraction_records(chunk, extraction)
-        with self.store.transaction():
-            self.store.add_nodes(records.nodes)
-            self.store.add_edges(records.edges)
-            self.store.add_provenance(records.provenance)
-            self.store.mark_done(EXTRACT_STAGE, key)
-            self.store.clear_failure(EXTRACT_STAGE, key)
-        return True
+            return str(exc)
+        return extraction_records(chunk, extraction)
 
-
-
-async def update_derived(store: GraphStore, embedder: Embedder, settings: IndexSettings, report: IndexReport,
-                         *, llm: LLM | None = None, force: bool = False, progress: Progress | None = None) -> None:
-    """Entity resolution and communities over the whole graph, after any change by any process (or
-    when forced); one process at a time, and not again for changes another already built them from."""
-    async with derived_turn(store, force=force) as turn:
-        if turn.needed:
-            await _update_derived(store, embedder, settings, report, llm=llm, force=True, progress=progress)
-            turn.built()
-
-
-async def _update_derived(store: GraphStore, embedder: Embedder, settings: IndexSettings, report: IndexReport,
-                          *, llm: LLM | None = None, force: bool = False, progress: Progress | None = None) -> None:
-    """Entity resolution and communities over the whole graph, after any change (or when forced)."""
-    changed = force or report.indexed or report.updated or store.get_meta("derived_stale") == "1"
-    if not changed:
-        return
-    progress = progress or (lambda stage, done, total: None)
-    progress("resolve", 0, None)
-    # entity vectors must exist before synonyms are computed
-    report.embedded += embed_missing(store, embedder, settings.embed_node_types,
-                                     lambda d, t: progress("embed", d, t))
-    report.synonyms = resolve_entities(store, settings.synonym_threshold)
-    progress("communities", 0, None)
-    communities = await build_communities(store, max_cluster_size=settings.max_cluster_size,
-                                          seed=settings.leiden_seed,
-                                          llm=llm if settings.summarize_communities else None)
-    report.communities = communities.communities
-    report.community_levels = communities.levels
-    report.embedded += embed_missing(store, embedder, settings.embed_node_types,
-                                     lambda d, t: progress("embed", d, t))
-    store.set_meta("derived_stale", "0")

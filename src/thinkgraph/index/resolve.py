@@ -29,6 +29,8 @@ def synonym_pairs(ids: list[str], vectors: np.ndarray, threshold: float) -> list
 def resolve_entities(store: GraphStore, threshold: float) -> int:
     """Replace all SYNONYM edges by those the current entity vectors give. Returns their count."""
     ids, vectors = store.get_vectors([NodeType.ENTITY])
+    order = sorted(range(len(ids)), key=ids.__getitem__)  # id order: the same edges whatever the write order
+    ids, vectors = [ids[i] for i in order], vectors[order] if ids else vectors
     with store.transaction():
         store.delete_edges_of_type(EdgeType.SYNONYM)
         if not ids:

@@ -16,7 +16,15 @@ from fastapi.staticfiles import StaticFiles
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from thinkgraph.errors import ConfigError, IndexFileError, InputError, LLMError, ThinkgraphError, UnknownMethodError
+from thinkgraph.errors import (
+    ConfigError,
+    IncompleteIndexError,
+    IndexFileError,
+    InputError,
+    LLMError,
+    ThinkgraphError,
+    UnknownMethodError,
+)
 from thinkgraph.service.jobs import Jobs
 from thinkgraph.service.schemas import ErrorOut
 from thinkgraph.service.security import HostOriginGuard, docs_allowed, redact, require_token
@@ -70,6 +78,8 @@ def _status(exc: ThinkgraphError) -> int:
         return 400
     if isinstance(exc, LLMError):
         return 502
+    if isinstance(exc, IncompleteIndexError):  # derived stages are being (re)built: retry shortly
+        return 503
     return 500
 
 

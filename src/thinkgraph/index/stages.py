@@ -1,0 +1,167 @@
+"""Crash-consistent derived stages and per-stage timings.
+
+Every change to the extracted graph bumps the index's *graph version* in the same transaction as
+the change. Each derived stage (vectors, synonyms, communities) records, when it completes, the
+graph version it was built for. A stage whose record differs from the current version is stale or
+missing: `thinkgraph index` rebuilds it, and asking refuses to answer from it. A kill at any point
+therefore leaves either a complete index or one that says which stage to finish.
+
+Both live in the index manifest (meta keys), so every store backend keeps them without a new
+operation.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+
+from thinkgraph.errors import IncompleteIndexError
+from thinkgraph.store.base import GraphStore
+
+# In the order they are built: entity vectors feed synonyms, synonyms feed communities.
+DERIVED_STAGES = ("vectors", "synonyms", "communities")
+VERSION_META = "graph_version"
+STALE_META = "derived_stale"  # "1": every derived stage is stale (set by removals and reviews)
+TIMINGS_META = "stage_timings"
+WRITERS_META = "index_writers"  # pids of the processes indexing now (they finish the stages)
+WAIT_FOR_WRITER_S = 60.0  # how long an ask waits for a running writer to finish the stages
+COMMUNITIES_META = "communities_built"  # "0" when the communities stage was skipped by configuration
+FINISH_COMMAND = "thinkgraph index"
+
+
+def _stage_meta(stage: str) -> str:
+    return f"stage.{stage}"
+
+
+def graph_version(store: GraphStore) -> int | None:
+    value = store.get_meta(VERSION_META)
+    return None if value is None else int(value)
+
+
+def bump_graph_version(store: GraphStore) -> int:
+    """Mark the extracted graph changed; call inside the transaction that changes it."""
+    version = (graph_version(store) or 0) + 1
+    store.set_meta(VERSION_META, str(version))
+    return version
+
+
+def absorb_stale_flag(store: GraphStore) -> None:
+    """Turn the all-stale flag (set by document removal or an approved review) into a new version."""
+    if store.get_meta(STALE_META) == "1":
+        with store.transaction():
+            bump_graph_version(store)
+            store.set_meta(STALE_META, "0")
+
+
+def record_stage(store: GraphStore, stage: str, version: int) -> None:
+    store.set_meta(_stage_meta(stage), str(version))
+
+
+def missing_stages(store: GraphStore) -> list[str]:
+    """Derived stages not built for the current graph version, in build order."""
+    stale_all = store.get_meta(STALE_META) == "1"
+    version = graph_version(store)
+    if version is None:  # an empty index, or one from before stage records (complete unless flagged)
+        return list(DERIVED_STAGES) if stale_all else []
+    if stale_all:
+        return list(DERIVED_STAGES)
+    return [s for s in DERIVED_STAGES if store.get_meta(_stage_meta(s)) != str(version)]
+
+
+def communities_wanted(store: GraphStore, setting: str) -> bool:
+    """Whether the communities stage builds communities (see IndexSettings.communities)."""
+    if setting == "auto":
+        return store.get_meta("extractor") != "import"
+    return setting == "always"
+
+
+def require_complete(store: GraphStore, *, needs_communities: bool = False) -> None:
+    """One-line error when a derived stage is missing (e.g. indexing was killed before the end), or
+    when the method reads communities and the index was built without them."""
+    missing = missing_stages(store)
+    if missing:
+        raise IncompleteIndexError(
+            f"the index is missing derived stage(s) {', '.join(missing)} (indexing did not finish); "
+            f"run `{FINISH_COMMAND}` on this index to finish it")
+    if needs_communities and store.get_meta(COMMUNITIES_META) == "0":
+        raise IncompleteIndexError(
+            "this index was built without communities ([index] communities; skipped by default for imported "
+            "graphs); set communities = \"always\" and run `thinkgraph index` again, or ask with "
+            "-o use_communities=false")
+
+
+def _writers(store: GraphStore) -> list[int]:
+    return [int(p) for p in json.loads(store.get_meta(WRITERS_META) or "[]")]
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+@contextmanager
+def writing(store: GraphStore) -> Iterator[None]:
+    """Marks this process as indexing, so that readers wait for the stages instead of failing
+    (a killed writer's mark is ignored: its pid is gone)."""
+    pid = os.getpid()
+    with store.transaction():
+        store.set_meta(WRITERS_META, json.dumps(sorted([pid, *(p for p in _writers(store) if _alive(p))])))
+    try:
+        yield
+    finally:
+        with store.transaction():  # one entry off: a nested or concurrent writer of this process stays
+            rest = [p for p in _writers(store) if _alive(p)]
+            if pid in rest:
+                rest.remove(pid)
+            store.set_meta(WRITERS_META, json.dumps(rest))
+
+
+async def wait_until_complete(store: GraphStore, timeout_s: float = WAIT_FOR_WRITER_S) -> None:
+    """While another live process is indexing (e.g. a service worker adding a document), wait for
+    it to finish the derived stages; then the usual one-line error if one is still missing."""
+    deadline = time.monotonic() + timeout_s
+    while missing_stages(store) and time.monotonic() < deadline:
+        if not any(_alive(p) for p in _writers(store)):  # (our own pid: a writer thread, as a service's)
+            break
+        await asyncio.sleep(0.05)
+
+
+@dataclass(slots=True)
+class StageTimer:
+    """Wall seconds per stage; ``busy`` accumulates work that overlaps other stages (the embedding
+    worker runs beside the LLM calls), so its figure is the worker's own time, not added wall time."""
+
+    seconds: dict[str, float] = field(default_factory=dict)
+
+    @contextmanager
+    def stage(self, name: str) -> Iterator[None]:
+        started = time.perf_counter()
+        try:
+            yield
+        finally:
+            self.add(name, time.perf_counter() - started)
+
+    def add(self, name: str, seconds: float) -> None:
+        self.seconds[name] = self.seconds.get(name, 0.0) + seconds
+
+    def rounded(self) -> dict[str, float]:
+        return {k: round(v, 3) for k, v in self.seconds.items()}
+
+
+def store_timings(store: GraphStore, timings: dict[str, float]) -> None:
+    store.set_meta(TIMINGS_META, json.dumps(timings))
+
+
+def load_timings(store: GraphStore) -> dict[str, float]:
+    raw = store.get_meta(TIMINGS_META)
+    return json.loads(raw) if raw else {}

@@ -1,0 +1,37 @@
+"""The query encoder without torch: the packaged MiniLM exported once to ONNX gives the vectors
+sentence-transformers gives (within 1e-4), and a later process encodes queries without torch."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from thinkgraph.embed.local import LocalEmbedder
+from thinkgraph.embed.onnx import MAX_DIFF
+
+TEXTS = ["Who trained Lena Sorensen?", "The observatory on Harbor Hill was founded in 1887 by Adela Morrow.",
+         "x", "Ünïcödé names — Bjørn Ødegård — and numbers 3.14 " * 30]
+
+
+def test_onnx_export_matches_sentence_transformers(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("THINKGRAPH_CACHE_DIR", str(tmp_path))
+    onnx_side = LocalEmbedder()
+    queries = np.stack([onnx_side.embed([t])[0] for t in TEXTS])  # one text at a time: the ONNX path
+    exported = list((tmp_path / "onnx").glob("*.onnx"))
+    assert len(exported) == 1 and json.loads(exported[0].with_suffix(".json").read_text())["max_diff"] <= MAX_DIFF
+    reference = LocalEmbedder()._model.encode(TEXTS, normalize_embeddings=True, convert_to_numpy=True)
+    assert np.abs(queries - reference).max() <= MAX_DIFF
+
+    probe = ("from thinkgraph.embed.local import LocalEmbedder; import sys, json; "
+             "v = LocalEmbedder().embed([sys.argv[1]])[0]; "
+             "print(json.dumps({'torch': 'torch' in sys.modules, 'vec': v.tolist()}))")
+    done = subprocess.run([sys.executable, "-c", probe, TEXTS[0]], capture_output=True, text=True, check=True,
+                          env={**__import__("os").environ, "THINKGRAPH_CACHE_DIR": str(tmp_path)}, timeout=300)
+    result = json.loads(done.stdout)
+    assert result["torch"] is False
+    assert np.abs(np.array(result["vec"]) - reference[0]).max() <= MAX_DIFF
