@@ -154,3 +154,21 @@ def test_leiden_hierarchy_respects_max_cluster_size() -> None:
 def test_leiden_drops_isolated_nodes() -> None:
     comms = hierarchical_leiden(5, [(0, 1), (1, 2)], max_cluster_size=5)
     assert [c.members for c in comms] == [(0, 1, 2)]
+
+
+def test_hierarchical_leiden_levels_shrink_instead_of_chaining() -> None:
+    """Every deeper level splits its parent for real: no child keeps most of its parent's members (the
+    old rule accepted a big part plus shaved-off nodes, which built chains of near-copies)."""
+    import networkx as nx
+
+    from thinkgraph.graph.leiden import MAX_KEPT_SHARE, hierarchical_leiden
+
+    graph = nx.powerlaw_cluster_graph(600, 2, 0.1, seed=3)
+    graph.add_edges_from((600 + i, 0) for i in range(60))  # a hub with pendants: the shape that chained
+    communities = hierarchical_leiden(graph.number_of_nodes(), list(graph.edges()), max_cluster_size=5, seed=1)
+    by_id = {c.id: c for c in communities}
+    for child in communities:
+        if child.parent is not None:
+            parent = by_id[child.parent]
+            assert len(child.members) <= max(MAX_KEPT_SHARE * len(parent.members), 5)
+    assert max(c.level for c in communities) <= 8

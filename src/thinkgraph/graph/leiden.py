@@ -57,14 +57,25 @@ def _bfs_pieces(n: int, edges: Sequence[tuple[int, int]], size: int) -> list[lis
     return [order[i:i + size] for i in range(0, n, size)]
 
 
+# A split must shrink the community: a partition whose largest part keeps more than this share of
+# the members (a big part and a few shaved-off nodes) would only add a level holding the same
+# community again, a chain of near-copies each needing its own summary.
+MAX_KEPT_SHARE = 0.8
+
+
+def _shrinks(parts: list[list[int]], n: int) -> bool:
+    largest = max((len(p) for p in parts), default=n)
+    return len(parts) > 1 and 1 < largest <= MAX_KEPT_SHARE * n
+
+
 def _split(n: int, edges: Sequence[tuple[int, int]], weights: Sequence[float], seed: int,
            max_size: int) -> list[list[int]]:
     parts = _leiden(n, edges, weights, seed)
     for resolution in _SPLIT_RESOLUTIONS:
-        if len(parts) > 1 and max(len(p) for p in parts) > 1:
+        if _shrinks(parts, n):
             return parts
         parts = _leiden(n, edges, weights, seed, resolution)
-    if len(parts) > 1 and max(len(p) for p in parts) > 1:
+    if _shrinks(parts, n):
         return parts
     return _bfs_pieces(n, edges, max_size)
 
