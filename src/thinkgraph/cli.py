@@ -25,7 +25,7 @@ from thinkgraph.models import Answer, DocStatus
 
 # The method registry imports every method (numpy, scipy, pydantic); `thinkgraph --help` must not.
 # tests/test_cli.py checks that these names are the registry's.
-METHOD_NAMES = ("none", "naive", "ppr", "a2rag", "topg", "tog3", "ircot", "kgr", "kg-textrag", "kg-graphrag")
+METHOD_NAMES = ("none", "naive", "ppr", "hybrid", "a2rag", "topg", "tog3", "ircot", "kgr", "kg-textrag", "kg-graphrag")
 DEFAULT_METHOD = "ppr"
 
 app = typer.Typer(help="Build a knowledge-graph index from documents and answer questions over it.",
