@@ -85,6 +85,8 @@ class Tally:
     live: dict[str, set[str]] = field(default_factory=dict)
     latencies: dict[str, list[float]] = field(default_factory=lambda: {"upload": [], "delete": [], "ask": []})
     problems: list[str] = field(default_factory=list)
+    server_errors: int = 0  # replies with a 5xx status
+    foreign_citations: int = 0  # answers citing a document of another workspace
     lock: threading.Lock = field(default_factory=threading.Lock)
 
     def note(self, kind: str, seconds: float) -> None:
@@ -137,6 +139,11 @@ def _client(number: int, workspaces: list[str], urls: list[str], until: float, t
                     foreign = [c["doc_id"] for c in reply.json()["citations"] if not c["doc_id"].startswith(f"{ws}-")]
                     if foreign:
                         tally.problem(f"an answer in {ws} cites {foreign}")
+                        with tally.lock:
+                            tally.foreign_citations += 1
+            if reply.status_code >= 500:
+                with tally.lock:
+                    tally.server_errors += 1
             if not reply.is_success:
                 tally.problem(f"{kind} in {ws} failed: {reply.status_code} {reply.text[:200]}")
             tally.note(kind, time.perf_counter() - started)

@@ -225,7 +225,8 @@ def test_service_streams_ask_and_chat(work: Workdir, monkeypatch: pytest.MonkeyP
                       'summarize_communities = false\n', encoding="utf-8")
     for var in ("THINKGRAPH_LLM_BASE_URL", "THINKGRAPH_LLM_MODEL"):
         monkeypatch.setenv(var, work.env[var])
-    settings = ServiceSettings(root=work.root / "ws", config_path=config)
+    # "testserver" is the Host header of ASGI test clients (the service serves loopback names only)
+    settings = ServiceSettings(root=work.root / "ws", config_path=config, allowed_hosts=("testserver",))
     with TestClient(create_app(settings)) as client:
         assert client.post("/v1/workspaces/demo").status_code == 201
         for doc in sorted(SAMPLE_CORPUS.iterdir()):

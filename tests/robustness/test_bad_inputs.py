@@ -146,8 +146,11 @@ CASES: list[tuple[str, Callable[[Path, Path], list[str | Path]], int, str]] = [
 @pytest.mark.parametrize(("name", "args", "code", "message"), CASES, ids=[c[0] for c in CASES])
 def test_bad_input_is_one_line_and_a_non_zero_exit(cli: Callable[..., Run], workdir: Path, index: Path, name: str,
                                                    args: Callable[[Path, Path], list[str | Path]], code: int,
-                                                   message: str) -> None:
+                                                   message: str, figures: Callable[..., None]) -> None:
     run = cli(*args(workdir, index))
+    figures("bad command-line input", runs=1,
+            tracebacks=int("Traceback" in run.err or "internal error" in run.err),
+            wrong_exits=int(run.code != code))
     assert "Traceback" not in run.err and "internal error" not in run.err, run.err
     assert run.code == code, (run.code, run.err)
     assert message.lower() in run.err.lower(), run.err

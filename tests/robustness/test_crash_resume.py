@@ -5,6 +5,7 @@ vector — nothing lost, nothing duplicated. THINKGRAPH_ROBUSTNESS_LONG=1 runs t
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -19,7 +20,7 @@ CONFIG = '[embedding]\nprovider = "hashing"\ndim = 64\n[index]\nbatch_docs = 2\n
 
 
 @pytest.mark.parametrize("extractor", ["nolm", "import", "llm"])
-def test_killed_index_resumes_to_the_same_index(tmp_path: Path, extractor: str) -> None:
+def test_killed_index_resumes_to_the_same_index(tmp_path: Path, extractor: str, figures: Callable[..., None]) -> None:
     config = tmp_path / "tg.toml"
     config.write_text(CONFIG + ('[llm]\nconcurrency = 2\n' if extractor == "llm" else ""), encoding="utf-8")
     corpus, openie = synthetic_corpus(tmp_path / "corpus", DOCUMENTS)
@@ -28,5 +29,9 @@ def test_killed_index_resumes_to_the_same_index(tmp_path: Path, extractor: str) 
         server.default = Behaviour(content=EXTRACTION_REPLY, delay_s=0.02)  # every call takes a moment
         results = trials(tmp_path / "work", config, corpus, extractor, KILLS, extra=extra,
                          llm_url=server.url if extractor == "llm" else None, seed=len(extractor))
+    figures(f"kill -9 during `index -e {extractor}`, then resume", runs=len(results),
+            lost=sum(t.lost + t.documents_differ for t in results),
+            duplicated=sum(t.duplicated + t.extra for t in results),
+            wrong_exits=sum(t.resumed_exit != 0 for t in results))
     bad = [t for t in results if not t.ok]
     assert not bad, bad

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import logging
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -31,7 +32,8 @@ def _files_under(root: Path) -> bytes:
 
 def test_api_key_echoed_by_the_server_is_never_shown_or_stored(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                                                capsys: pytest.CaptureFixture[str],
-                                                               caplog: pytest.LogCaptureFixture) -> None:
+                                                               caplog: pytest.LogCaptureFixture,
+                                                               figures: Callable[..., None]) -> None:
     caplog.set_level(logging.DEBUG)
     echo = f'{{"error": {{"message": "bad request from key {CANARY}", "auth": "Bearer {CANARY}"}}}}'
     with FakeOpenAIServer() as server:
@@ -56,6 +58,9 @@ def test_api_key_echoed_by_the_server_is_never_shown_or_stored(tmp_path: Path, m
         shown += _run(monkeypatch, capsys, "-c", str(config), "-i", str(index), "documents", "--json")
         shown += _run(monkeypatch, capsys, "-c", str(config), "-i", str(index), "eval",
                       str(FIXTURES / "sample_questions.jsonl"), "-m", "naive", "--out", str(tmp_path / "eval"))
+    leaks = [where for where, text in (("output", shown), ("log", caplog.text)) if CANARY in text]
+    leaks += ["files"] if CANARY.encode() in _files_under(tmp_path) else []
+    figures("API key echoed by the server (index, ask, inspect, documents, eval)", runs=1, leaked=len(leaks))
     assert server.headers and any(CANARY in h.get("Authorization", "") for h in server.headers)  # it was sent
     assert CANARY not in shown and CANARY not in caplog.text
     assert CANARY.encode() not in _files_under(tmp_path)
@@ -65,7 +70,8 @@ def test_api_key_echoed_by_the_server_is_never_shown_or_stored(tmp_path: Path, m
 
 def test_password_in_the_endpoint_url_is_never_shown(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                                      capsys: pytest.CaptureFixture[str],
-                                                     caplog: pytest.LogCaptureFixture) -> None:
+                                                     caplog: pytest.LogCaptureFixture,
+                                                     figures: Callable[..., None]) -> None:
     caplog.set_level(logging.DEBUG)
     monkeypatch.setenv("THINKGRAPH_LLM_BASE_URL", f"http://user:{URL_PASSWORD}@127.0.0.1:9/v1")  # nothing listens
     config = tmp_path / "c.toml"
@@ -73,6 +79,9 @@ def test_password_in_the_endpoint_url_is_never_shown(tmp_path: Path, monkeypatch
     index = tmp_path / "i.db"
     shown = _run(monkeypatch, capsys, "-c", str(config), "-i", str(index), "index", str(SAMPLE_CORPUS), "-e", "llm")
     shown += _run(monkeypatch, capsys, "-v", "-c", str(config), "-i", str(index), "ask", "Who?", "-m", "none")
+    leaks = [where for where, text in (("output", shown), ("log", caplog.text)) if URL_PASSWORD in text]
+    leaks += ["files"] if URL_PASSWORD.encode() in _files_under(tmp_path) else []
+    figures("password in the endpoint URL (index, ask)", runs=1, leaked=len(leaks))
     assert "127.0.0.1:9" in shown and "***" in shown  # the error names the endpoint, masked
     assert URL_PASSWORD not in shown and URL_PASSWORD not in caplog.text
     assert URL_PASSWORD.encode() not in _files_under(tmp_path)

@@ -6,6 +6,7 @@ The fast part runs a few examples per operation in CI; THINKGRAPH_ROBUSTNESS_LON
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 
 import pytest
 import schemathesis
@@ -43,11 +44,12 @@ def app(tmp_path_factory: pytest.TempPathFactory, fake_llm: FakeOpenAIServer):  
     return application
 
 
-def test_no_request_gets_a_server_error(app) -> None:  # noqa: ANN001
+def test_no_request_gets_a_server_error(app, figures: Callable[..., None]) -> None:  # noqa: ANN001
     """Every operation of the schema, valid and invalid data (schemathesis' strategies driven by
     hypothesis directly: its pytest plugin does not load under pytest 9)."""
     schema = schemathesis.openapi.from_asgi("/openapi.json", app)
     failures: list[str] = []
+    requests = 0
     operations = [result.ok() for result in schema.get_all_operations()]
     assert len(operations) >= 15
 
@@ -58,10 +60,13 @@ def test_no_request_gets_a_server_error(app) -> None:  # noqa: ANN001
         def call(case: schemathesis.Case, real_workspace: bool) -> None:
             if real_workspace and "ws" in (case.path_parameters or {}):
                 case.path_parameters["ws"] = "alpha"  # reach the handlers behind the workspace check
+            nonlocal requests
+            requests += 1
             response = case.call()
             if response.status_code >= 500:
                 failures.append(f"{case.method} {case.formatted_path} -> {response.status_code}: "
                                 f"{response.text[:200]}")
 
         call()
+    figures("schemathesis requests against the service's OpenAPI schema", runs=requests, http_500=len(failures))
     assert not failures, "\n".join(failures[:10])
