@@ -193,3 +193,27 @@ async def test_an_ask_waits_while_a_live_writer_finishes_the_stages(tmp_path: Pa
             answer = await tg.aask("Who founded the observatory?", method="naive")
             await done
         assert answer.citations
+
+
+async def test_an_ask_that_saw_a_complete_version_answers_though_a_writer_changes_the_graph_at_once(
+        tmp_path: Path, settings: Settings, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The service race: the stages complete, the wait ends, and another worker commits a new document
+    before the ask checks again. The ask answers from the complete version it saw (no 503)."""
+    from thinkgraph.index import stages
+
+    with ThinkGraph(tmp_path / "i.db", settings=settings, embedder=HashEmbedder()) as tg:
+        await tg.aindex([SAMPLE_CORPUS])
+        waited = stages.wait_until_complete
+
+        async def wait_then_a_commit_lands(store, timeout_s: float = stages.WAIT_FOR_WRITER_S) -> list[str]:
+            missing = await waited(store, timeout_s)
+            with store.transaction():
+                stages.bump_graph_version(store)  # another worker's commit, its stages not built yet
+            return missing
+
+        monkeypatch.setattr(stages, "wait_until_complete", wait_then_a_commit_lands)
+        answer = await tg.aask("Who founded the observatory?", method="naive")
+        assert answer.citations
+        assert stages.missing_stages(tg.store)  # the new version's stages are indeed missing
+        with pytest.raises(IncompleteIndexError):  # and with no writer alive, the next ask says so
+            await tg.aask("Who founded the observatory?", method="naive")

@@ -288,10 +288,11 @@ class ThinkGraph:
         from thinkgraph.methods.registry import make_method, top_k_options
 
         self._require_index()
-        self.refresh()
-        await wait_until_complete(self.store)  # a document being added by another process (service)
+        missing = await wait_until_complete(self.store)  # a document being added by another process (service)
         # never answer from an index whose derived stages are missing; tog3 also reads communities
-        require_complete(self.store, needs_communities=method == "tog3" and options.get("use_communities") is not False)
+        require_complete(self.store, needs_communities=method == "tog3" and options.get("use_communities") is not False,
+                         missing=missing)
+        self.refresh()
         ctx = MethodContext(store=self.store, view=self.view, settings=self.settings,
                             llm=self.llm if _use_llm else None)
         before = ctx.llm.describe() if ctx.llm is not None else None

@@ -80,10 +80,12 @@ def communities_wanted(store: GraphStore, setting: str) -> bool:
     return setting == "always"
 
 
-def require_complete(store: GraphStore, *, needs_communities: bool = False) -> None:
+def require_complete(store: GraphStore, *, needs_communities: bool = False,
+                     missing: list[str] | None = None) -> None:
     """One-line error when a derived stage is missing (e.g. indexing was killed before the end), or
-    when the method reads communities and the index was built without them."""
-    missing = missing_stages(store)
+    when the method reads communities and the index was built without them. ``missing``: what
+    ``wait_until_complete`` saw last (checking again could meet a newer change it did not wait for)."""
+    missing = missing_stages(store) if missing is None else missing
     if missing:
         raise IncompleteIndexError(
             f"the index is missing derived stage(s) {', '.join(missing)} (indexing did not finish); "
@@ -126,13 +128,17 @@ def writing(store: GraphStore) -> Iterator[None]:
             store.set_meta(WRITERS_META, json.dumps(rest))
 
 
-async def wait_until_complete(store: GraphStore, timeout_s: float = WAIT_FOR_WRITER_S) -> None:
+async def wait_until_complete(store: GraphStore, timeout_s: float = WAIT_FOR_WRITER_S) -> list[str]:
     """While another live process is indexing (e.g. a service worker adding a document), wait for
-    it to finish the derived stages; then the usual one-line error if one is still missing."""
+    it to finish the derived stages. Returns the stages still missing at the last look (none once a
+    complete version was seen, even if a writer changed the graph right after)."""
     deadline = time.monotonic() + timeout_s
-    while missing_stages(store) and time.monotonic() < deadline:
+    while True:
+        missing = missing_stages(store)
+        if not missing or time.monotonic() >= deadline:
+            return missing
         if not any(_alive(p) for p in _writers(store)):  # (our own pid: a writer thread, as a service's)
-            break
+            return missing
         await asyncio.sleep(0.05)
 
 
