@@ -182,6 +182,9 @@ async def test_hitl_proposals_approve_and_reject(tg_factory) -> None:  # noqa: A
     assert {p.doc_id for p in tg.store.provenance(edges[0].src)} >= {"c1"}
     assert [p.status for p in tg.store.list_proposals()] == ["approved", "rejected"]
     assert not any(e.props["predicate"] == "makes" for e in tg.store.iter_edges(["OPENREL"]))
+    # the approved triple is in the graph: the stages are outdated (rebuilt by the next index), not missing
+    assert tg.stats()["stages_outdated"] and not tg.stats()["missing_stages"]
+    assert (await tg.aretrieve("Which company did Alice Stone found?", method="ppr")).citations
     with pytest.raises(InputError, match="no pending proposal"):
         review(tg.store, ids[0], approve=True)
 

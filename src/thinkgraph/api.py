@@ -341,7 +341,7 @@ class ThinkGraph:
 
     # inspection -----------------------------------------------------------------------
     def stats(self) -> dict[str, Any]:
-        from thinkgraph.index.stages import graph_version, load_timings, missing_stages
+        from thinkgraph.index.stages import graph_version, is_outdated, load_timings, missing_stages
         from thinkgraph.llm.dialects import remembered_forms
 
         self._require_index()
@@ -361,6 +361,7 @@ class ThinkGraph:
             "communities_by_level": self._community_levels(),
             "graph_version": graph_version(self.store),
             "missing_stages": missing_stages(self.store),
+            "stages_outdated": is_outdated(self.store),
             "stage_timings": load_timings(self.store),
             "extraction_failures": self.store.failure_counts(),
             "llm_usage": self.store.usage_totals(),

@@ -341,6 +341,9 @@ def inspect(
     if stats["missing_stages"]:
         out.print(f"[yellow]missing derived stages:[/yellow] {', '.join(stats['missing_stages'])} "
                   "(run `thinkgraph index` to finish them)")
+    elif stats["stages_outdated"]:
+        out.print("[yellow]the graph grew since the derived stages were built[/yellow] (approved reviews, ToG-3 "
+                  "write-back): the new nodes join synonyms and communities at the next `thinkgraph index`")
     if stats["stage_timings"]:
         timings = Table(title="last indexing run (stages overlap: the embedding worker runs beside them)")
         timings.add_column("stage")

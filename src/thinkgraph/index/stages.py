@@ -22,11 +22,15 @@ from dataclasses import dataclass, field
 
 from thinkgraph.errors import IncompleteIndexError
 from thinkgraph.store.base import GraphStore
+from thinkgraph.store.common import DERIVED_STALE
 
 # In the order they are built: entity vectors feed synonyms, synonyms feed communities.
 DERIVED_STAGES = ("vectors", "synonyms", "communities")
 VERSION_META = "graph_version"
-STALE_META = "derived_stale"  # "1": every derived stage is stale (set by removals and reviews)
+STALE_META = DERIVED_STALE  # "1": every derived stage is stale and unusable (set by document removals)
+# "1": the graph grew outside an indexing run (an approved review, ToG-3's write-back). The stages still
+# serve (the new nodes are only not yet in synonyms and communities); the next `index` rebuilds them.
+OUTDATED_META = "derived_outdated"
 TIMINGS_META = "stage_timings"
 WRITERS_META = "index_writers"  # pids of the processes indexing now (they finish the stages)
 WAIT_FOR_WRITER_S = 60.0  # how long an ask waits for a running writer to finish the stages
@@ -50,12 +54,23 @@ def bump_graph_version(store: GraphStore) -> int:
     return version
 
 
+def mark_outdated(store: GraphStore) -> None:
+    """The graph grew outside an indexing run; call inside the transaction that adds to it."""
+    store.set_meta(OUTDATED_META, "1")
+
+
+def is_outdated(store: GraphStore) -> bool:
+    return store.get_meta(OUTDATED_META) == "1"
+
+
 def absorb_stale_flag(store: GraphStore) -> None:
-    """Turn the all-stale flag (set by document removal or an approved review) into a new version."""
-    if store.get_meta(STALE_META) == "1":
+    """Turn the stale and outdated flags (document removal; additions outside indexing) into a new
+    graph version, whose stages the caller then builds."""
+    if store.get_meta(STALE_META) == "1" or is_outdated(store):
         with store.transaction():
             bump_graph_version(store)
             store.set_meta(STALE_META, "0")
+            store.set_meta(OUTDATED_META, "0")
 
 
 def record_stage(store: GraphStore, stage: str, version: int) -> None:

@@ -7,6 +7,7 @@ from pydantic import BaseModel, Field
 
 from thinkgraph.errors import InputError, LLMUnavailableError, StructuredOutputError
 from thinkgraph.index.records import Extraction, TripleSpec, extraction_records
+from thinkgraph.index.stages import mark_outdated
 from thinkgraph.llm.service import LLM
 from thinkgraph.methods.a2rag.prompts import PROPOSE_TRIPLES
 from thinkgraph.models import Chunk, Proposal
@@ -71,7 +72,7 @@ def review(store: GraphStore, proposal_id: int, approve: bool) -> Proposal:
             store.add_edges(records.edges)
             store.add_provenance(records.provenance)
             store.set_proposal_status(proposal_id, "approved")
-            store.set_meta("derived_stale", "1")
+            mark_outdated(store)
     else:
         store.set_proposal_status(proposal_id, "rejected")
     proposal.status = "approved" if approve else "rejected"

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from thinkgraph.errors import LLMUnavailableError, StructuredOutputError
 from thinkgraph.index.extract_llm import LLMTripletExtractor
 from thinkgraph.index.records import extraction_records
+from thinkgraph.index.stages import mark_outdated
 from thinkgraph.llm.service import LLM
 from thinkgraph.methods.tog3.agents import Retriever, Subgraph, Triple, parse_triples
 from thinkgraph.methods.tog3.config import ToG3Config
@@ -17,7 +18,6 @@ from thinkgraph.models import Chunk, EdgeType, SourceDocument, TraceStep
 
 # Set when triplets were written during a query: the next `thinkgraph index` run embeds them and
 # rebuilds communities (the same flag a reviewed A2RAG proposal sets).
-DERIVED_STALE_META = "derived_stale"
 
 
 @dataclass
@@ -89,7 +89,7 @@ class Constructor:
                     store.add_nodes(records.nodes)
                     store.add_edges(records.edges)
                     store.add_provenance(records.provenance)
-                    store.set_meta(DERIVED_STALE_META, "1")
+                    mark_outdated(store)
                 self.log.written = True
             self.log.read_only = getattr(store, "read_only", False)
             self.log.chunks.append(node.id)
