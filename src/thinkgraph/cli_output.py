@@ -1,0 +1,119 @@
+"""What the command line prints: index reports and their exit codes, progress bars, answers."""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING, Any
+
+import typer
+from rich.console import Console
+from rich.markup import escape
+
+from thinkgraph.errors import ExitCode
+from thinkgraph.models import Answer
+
+if TYPE_CHECKING:
+    from thinkgraph.index.pipeline import IndexReport
+
+out = Console()
+err = Console(stderr=True)
+
+
+def print_index_report(report: IndexReport) -> None:
+    out.print(f"indexed {report.indexed} documents ({report.chunks} chunks), {report.unchanged} unchanged, "
+              f"{report.updated} updated, {report.failed} failed, {len(report.skipped)} skipped")
+    communities = ("skipped (setting index.communities; only tog3 reads them)" if report.communities_skipped
+                   else f"{report.communities} in {report.community_levels} levels")
+    out.print(f"extraction failures: {report.extraction_failures}; synonyms: {report.synonyms}; "
+              f"communities: {communities}")
+    if report.timings:
+        out.print("stage seconds: " + ", ".join(f"{k} {v:.1f}" for k, v in report.timings.items()),
+                  highlight=False)
+    for line in report.skipped[:20]:
+        out.print(f"  skipped {line}", highlight=False)
+    if len(report.skipped) > 20:
+        out.print(f"  ... and {len(report.skipped) - 20} more skipped")
+
+
+def finish_index(report: IndexReport, failed: list[str]) -> None:
+    """The exit code says whether everything asked for was indexed: a spent budget stops the run (3,
+    run again to resume), failed documents make it partial (4), and input that was all skipped is an
+    input error (2)."""
+    if report.stopped:
+        err.print(f"[yellow]stopped early:[/yellow] {escape(report.stopped)}; run again to resume")
+        raise typer.Exit(ExitCode.UPSTREAM)
+    if failed:
+        shown = ", ".join(failed[:10]) + (f" and {len(failed) - 10} more" if len(failed) > 10 else "")
+        err.print(f"[yellow]{len(failed)} document(s) failed:[/yellow] {escape(shown)} "
+                  "(see `thinkgraph documents --status failed`; run again to retry)", highlight=False)
+        raise typer.Exit(ExitCode.PARTIAL)
+    if report.skipped and not (report.indexed or report.unchanged or report.updated):
+        err.print("[red]error:[/red] nothing was indexed: every input was skipped", highlight=False)
+        raise typer.Exit(ExitCode.INPUT)
+
+
+class RichProgress:
+    def __init__(self, progress: Any) -> None:  # a rich.progress.Progress
+        self.progress = progress
+        self.tasks: dict[str, Any] = {}
+
+    def __call__(self, stage: str, done: int, total: int | None) -> None:
+        if stage not in self.tasks:
+            self.tasks[stage] = self.progress.add_task(stage, total=total)
+        self.progress.update(self.tasks[stage], completed=done, total=total)
+
+
+class progress_bars:  # noqa: N801 - used as a context manager
+    def __init__(self, disable: bool) -> None:
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, SpinnerColumn, TextColumn
+
+        self.rich = Progress(SpinnerColumn(), TextColumn("{task.description}"), BarColumn(),
+                             MofNCompleteColumn(), console=err, disable=disable or not err.is_terminal,
+                             transient=True)
+
+    def __enter__(self) -> RichProgress:
+        self.rich.__enter__()
+        return RichProgress(self.rich)
+
+    def __exit__(self, *exc: object) -> None:
+        self.rich.__exit__(*exc)  # type: ignore[arg-type]
+
+
+def fallback_notes(answer: Answer) -> list[str]:
+    """What the method did instead of what was asked, said on screen (not only in --json)."""
+    notes = []
+    if any(step.outputs.get("dense_fallback") for step in answer.trace):
+        notes.append(f"{answer.method}: no question entity reached the graph, so the passages come from dense "
+                     "(embedding) retrieval instead")
+    return notes
+
+
+def print_answer(answer: Answer, trace: bool) -> None:
+    if answer.text is not None:
+        out.print(f"[bold]Answer[/bold] ({answer.method}, {answer.status}): {answer.text}", highlight=False)
+    if answer.message:
+        out.print(f"[yellow]{answer.message}[/yellow]", highlight=False)
+    for note in fallback_notes(answer):
+        out.print(f"[yellow]note:[/yellow] {note}", highlight=False)
+    if answer.citations:
+        out.print("[bold]Evidence[/bold] (the best-matching sentence of each passage)")
+    ranked = any(c.score for c in answer.citations)  # a method that does not score passages shows no score
+    for i, c in enumerate(answer.citations, 1):
+        span = f"chars {c.start}-{c.end}" if c.start is not None else "span unknown"
+        page = f", page {c.page}" if c.page else ""
+        score = f" score {c.score:.3f}" if ranked and c.score is not None else ""
+        quote = " ".join(c.quote.split())[:400]
+        out.print(f"[{i}] {c.doc_id} {span}{page} ({c.chunk_id}){score}\n    {quote}", highlight=False)
+    if answer.evidence.path_texts:
+        out.print("[bold]Graph evidence[/bold]")
+    for path in answer.evidence.path_texts:
+        out.print(f"  {path}", highlight=False)
+    for step in answer.trace:
+        if trace:
+            out.print(f"- {step.agent}/{step.action} {step.seconds:.2f}s calls={step.cost.calls} "
+                      f"tokens={step.cost.prompt_tokens}+{step.cost.completion_tokens}", highlight=False)
+            out.print(f"    in: {json.dumps(step.inputs, default=str)[:300]}", highlight=False)
+            out.print(f"    out: {json.dumps(step.outputs, default=str)[:300]}", highlight=False)
+    c = answer.cost
+    out.print(f"cost: {c.calls} LLM calls ({c.cached_calls} cached), {c.prompt_tokens}+{c.completion_tokens} "
+              f"tokens, {c.seconds:.2f}s")
