@@ -159,13 +159,16 @@ def test_bad_input_is_one_line_and_a_non_zero_exit(cli: Callable[..., Run], work
 
 
 def test_read_only_index_answers_but_refuses_writes(cli: Callable[..., Run], workdir: Path, index: Path,
-                                                   tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+                                                   tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                   figures: Callable[..., None]) -> None:
     copy = tmp_path / "ro.db"
     copy.write_bytes(index.read_bytes())
     copy.chmod(stat.S_IRUSR)
     if os.access(copy, os.W_OK):  # root may write any file: play the user who may not
         monkeypatch.setattr("thinkgraph.store.sqlite.os.access", lambda path, mode: mode != os.W_OK)
     run = cli("-c", workdir / "c.toml", "-i", copy, "index", SAMPLE_CORPUS)
-    assert run.code == ExitCode.INPUT and "read-only" in run.err.lower() and "Traceback" not in run.err
     asked = cli("-c", workdir / "c.toml", "-i", copy, "ask", "Who founded the Harbor Hill Observatory?")
+    figures("bad command-line input", runs=2, tracebacks=sum("Traceback" in r.err for r in (run, asked)),
+            wrong_exits=int(run.code != ExitCode.INPUT) + int(asked.code != ExitCode.OK))
+    assert run.code == ExitCode.INPUT and "read-only" in run.err.lower() and "Traceback" not in run.err
     assert asked.code == ExitCode.OK and "harbor-observatory.md" in asked.out
