@@ -40,6 +40,7 @@ COUNTERS = ("repairs", "parse_failures", "format_refusals")
 def _settings(base_url: str, model: str) -> Settings:
     s = Settings()
     s.llm.base_url, s.llm.model, s.llm.concurrency = base_url, model, 1
+    s.llm.timeout_s = 600.0  # a CPU server decodes one request at a time: a long reply is slow, not lost
     s.embedding.provider = "hashing"
     return s
 
