@@ -37,8 +37,9 @@ METHODS: list[tuple[str, dict[str, Any]]] = [
 COUNTERS = ("repairs", "parse_failures", "format_refusals")
 
 
-def _settings(base_url: str, model: str) -> Settings:
+def _settings(base_url: str, model: str, structured_output: str) -> Settings:
     s = Settings()
+    s.llm.structured_output = structured_output  # type: ignore[assignment] - checked by the settings model
     s.llm.base_url, s.llm.model, s.llm.concurrency = base_url, model, 1
     s.llm.timeout_s = 600.0  # a CPU server decodes one request at a time: a long reply is slow, not lost
     s.embedding.provider = "hashing"
@@ -84,13 +85,13 @@ def _table(index_row: dict[str, Any], rows: list[dict[str, Any]]) -> str:
     return "\n".join(lines)
 
 
-def run(base_url: str, model: str, out: Path, n_questions: int) -> None:
+def run(base_url: str, model: str, out: Path, n_questions: int, structured_output: str) -> None:
     out.mkdir(parents=True, exist_ok=True)
     index = out / "index.db"
     index.unlink(missing_ok=True)
     questions = [json.loads(line)["question"] for line in
                  (ROOT / "tests" / "fixtures" / "sample_questions.jsonl").read_text().splitlines()][:n_questions]
-    with ThinkGraph(index, settings=_settings(base_url, model)) as tg:
+    with ThinkGraph(index, settings=_settings(base_url, model, structured_output)) as tg:
         started = time.perf_counter()
         report = tg.index([ROOT / "examples" / "sample_corpus"], extractor="llm")
         seconds = time.perf_counter() - started
@@ -117,6 +118,9 @@ def main() -> None:
     parser.add_argument("--model", default="gemma-3-270m")
     parser.add_argument("--out", type=Path, default=ROOT / "bench-out" / "real_model")
     parser.add_argument("--questions", type=int, default=3)
+    parser.add_argument("--structured-output", default="auto",
+                        help="[llm] structured_output: auto (negotiate), or pin a form, e.g. none (free decoding: "
+                             "llama-cpp-python's grammar sampling is slow on CPU for large-vocabulary models)")
     args = parser.parse_args()
     with contextlib.ExitStack() as stack:
         base_url = args.base_url
@@ -128,7 +132,7 @@ def main() -> None:
             server = realmodel.LlamaServer(realmodel.model_file(cache), args.out.parent / "llama-server.log")
             args.out.parent.mkdir(parents=True, exist_ok=True)
             base_url = stack.enter_context(server).base_url
-        run(base_url, args.model, args.out, args.questions)
+        run(base_url, args.model, args.out, args.questions, args.structured_output)
 
 
 if __name__ == "__main__":
