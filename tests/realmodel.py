@@ -15,6 +15,7 @@ import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import httpx
 
@@ -90,3 +91,26 @@ class LlamaServer:
             except subprocess.TimeoutExpired:
                 self.process.kill()
                 self.process.wait()
+
+
+# Every method on small settings (a tiny CPU model is slow): the real-model tests and
+# benchmarks/real_model.py ask these.
+SMALL_METHODS: list[tuple[str, dict[str, Any]]] = [
+    ("none", {}),
+    ("naive", {}),
+    ("ppr", {}),
+    ("ircot", {}),
+    ("a2rag", {"i_max": 1}),
+    ("topg", {"mode": "naive"}),
+    ("topg", {"mode": "local", "max_iter": 1}),
+    ("topg", {"mode": "global", "breadth": 2, "global_max_iter": 1, "min_facts": 20}),
+    ("tog3", {"horizon": 2}),
+    ("kgr", {"strategy": "cot", "interaction": "agent", "steps": 3}),
+    ("kgr", {"strategy": "cot", "interaction": "explore", "steps": 2, "search_depth": 1}),
+    ("kgr", {"strategy": "tot", "interaction": "agent", "steps": 2, "k": 2, "t": 1}),
+    ("kgr", {"strategy": "tot", "interaction": "explore", "steps": 1, "k": 2, "t": 1, "search_depth": 1}),
+    ("kgr", {"strategy": "got", "interaction": "agent", "steps": 2, "k": 2, "t": 2, "evaluator": "score"}),
+    ("kgr", {"strategy": "got", "interaction": "explore", "steps": 1, "k": 2, "t": 2, "search_depth": 1}),
+    ("kg-textrag", {}),
+    ("kg-graphrag", {}),
+]

@@ -20,6 +20,7 @@ from typing import Any
 
 import pytest
 
+from realmodel import SMALL_METHODS as METHODS
 from realmodel import RealModel
 from support import FIXTURES, SAMPLE_CORPUS
 from thinkgraph.api import ThinkGraph
@@ -163,25 +164,6 @@ def _check_answer(answer: Answer, tg: ThinkGraph) -> None:
         assert citation.quote.strip()[:40] in chunk.text
 
 
-METHODS: list[tuple[str, dict[str, Any]]] = [
-    ("none", {}),
-    ("naive", {}),
-    ("ppr", {}),
-    ("ircot", {}),
-    ("a2rag", {"i_max": 1}),
-    ("topg", {"mode": "naive"}),
-    ("topg", {"mode": "local", "max_iter": 1}),
-    ("topg", {"mode": "global", "breadth": 2, "global_max_iter": 1, "min_facts": 20}),
-    ("tog3", {"horizon": 2}),
-    ("kgr", {"strategy": "cot", "interaction": "agent", "steps": 3}),
-    ("kgr", {"strategy": "cot", "interaction": "explore", "steps": 2, "search_depth": 1}),
-    ("kgr", {"strategy": "tot", "interaction": "agent", "steps": 2, "k": 2, "t": 1}),
-    ("kgr", {"strategy": "tot", "interaction": "explore", "steps": 1, "k": 2, "t": 1, "search_depth": 1}),
-    ("kgr", {"strategy": "got", "interaction": "agent", "steps": 2, "k": 2, "t": 2, "evaluator": "score"}),
-    ("kgr", {"strategy": "got", "interaction": "explore", "steps": 1, "k": 2, "t": 2, "search_depth": 1}),
-    ("kg-textrag", {}),
-    ("kg-graphrag", {}),
-]
 
 
 @pytest.mark.parametrize(("method", "options"), METHODS, ids=[f"{m}-{'-'.join(map(str, o.values()))}"
