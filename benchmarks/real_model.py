@@ -113,6 +113,8 @@ def main() -> None:
     parser.add_argument("--model", default="gemma-3-270m")
     parser.add_argument("--out", type=Path, default=ROOT / "bench-out" / "real_model")
     parser.add_argument("--questions", type=int, default=3)
+    parser.add_argument("--threads", type=int, help="the server's decoding threads (default: every core but one; "
+                        "llama.cpp's threads spin-wait on each other when other work takes a core)")
     parser.add_argument("--structured-output", default="auto",
                         help="[llm] structured_output: auto (negotiate), or pin a form, e.g. none (free decoding: "
                              "llama-cpp-python's grammar sampling is slow on CPU for large-vocabulary models)")
@@ -124,7 +126,8 @@ def main() -> None:
 
             cache = Path.home() / ".cache" / "thinkgraph-tests"
             cache.mkdir(parents=True, exist_ok=True)
-            server = realmodel.LlamaServer(realmodel.model_file(cache), args.out.parent / "llama-server.log")
+            server = realmodel.LlamaServer(realmodel.model_file(cache), args.out.parent / "llama-server.log",
+                                           n_threads=args.threads)
             args.out.parent.mkdir(parents=True, exist_ok=True)
             base_url = stack.enter_context(server).base_url
         run(base_url, args.model, args.out, args.questions, args.structured_output)
