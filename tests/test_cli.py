@@ -269,3 +269,27 @@ def test_spacy_index_and_retrieval_levers_through_the_cli(tmp_path: Path) -> Non
     assert [r["method"] for r in rows] == ["hybrid", "ppr", "ppr:lexical=false,link_entities=false,bridge_passages=0"]
     assert all(r["recall@5"] == 100.0 and r["errors"] == 0 for r in rows)
     assert "DEBUG" not in result.stderr
+
+
+def test_text_that_looks_like_markup_is_printed_as_it_is(tmp_path: Path) -> None:
+    """Model replies, passages, titles and ids may hold `[/INST]` or `[llm]`: printed literally, never
+    read as Rich markup (a closing tag with no opening one ended the command with exit 70)."""
+    corpus = tmp_path / "corpus"
+    corpus.mkdir()
+    (corpus / "notes[x].md").write_text("# Title [/x] here\n\nMaria Quist [/INST] trained the [bold]pilots "
+                                         "of Velden[/bold] harbour in 1890.\n", encoding="utf-8")
+    index = tmp_path / "m.db"
+    assert run("-i", str(index), "index", str(corpus)).returncode == 0
+    listed = run("-i", str(index), "documents")
+    assert listed.returncode == 0, listed.stderr
+    assert "[/x]" in listed.stdout
+    asked = run("-i", str(index), "ask", "Who trained the pilots of Velden?", "-m", "naive", "--trace")
+    assert asked.returncode == 0, asked.stderr
+    assert "Maria Quist [/INST] trained the [bold]pilots" in asked.stdout
+    assert "or [llm]" in asked.stdout  # the hint that names the config section survives too
+    with FakeOpenAIServer() as server:
+        server.push(Behaviour(content="[/INST] Maria Quist [1] [/bold]"))
+        answered = run("-i", str(index), "ask", "Who trained the pilots?", "-m", "naive",
+                       env={"THINKGRAPH_LLM_BASE_URL": server.url, "THINKGRAPH_LLM_MODEL": "m"})
+    assert answered.returncode == 0, answered.stderr
+    assert "[/INST] Maria Quist" in answered.stdout

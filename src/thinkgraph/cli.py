@@ -200,7 +200,7 @@ def documents(
     for col in ("id", "title", "status", "characters", "error"):
         table.add_column(col)
     for d in docs:
-        table.add_row(d.id, d.title, str(d.status), f"{d.n_chars:,}", d.error or "")
+        table.add_row(escape(d.id), escape(d.title or ""), str(d.status), f"{d.n_chars:,}", escape(d.error or ""))
     out.print(table)
 
 
@@ -216,8 +216,8 @@ def inspect(
     if as_json:
         print(json.dumps(stats, indent=2))
         return
-    out.print(f"index {stats['index']} ({stats['size_bytes'] / 1e6:.1f} MB), embedding "
-              f"{stats['embedding_model']} ({stats['embedding_dim']}), extractor {stats['extractor']}")
+    out.print(escape(f"index {stats['index']} ({stats['size_bytes'] / 1e6:.1f} MB), embedding "
+                     f"{stats['embedding_model']} ({stats['embedding_dim']}), extractor {stats['extractor']}"))
     for title, key in (("documents", "documents"), ("nodes", "nodes"), ("edges", "edges"),
                        ("communities by level", "communities_by_level"),
                        ("extraction failures", "extraction_failures")):
@@ -235,7 +235,7 @@ def inspect(
                       f"{u['seconds']:.1f}")
     out.print(usage)
     for endpoint, form in stats["llm_structured_output"].items():
-        out.print(f"structured output with {endpoint}: {form}")
+        out.print(f"structured output with {escape(endpoint)}: {form}", highlight=False)
     if stats["missing_stages"]:
         out.print(f"[yellow]missing derived stages:[/yellow] {', '.join(stats['missing_stages'])} "
                   "(run `thinkgraph index` to finish them)")
@@ -262,7 +262,7 @@ def export(
     with _open(ctx, create=False) as tg:
         written = export_graph(tg.store, fmt, target)
     for path in written:
-        out.print(f"wrote {path}")
+        out.print(f"wrote {escape(str(path))}", highlight=False)
 
 
 @app.command()
@@ -275,7 +275,7 @@ def remove(
     with _open(ctx, create=False) as tg:
         for doc_id in doc_ids:
             report = tg.remove_document(doc_id)
-            out.print(f"removed {doc_id}: {report.nodes_removed} nodes, {report.edges_removed} edges")
+            out.print(f"removed {escape(doc_id)}: {report.nodes_removed} nodes, {report.edges_removed} edges")
 
 
 @app.command()
@@ -295,7 +295,7 @@ def review(
             if as_json:
                 print(json.dumps([dataclasses.asdict(p) for p in pending], indent=2))
             for p in pending if not as_json else []:
-                out.print(f"{p.id}: ({p.subject}, {p.predicate}, {p.object})  source {p.doc_id} {p.chunk_id}",
+                out.print(escape(f"{p.id}: ({p.subject}, {p.predicate}, {p.object})  source {p.doc_id} {p.chunk_id}"),
                           highlight=False)
             if not pending and not as_json:
                 out.print("no pending proposals")
@@ -304,7 +304,8 @@ def review(
             raise UsageError("use: review list | review approve ID... | review reject ID...")
         for pid in ids:
             done = review_proposal(tg.store, pid, approve=action == "approve")
-            out.print(f"{done.status} {pid}: ({done.subject}, {done.predicate}, {done.object})", highlight=False)
+            out.print(escape(f"{done.status} {pid}: ({done.subject}, {done.predicate}, {done.object})"),
+                      highlight=False)
 
 
 # commands kept in their own modules register themselves on `app` (imported after what they use)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 import typer
+from rich.markup import escape
 
 from thinkgraph.cli import app, one_line_errors, out
 
@@ -33,5 +34,5 @@ def copy(
     if as_json:
         print(json.dumps(counts, indent=2))
         return
-    out.print(f"copied {shown[0]} to {shown[1]}: " + ", ".join(f"{n} {name}" for name, n in counts.items()),
+    out.print(escape(f"copied {shown[0]} to {shown[1]}: " + ", ".join(f"{n} {name}" for name, n in counts.items())),
               highlight=False)

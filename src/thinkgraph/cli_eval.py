@@ -9,6 +9,7 @@ from typing import Any
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from thinkgraph.api import ThinkGraph
@@ -112,7 +113,7 @@ def _print_summary(rows: list[dict[str, Any]], title: str) -> None:
     for col in columns:
         table.add_column(col)
     for row in rows:
-        table.add_row(display_name(row), *[f"{row.get(c, 0):.1f}" if isinstance(row.get(c), float)
+        table.add_row(escape(display_name(row)), *[f"{row.get(c, 0):.1f}" if isinstance(row.get(c), float)
                                            else str(row.get(c)) for c in columns])
     Console(width=200).print(table)
 

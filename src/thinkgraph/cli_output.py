@@ -30,7 +30,7 @@ def print_index_report(report: IndexReport) -> None:
         out.print("stage seconds: " + ", ".join(f"{k} {v:.1f}" for k, v in report.timings.items()),
                   highlight=False)
     for line in report.skipped[:20]:
-        out.print(f"  skipped {line}", highlight=False)
+        out.print(f"  skipped {escape(line)}", highlight=False)
     if len(report.skipped) > 20:
         out.print(f"  ... and {len(report.skipped) - 20} more skipped")
 
@@ -90,11 +90,11 @@ def fallback_notes(answer: Answer) -> list[str]:
 
 def print_answer(answer: Answer, trace: bool) -> None:
     if answer.text is not None:
-        out.print(f"[bold]Answer[/bold] ({answer.method}, {answer.status}): {answer.text}", highlight=False)
+        out.print(f"[bold]Answer[/bold] ({answer.method}, {answer.status}): {escape(answer.text)}", highlight=False)
     if answer.message:
-        out.print(f"[yellow]{answer.message}[/yellow]", highlight=False)
+        out.print(f"[yellow]{escape(answer.message)}[/yellow]", highlight=False)
     for note in fallback_notes(answer):
-        out.print(f"[yellow]note:[/yellow] {note}", highlight=False)
+        out.print(f"[yellow]note:[/yellow] {escape(note)}", highlight=False)
     if answer.citations:
         out.print("[bold]Evidence[/bold] (the best-matching sentence of each passage)")
     ranked = any(c.score for c in answer.citations)  # a method that does not score passages shows no score
@@ -103,17 +103,17 @@ def print_answer(answer: Answer, trace: bool) -> None:
         page = f", page {c.page}" if c.page else ""
         score = f" score {c.score:.3f}" if ranked and c.score is not None else ""
         quote = " ".join(c.quote.split())[:400]
-        out.print(f"[{i}] {c.doc_id} {span}{page} ({c.chunk_id}){score}\n    {quote}", highlight=False)
+        out.print(escape(f"[{i}] {c.doc_id} {span}{page} ({c.chunk_id}){score}\n    {quote}"), highlight=False)
     if answer.evidence.path_texts:
         out.print("[bold]Graph evidence[/bold]")
     for path in answer.evidence.path_texts:
-        out.print(f"  {path}", highlight=False)
+        out.print(f"  {escape(path)}", highlight=False)
     for step in answer.trace:
         if trace:
             out.print(f"- {step.agent}/{step.action} {step.seconds:.2f}s calls={step.cost.calls} "
                       f"tokens={step.cost.prompt_tokens}+{step.cost.completion_tokens}", highlight=False)
-            out.print(f"    in: {json.dumps(step.inputs, default=str)[:300]}", highlight=False)
-            out.print(f"    out: {json.dumps(step.outputs, default=str)[:300]}", highlight=False)
+            out.print(escape(f"    in: {json.dumps(step.inputs, default=str)[:300]}"), highlight=False)
+            out.print(escape(f"    out: {json.dumps(step.outputs, default=str)[:300]}"), highlight=False)
     c = answer.cost
     out.print(f"cost: {c.calls} LLM calls ({c.cached_calls} cached), {c.prompt_tokens}+{c.completion_tokens} "
               f"tokens, {c.seconds:.2f}s")

@@ -9,6 +9,7 @@ import socket
 from pathlib import Path
 
 import typer
+from rich.markup import escape
 
 from thinkgraph.cli import app, one_line_errors, out
 from thinkgraph.errors import ConfigError
@@ -46,7 +47,8 @@ def serve(
     from thinkgraph.store.factory import shown_location
 
     where = shown_location(store) if store else root
-    out.print(f"thinkgraph on http://{shown}:{port}/ (workspaces in {where}; API docs at /docs)", highlight=False)
+    out.print(escape(f"thinkgraph on http://{shown}:{port}/ (workspaces in {where}; API docs at /docs)"),
+              highlight=False)
     uvicorn.run("thinkgraph.service.entry:app_from_environment", factory=True, host=host, port=port,
                 workers=workers, log_level="warning")
 
