@@ -217,3 +217,11 @@ async def test_an_ask_that_saw_a_complete_version_answers_though_a_writer_change
         assert stages.missing_stages(tg.store)  # the new version's stages are indeed missing
         with pytest.raises(IncompleteIndexError):  # and with no writer alive, the next ask says so
             await tg.aask("Who founded the observatory?", method="naive")
+
+
+async def test_an_index_without_passages_says_so_instead_of_answering(tmp_path: Path, settings: Settings) -> None:
+    """e.g. `index -e llm` killed before its first commit: documents pending, nothing to retrieve."""
+    with ThinkGraph(tmp_path / "e.db", settings=settings, embedder=HashEmbedder(), create=True) as tg:
+        await tg.aindex([])
+        with pytest.raises(IncompleteIndexError, match="no passages to retrieve"):
+            await tg.aask("Who founded the observatory?", method="naive")

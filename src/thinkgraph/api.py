@@ -10,8 +10,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from thinkgraph.asyncutil import run_sync
-from thinkgraph.errors import ConfigError, IndexFileError, InputError
-from thinkgraph.models import Answer, Cost, Node, SourceDocument, TraceStep
+from thinkgraph.errors import ConfigError, IncompleteIndexError, IndexFileError, InputError
+from thinkgraph.models import Answer, Cost, Node, NodeType, SourceDocument, TraceStep
 
 # Everything else is imported where it is used: `import thinkgraph.api` (and so `thinkgraph --help`)
 # stays cheap, and `ask` loads neither the indexing pipeline nor igraph.
@@ -293,6 +293,8 @@ class ThinkGraph:
         require_complete(self.store, needs_communities=method == "tog3" and options.get("use_communities") is not False,
                          missing=missing)
         self.refresh()
+        if method != "none" and not len(self.view.vectors(NodeType.CHUNK).ids):
+            self._no_passages()
         ctx = MethodContext(store=self.store, view=self.view, settings=self.settings,
                             llm=self.llm if _use_llm else None)
         before = ctx.llm.describe() if ctx.llm is not None else None
@@ -338,6 +340,16 @@ class ThinkGraph:
 
     def ask(self, question: str, method: str = DEFAULT_METHOD, **options: Any) -> Answer:
         return run_sync(self.aask(question, method, **options))
+
+    def _no_passages(self) -> None:
+        """An index with no passage to retrieve answers nothing (an index killed before its first
+        commit, or one whose documents all failed): say so instead of answering without evidence."""
+        by_status: dict[str, int] = {}
+        for d in self.store.list_documents():
+            by_status[str(d.status)] = by_status.get(str(d.status), 0) + 1
+        listed = ", ".join(f"{n} {status}" for status, n in sorted(by_status.items())) or "no documents"
+        raise IncompleteIndexError(f"the index has no passages to retrieve ({listed}); run `thinkgraph index` "
+                                   "with your documents first")
 
     # inspection -----------------------------------------------------------------------
     def stats(self) -> dict[str, Any]:

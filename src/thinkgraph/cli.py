@@ -19,7 +19,7 @@ from typer.exceptions import TyperException
 
 from thinkgraph.api import DEFAULT_INDEX, ThinkGraph
 from thinkgraph.cli_output import err, finish_index, out, print_answer, print_index_report, progress_bars
-from thinkgraph.errors import ExitCode, ThinkgraphError, UsageError
+from thinkgraph.errors import ExitCode, InputError, ThinkgraphError, UsageError
 from thinkgraph.export import FORMATS, export_graph
 from thinkgraph.models import DocStatus
 
@@ -260,7 +260,10 @@ def export(
 ) -> None:
     """Export the graph for other tools (GraphML, JSON Lines, Neo4j import CSV)."""
     with _open(ctx, create=False) as tg:
-        written = export_graph(tg.store, fmt, target)
+        try:
+            written = export_graph(tg.store, fmt, target)
+        except OSError as exc:  # a place this user cannot write (a full disk, /proc, no permission)
+            raise InputError(f"cannot write {target}: {exc.strerror or exc}") from None
     for path in written:
         out.print(f"wrote {escape(str(path))}", highlight=False)
 

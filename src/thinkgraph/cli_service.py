@@ -12,7 +12,7 @@ import typer
 from rich.markup import escape
 
 from thinkgraph.cli import app, one_line_errors, out
-from thinkgraph.errors import ConfigError
+from thinkgraph.errors import ConfigError, InputError
 
 
 @app.command()
@@ -21,11 +21,11 @@ def serve(
     ctx: typer.Context,
     root: Path = typer.Option(Path("workspaces"), "--root", help="Folder holding one index per workspace."),
     host: str = typer.Option("127.0.0.1", "--host"),
-    port: int = typer.Option(8765, "--port"),
-    workers: int = typer.Option(1, "--workers", help="Worker processes (they share each workspace's index)."),
+    port: int = typer.Option(8765, "--port", min=1, max=65535),
+    workers: int = typer.Option(1, "--workers", min=1, help="Worker processes (they share each workspace's index)."),
     token_env: str = typer.Option("THINKGRAPH_SERVICE_TOKEN", "--token-env",
                                   help="Environment variable holding the access token (required off loopback)."),
-    max_request_mb: float = typer.Option(25.0, "--max-request-mb"),
+    max_request_mb: float = typer.Option(25.0, "--max-request-mb", min=0.001),
     allow_host: list[str] = typer.Option([], "--allow-host", help="Without a token, a host name (besides "
                                          "loopback) that requests may carry in Host and Origin; repeatable."),
     store: str | None = typer.Option(None, "--store", help="PostgreSQL URL: each workspace in its own schema "
@@ -40,6 +40,11 @@ def serve(
                                max_request_bytes=int(max_request_mb * 1e6), config_path=ctx.obj["config"],
                                allowed_hosts=tuple(allow_host), store=store)
     settings.check()
+    if store is None:
+        try:  # before the banner: a file, or a place this user cannot write, is an input error
+            root.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise InputError(f"--root {root}: cannot use it as the workspaces folder ({exc.strerror or exc})") from None
     check_port_free(host, port)
     os.environ["THINKGRAPH_SERVICE_SETTINGS"] = json.dumps({**dataclasses.asdict(settings), "root": str(root),
                                                             "config_path": str(settings.config_path or "")})

@@ -59,6 +59,7 @@ def workdir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     (root / "unknown_key.toml").write_text("[llm]\nwhatever = 1\n")
     (root / "exists.txt").write_text("already here")
     (root / "not_an_index.db").write_text("hello, I am text")
+    (root / "empty.db").write_bytes(b"")
     (root / "adir").mkdir()
     return root
 
@@ -114,6 +115,8 @@ CASES: list[tuple[str, Callable[[Path, Path], list[str | Path]], int, str]] = [
      "typo.db"),
     ("text file as index", lambda w, i: ["-c", w / "c.toml", "-i", w / "not_an_index.db", "inspect"],
      ExitCode.INPUT, "not_an_index.db"),
+    ("empty file as index", lambda w, i: ["-c", w / "c.toml", "-i", w / "empty.db", "ask", "q"], ExitCode.INPUT,
+     "empty file"),
     ("folder as index", lambda w, i: ["-c", w / "c.toml", "-i", w / "adir", "inspect"], ExitCode.INPUT, "adir"),
     ("export jsonl to a folder", lambda w, i: ["-c", w / "c.toml", "-i", i, "export", "jsonl", w / "adir"],
      ExitCode.INPUT, "adir"),
@@ -138,6 +141,15 @@ CASES: list[tuple[str, Callable[[Path, Path], list[str | Path]], int, str]] = [
      ExitCode.USAGE, "--strategy"),
     ("LLM method without an LLM", lambda w, i: ["-c", w / "c.toml", "-i", i, "ask", "q", "-m", "ircot"],
      ExitCode.USAGE, "needs an LLM"),
+    ("serve on a port out of range", lambda w, i: ["-c", w / "c.toml", "serve", "--port", "99999"], ExitCode.USAGE,
+     "--port"),
+    ("serve with no workers", lambda w, i: ["-c", w / "c.toml", "serve", "--workers", "0"], ExitCode.USAGE,
+     "--workers"),
+    ("serve with a file as the workspaces folder", lambda w, i: ["-c", w / "c.toml", "serve", "--root",
+                                                                 w / "exists.txt"], ExitCode.INPUT, "exists.txt"),
+    ("export where nothing can be written", lambda w, i: ["-c", w / "c.toml", "-i", i, "export", "graphml",
+                                                          w / "exists.txt" / "g.graphml"], ExitCode.INPUT,
+     "cannot write"),
     ("unknown extractor", lambda w, i: ["-c", w / "c.toml", "-i", w / "x.db", "index", SAMPLE_CORPUS, "-e", "gpt"],
      ExitCode.USAGE, "unknown extractor"),
 ]

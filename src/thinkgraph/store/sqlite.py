@@ -88,6 +88,8 @@ class SQLiteStore(SQLiteBookkeeping):
             raise IndexFileError(f"no index at {self.path}; build one with `thinkgraph index`")
         if self.path.exists() and self.path.is_dir():
             raise IndexFileError(f"{self.path} is a directory, not an index file")
+        if not create and self.path.stat().st_size == 0:  # (SQLite would take it for a new database)
+            raise IndexFileError(f"{self.path} is an empty file, not an index; build one with `thinkgraph index`")
         self.read_only = read_only if read_only is not None else \
             self.path.exists() and not os.access(self.path, os.W_OK)
         self._lock = threading.RLock()

@@ -93,7 +93,7 @@ class A2RAGMethod:
             if score < self.config.tau_g:
                 self.stage_counts["abstained"] += 1
                 return Answer(question=question, method=self.name, text=None, status="abstained", trace=trace,
-                              message=f"out of scope: best summary similarity {score:.2f} < tau_g "
+                              message=f"out of scope: best summary similarity {score:.3f} < tau_g "
                                       f"{self.config.tau_g}", stats={"stage": "abstained"})
         state = await self.retriever.retrieve(question, stop_when_sufficient=False)
         trace += state.trace
@@ -133,7 +133,7 @@ class A2RAGMethod:
             fallback.stats = {"stage": "abstained"}
             return fallback
         return Answer(question=question, method=self.name, text=None, status="abstained", trace=trace,
-                      message=f"out of scope: best summary similarity {score:.2f} < tau_g {c.tau_g}",
+                      message=f"out of scope: best summary similarity {score:.3f} < tau_g {c.tau_g}",
                       stats={"stage": "abstained", "outcome": "out_of_scope"})
 
     async def _attempts(self, question: str, llm: LLM, attempts: list[Attempt],
