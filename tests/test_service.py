@@ -4,6 +4,7 @@ streaming, auth, request limits, workspace isolation, secrets, the OpenAI-compat
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -57,6 +58,18 @@ def test_documents_upsert_status_list_and_delete(client: TestClient) -> None:
     assert [d["id"] for d in client.get("/v1/workspaces/alpha/documents").json()] == ["rowing.txt"]
     assert client.get("/v1/workspaces").json() == ["alpha"]
     assert client.get("/v1/workspaces/alpha").json()["documents"]["done"] == 1
+    # the same text under another id: refused with the reason, queued or not (never silently dropped)
+    twin = client.put("/v1/workspaces/alpha/documents/twin.txt", json={"text": ALPHA + " It rows at dawn."})
+    assert twin.status_code == 400 and "same content as document 'rowing.txt'" in twin.json()["error"]["message"]
+    queued = client.put("/v1/workspaces/alpha/documents/twin2.txt?wait=false",
+                        json={"text": ALPHA + " It rows at dawn."})
+    assert queued.status_code in (200, 202)
+    for _ in range(100):
+        listed = {d["id"]: d for d in client.get("/v1/workspaces/alpha/documents").json()}
+        if listed.get("twin2.txt", {}).get("status") == "failed":
+            break
+        time.sleep(0.05)
+    assert "same content" in listed["twin2.txt"]["error"]
 
 
 def test_uploads_pdf_html_and_bad_files(client: TestClient, tmp_path: Path) -> None:

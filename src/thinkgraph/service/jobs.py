@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 from thinkgraph.api import ThinkGraph
-from thinkgraph.errors import ThinkgraphError
+from thinkgraph.errors import InputError, ThinkgraphError
 from thinkgraph.index.pipeline import IndexReport
 from thinkgraph.models import SourceDocument
 from thinkgraph.service.workspaces import Workspaces
@@ -58,6 +58,8 @@ class Jobs:
         job = self.running[(ws, doc.id)] = job or Job(doc.id, doc.title)
         try:
             report = await self.write(ws, lambda writer: writer.add_documents([doc], progress=job.progress))
+            if report.skipped and not (report.indexed or report.updated or report.unchanged):
+                raise InputError("; ".join(report.skipped))  # e.g. the same text as another document
         except ThinkgraphError as exc:  # kept in the list as failed, with the reason, until deleted
             job.stage, job.error = "failed", str(exc)
             raise
