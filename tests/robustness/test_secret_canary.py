@@ -52,7 +52,7 @@ def test_api_key_echoed_by_the_server_is_never_shown_or_stored(tmp_path: Path, m
         index = tmp_path / "i.db"
         shown = _run(monkeypatch, capsys, "-v", "-c", str(config), "-i", str(index), "index", str(SAMPLE_CORPUS),
                      "-e", "llm")
-        shown += _run(monkeypatch, capsys, "-v", "-c", str(config), "-i", str(index), "ask", "Who?", "-m", "naive",
+        shown += _run(monkeypatch, capsys, "-v", "-c", str(config), "-i", str(index), "ask", "Who?", "-m", "none",
                       "--json")
         shown += _run(monkeypatch, capsys, "-c", str(config), "-i", str(index), "inspect", "--json")
         shown += _run(monkeypatch, capsys, "-c", str(config), "-i", str(index), "documents", "--json")
