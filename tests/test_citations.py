@@ -15,6 +15,14 @@ def test_sentences_are_split_without_surrounding_space() -> None:
                                                     "Lena Sorensen trained with coach Joseph Okafor for six years."]
 
 
+def test_hard_wrapped_lines_stay_one_sentence_but_headings_and_items_do_not() -> None:
+    text = ("# Lena Sorensen\n\nLena Sorensen rowed for the club, and her coach\nwas Joseph Okafor of Velden.\n"
+            "- a list item\n- another item\n\nA closing line without a stop")
+    assert [text[s:e] for s, e in sentence_spans(text)] == [
+        "# Lena Sorensen", "Lena Sorensen rowed for the club, and her coach\nwas Joseph Okafor of Velden.",
+        "- a list item", "- another item", "A closing line without a stop"]
+
+
 def test_best_sentence_weighs_answer_words_and_finds_none_without_overlap() -> None:
     s, e = best_sentence(PASSAGE, "Who trained Lena Sorensen?", "Joseph Okafor")
     assert PASSAGE[s:e].startswith("Lena Sorensen trained")

@@ -221,7 +221,10 @@ async def test_an_ask_that_saw_a_complete_version_answers_though_a_writer_change
 
 async def test_an_index_without_passages_says_so_instead_of_answering(tmp_path: Path, settings: Settings) -> None:
     """e.g. `index -e llm` killed before its first commit: documents pending, nothing to retrieve."""
+    from thinkgraph.models import DocumentRecord
+
     with ThinkGraph(tmp_path / "e.db", settings=settings, embedder=HashEmbedder(), create=True) as tg:
         await tg.aindex([])
-        with pytest.raises(IncompleteIndexError, match="no passages to retrieve"):
+        tg.store.upsert_document(DocumentRecord(id="a.md", source="a.md", title="a", content_hash="x", n_chars=9))
+        with pytest.raises(IncompleteIndexError, match=r"no passages to retrieve \(1 pending\)"):
             await tg.aask("Who founded the observatory?", method="naive")

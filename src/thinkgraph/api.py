@@ -342,12 +342,15 @@ class ThinkGraph:
         return run_sync(self.aask(question, method, **options))
 
     def _no_passages(self) -> None:
-        """An index with no passage to retrieve answers nothing (an index killed before its first
-        commit, or one whose documents all failed): say so instead of answering without evidence."""
+        """Documents but no passage to retrieve (an index killed before its first commit, or one whose
+        documents all failed): say so instead of answering without evidence. (An index of an imported
+        typed graph has no documents: kgr and the KG baselines read the graph.)"""
         by_status: dict[str, int] = {}
         for d in self.store.list_documents():
             by_status[str(d.status)] = by_status.get(str(d.status), 0) + 1
-        listed = ", ".join(f"{n} {status}" for status, n in sorted(by_status.items())) or "no documents"
+        if not by_status:
+            return
+        listed = ", ".join(f"{n} {status}" for status, n in sorted(by_status.items()))
         raise IncompleteIndexError(f"the index has no passages to retrieve ({listed}); run `thinkgraph index` "
                                    "with your documents first")
 

@@ -8,7 +8,10 @@ import re
 
 from thinkgraph.models import Answer, Citation
 
-_SENTENCE = re.compile(r"[^.!?\n]+(?:[.!?]+[\"')\]]*|\n|$)")
+# A sentence ends at . ! or ?, at a blank line, or before a line that starts a heading or a list item;
+# a single line break inside a sentence (hard-wrapped text) does not end it.
+_LINE_BREAK_IN_SENTENCE = r"\n(?![ \t]*(?:\n|[-*+#>]|\d+[.)]\s))"
+_SENTENCE = re.compile(rf"(?:[^.!?\n]|{_LINE_BREAK_IN_SENTENCE})+(?:[.!?]+[\"')\]]*|\n|$)")
 _WORD = re.compile(r"[^\W_]+", re.UNICODE)
 _STOPWORD_TEXT = """a an and are as at be been but by did do does for from had has have he her his how in
 into is it its of on or she that the their them they this to was were what when where which who whom whose why
