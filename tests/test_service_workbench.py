@@ -28,6 +28,7 @@ def test_without_a_token_only_loopback_hosts_and_origins_are_served(tmp_path: Pa
         assert c.get("/v1/workspaces", headers={"Host": "[::1]:8765"}).status_code == 200
         rebinding = c.get("/v1/workspaces", headers={"Host": "attacker.example:8765"})
         assert rebinding.status_code == 403 and "attacker.example" in rebinding.json()["error"]["message"]
+        assert rebinding.json()["error"]["code"] == "403"  # the same error shape as every other reply
         csrf = c.post("/v1/workspaces/x", headers={"Origin": "https://evil.example"})
         assert csrf.status_code == 403 and not (tmp_path / "w" / "x").exists()
         assert c.get("/v1/workspaces", headers={"Origin": "null"}).status_code == 403

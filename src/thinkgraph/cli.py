@@ -85,7 +85,7 @@ def _open(ctx: typer.Context, *, create: bool) -> ThinkGraph:
 @one_line_errors
 def index(
     ctx: typer.Context,
-    paths: list[Path] = typer.Argument(None, help="Files or directories (.txt, .md, .jsonl)."),
+    paths: list[Path] = typer.Argument(None, help="Files or directories (.txt .md .html .pdf .jsonl)."),
     extractor: str | None = typer.Option(None, "--extractor", "-e", help="llm | propositions | import | nolm | spacy"),
     openie: Path | None = typer.Option(None, "--openie", help="Precomputed OpenIE JSONL to import."),
     triples: list[Path] = typer.Option([], "--triples", help="Triple file(s) (TSV/CSV) to import."),

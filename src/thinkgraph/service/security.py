@@ -82,7 +82,7 @@ class HostOriginGuard:
         if self.active and scope["type"] in ("http", "websocket"):
             reason = self.allows(scope.get("headers") or [])
             if reason is not None and scope["type"] == "http":
-                body = json.dumps({"error": {"message": reason, "type": "forbidden"}}).encode()
+                body = json.dumps({"error": {"message": reason, "type": "permission_error", "code": "403"}}).encode()
                 await send({"type": "http.response.start", "status": 403,
                             "headers": [(b"content-type", b"application/json"),
                                         (b"content-length", str(len(body)).encode())]})
