@@ -106,6 +106,8 @@ CASES: list[tuple[str, Callable[[Path, Path], list[str | Path]], int, str]] = [
     ("unknown method in eval", lambda w, i: ["-c", w / "c.toml", "-i", i, "eval", w / "questions.jsonl",
                                              "-m", "foo", "--retrieval-only", "--out", w / "e2"],
      ExitCode.USAGE, "unknown method"),
+    ("negative a2rag retries", lambda w, i: ["-c", w / "c.toml", "-i", i, "ask", "q", "-m", "a2rag", "-o", "i_max=-5"],
+     ExitCode.USAGE, "i_max"),
     ("unknown method option", lambda w, i: ["-c", w / "c.toml", "-i", i, "ask", "q", "-m", "ppr", "-o", "zzz=1"],
      ExitCode.USAGE, "zzz"),
     ("lone surrogate in the question", lambda w, i: ["-c", w / "c.toml", "-i", i, "ask", "who\ud800?"],
