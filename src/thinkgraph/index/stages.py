@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 
 from thinkgraph.errors import IncompleteIndexError
 from thinkgraph.store.base import GraphStore
+from thinkgraph.store.claims import process_alive
 from thinkgraph.store.common import DERIVED_STALE
 
 # In the order they are built: entity vectors feed synonyms, synonyms feed communities.
@@ -116,28 +117,18 @@ def _writers(store: GraphStore) -> list[int]:
     return [int(p) for p in json.loads(store.get_meta(WRITERS_META) or "[]")]
 
 
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
-
-
 @contextmanager
 def writing(store: GraphStore) -> Iterator[None]:
     """Marks this process as indexing, so that readers wait for the stages instead of failing
     (a killed writer's mark is ignored: its pid is gone)."""
     pid = os.getpid()
     with store.transaction():
-        store.set_meta(WRITERS_META, json.dumps(sorted([pid, *(p for p in _writers(store) if _alive(p))])))
+        store.set_meta(WRITERS_META, json.dumps(sorted([pid, *(p for p in _writers(store) if process_alive(p))])))
     try:
         yield
     finally:
         with store.transaction():  # one entry off: a nested or concurrent writer of this process stays
-            rest = [p for p in _writers(store) if _alive(p)]
+            rest = [p for p in _writers(store) if process_alive(p)]
             if pid in rest:
                 rest.remove(pid)
             store.set_meta(WRITERS_META, json.dumps(rest))
@@ -152,7 +143,7 @@ async def wait_until_complete(store: GraphStore, timeout_s: float = WAIT_FOR_WRI
         missing = missing_stages(store)
         if not missing or time.monotonic() >= deadline:
             return missing
-        if not any(_alive(p) for p in _writers(store)):  # (our own pid: a writer thread, as a service's)
+        if not any(process_alive(p) for p in _writers(store)):  # (our own pid: a writer thread, as a service's)
             return missing
         await asyncio.sleep(0.05)
 

@@ -54,16 +54,21 @@ def holder_is_dead(owner: str) -> bool:
     pid = rest.partition(":")[0]
     if machine != _machine() or not pid.isdigit():
         return False
+    return not process_alive(int(pid))
+
+
+def process_alive(pid: int) -> bool:
+    """Whether a process of this machine runs (another user's counts; a killed, unreaped one does not)."""
     try:
-        os.kill(int(pid), 0)
+        os.kill(pid, 0)
     except ProcessLookupError:
-        return True
+        return False
     except PermissionError:  # alive, another user's
-        return False
+        return True
     try:  # killed but not yet reaped by its parent
-        return Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()[0] == "Z"
+        return Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()[0] != "Z"
     except (OSError, IndexError):
-        return False
+        return True
 
 
 @dataclass
