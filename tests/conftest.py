@@ -15,6 +15,25 @@ from support import FakeOpenAIServer, HashEmbedder, index_opener  # noqa: E402
 from thinkgraph.config import Settings  # noqa: E402
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _own_cache_folder(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """Tests keep the retrieval view caches they make in a folder of their own, not the user's; the
+    exported ONNX model stays shared with the user's cache (exporting it costs seconds)."""
+    from thinkgraph.cachedir import cache_root
+
+    onnx = cache_root("onnx")
+    onnx.mkdir(parents=True, exist_ok=True)
+    root = tmp_path_factory.mktemp("thinkgraph-cache")
+    (root / "onnx").symlink_to(onnx, target_is_directory=True)
+    before = os.environ.get("THINKGRAPH_CACHE_DIR")
+    os.environ["THINKGRAPH_CACHE_DIR"] = str(root)
+    yield
+    if before is None:
+        os.environ.pop("THINKGRAPH_CACHE_DIR", None)
+    else:
+        os.environ["THINKGRAPH_CACHE_DIR"] = before
+
+
 @pytest.fixture
 def fake_server() -> Iterator[FakeOpenAIServer]:
     with FakeOpenAIServer() as server:

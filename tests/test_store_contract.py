@@ -329,3 +329,36 @@ def test_read_only_sqlite_index_reads_and_refuses_writes_in_one_line(tmp_path: P
     with pytest.raises(IndexFileError, match="read-only"):
         store.set_meta("k", "v")
     store.close()
+
+
+def test_every_change_to_nodes_edges_or_vectors_replaces_the_content_revision(store: GraphStore) -> None:
+    """Files derived from the index (the view cache) are keyed by it: a change it missed would serve
+    an old view. Reads and bookkeeping leave it alone."""
+    _two_documents(store)
+    store.put_vectors(["ent:x"], np.ones((1, 3), dtype=np.float32))
+    changes: list[Callable[[], object]] = [
+        lambda: store.add_nodes([Node("ent:w", "entity", "W")]),
+        lambda: store.update_node(Node("ent:w", "entity", "W renamed")),
+        lambda: store.add_edges([Edge("ent:w", "ent:x", "OPENREL", props={"predicate": "meets"})]),
+        lambda: store.put_vectors(["ent:w"], np.ones((1, 3), dtype=np.float32)),
+        lambda: store.delete_edges_of_type("SYNONYM"),
+        lambda: store.delete_node("ent:w"),
+        lambda: store.delete_nodes_of_type("entity"),
+        lambda: store.remove_document("a"),
+        lambda: store.load("nodes", [("ent:v", "entity", "V", "{}")]),
+    ]
+    seen = {store.content_revision()}
+    assert None not in seen
+    for change in changes:
+        change()
+        revision = store.content_revision()
+        assert revision not in seen
+        seen.add(revision)
+    for untouched in (lambda: store.get_nodes(["ent:v"]), lambda: store.cache_put("k", {"v": 1}),
+                      lambda: store.mark_done("extract", "a"), lambda: store.get_vectors()):
+        untouched()
+        assert store.content_revision() == revision
+    with pytest.raises(RuntimeError), store.transaction():  # a rolled-back change keeps the old revision
+        store.add_nodes([Node("ent:u", "entity", "U")])
+        raise RuntimeError
+    assert store.content_revision() == revision

@@ -58,7 +58,7 @@ class ThinkGraph:
         self._backend = backend
         self._embedder = embedder
         self.counter = TokenCounter()
-        self._generation = self._store.get_meta("generation") if self._store else None
+        self._generation = self._changes_seen() if self._store else None
 
     @property
     def store(self) -> GraphStore:
@@ -66,7 +66,7 @@ class ThinkGraph:
             from thinkgraph.store.factory import open_store
 
             self._store = open_store(self._location, create=True)
-            self._generation = self._store.get_meta("generation")
+            self._generation = self._changes_seen()
         return self._store
 
     def _require_index(self) -> None:
@@ -121,9 +121,12 @@ class ThinkGraph:
 
     @cached_property
     def view(self) -> IndexView:
+        from thinkgraph.cachedir import cache_root
+        from thinkgraph.retrieval.view_cache import ViewCache
         from thinkgraph.retrieval.views import IndexView
 
-        return IndexView(self.store, self.embedder, ann_threshold=self.settings.embedding.ann_threshold)
+        cache = ViewCache.for_store(self.store, cache_root("views")) if self.settings.index.view_cache else None
+        return IndexView(self.store, self.embedder, ann_threshold=self.settings.embedding.ann_threshold, cache=cache)
 
     # indexing ---------------------------------------------------------------------
     def make_extractor(self, name: str | None = None, *, openie: str | Path | None = None,
@@ -258,11 +261,15 @@ class ThinkGraph:
 
     # asking -------------------------------------------------------------------------
     def refresh(self) -> None:
-        """Drop cached views when another process (a service worker) changed the index since."""
-        generation = self.store.get_meta("generation")
+        """Drop cached views when the index changed since they were made (another process, a service
+        worker, or this one: ToG-3's write-back)."""
+        generation = self._changes_seen()
         if generation != self._generation:
             self.__dict__.pop("view", None)
             self._generation = generation
+
+    def _changes_seen(self) -> tuple[str | None, str | None]:
+        return self.store.get_meta("generation"), self.store.content_revision()
 
     def mark_changed(self) -> None:
         self.store.increment_meta("generation")  # atomic: no change by another process is lost

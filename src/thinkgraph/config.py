@@ -130,6 +130,10 @@ class IndexSettings(_Section):
     include: list[str] = Field(default_factory=lambda: list(DEFAULT_INCLUDE))
     exclude: list[str] = Field(default_factory=list)
     batch_docs: int = 32  # documents committed per batch (a kill loses at most one batch)
+    # Keep what retrieval derives from the index (vectors, graph matrices, BM25, entity names) under the
+    # user cache folder, per content revision, so that a new process answers without decoding the
+    # whole index again (`thinkgraph ask` on MuSiQue: 3 s -> under 1 s). Derived data only.
+    view_cache: bool = True
 
 
 class RetrievalSettings(_Section):

@@ -89,9 +89,10 @@ class LocalEmbedder:
         None when the model does not fit the ONNX pipeline or the export fails its check."""
         if self.device != "cpu" or not self._onnx_eligible():
             return None
-        from thinkgraph.embed.onnx import OnnxEncoder, cache_root, export, model_fingerprint
+        from thinkgraph.cachedir import cache_root
+        from thinkgraph.embed.onnx import OnnxEncoder, export, model_fingerprint
 
-        target = cache_root() / f"{model_fingerprint(self._path)}.onnx"
+        target = cache_root("onnx") / f"{model_fingerprint(self._path)}.onnx"
         try:
             if not target.is_file():
                 with warnings.catch_warnings():

@@ -27,13 +27,6 @@ CHECK_TEXTS = ("Who founded the Harbor Hill Observatory?", "a", "Lena Sorensen t
 OPSET = 17
 
 
-def cache_root(env: dict[str, str] | None = None) -> Path:
-    env = dict(os.environ) if env is None else env
-    base = env.get("THINKGRAPH_CACHE_DIR") or os.path.join(
-        env.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache"), "thinkgraph")
-    return Path(base) / "onnx"
-
-
 def model_fingerprint(model_dir: Path) -> str:
     """Changes when the weights or tokenizer change (size and mtime of each file; cheap)."""
     parts = [f"{p.name}:{p.stat().st_size}:{int(p.stat().st_mtime)}"

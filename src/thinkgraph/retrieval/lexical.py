@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
+from pathlib import Path
 
 import bm25s
 import numpy as np
@@ -19,17 +20,28 @@ BM25_B = 0.75
 class LexicalIndex:
     """BM25 scores of a query against every text, in the order the texts were given."""
 
-    def __init__(self, ids: Sequence[str], texts: Sequence[str]) -> None:
+    def __init__(self, ids: Sequence[str], texts: Sequence[str] | None = None, *,
+                 saved: Path | None = None) -> None:
+        """Index ``texts``, or load the index that ``save`` wrote to ``saved`` for the same ids."""
         # bm25s sets its own logger to DEBUG when imported, which would print through the CLI's
         # handler on every index build; its warnings still show.
         logging.getLogger("bm25s").setLevel(logging.WARNING)
         self.ids = list(ids)
         self._stemmer = Stemmer.Stemmer("english")
         self._bm25: bm25s.BM25 | None = None
-        tokens = self._tokenize(list(texts))
+        if saved is not None:
+            if (saved / "params.index.json").is_file():  # (an index of texts without a term has none)
+                self._bm25 = bm25s.BM25.load(saved, mmap=True, show_progress=False)
+            return
+        tokens = self._tokenize(list(texts or []))
         if any(tokens):
             self._bm25 = bm25s.BM25(k1=BM25_K1, b=BM25_B)
             self._bm25.index(tokens, show_progress=False)
+
+    def save(self, folder: Path) -> None:
+        """Numpy arrays and JSON (bm25s' own format, without pickle)."""
+        if self._bm25 is not None:
+            self._bm25.save(folder, show_progress=False)
 
     def __len__(self) -> int:
         return len(self.ids)

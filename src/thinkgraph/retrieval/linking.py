@@ -52,12 +52,28 @@ class EntityLinker:
 
     def __init__(self, ids: Sequence[str], names: Sequence[str], *, min_chars: int = 3,
                  fuzzy_cutoff: float = 90.0) -> None:
-        self.fuzzy_cutoff = fuzzy_cutoff
-        self._by_key: dict[str, list[str]] = {}
+        by_key: dict[str, list[str]] = {}
         for eid, name in zip(ids, names, strict=True):
             key = link_key(name)
             if len(key) >= min_chars and not set(key.split()) <= _FUNCTION_WORDS:
-                self._by_key.setdefault(key, []).append(eid)
+                by_key.setdefault(key, []).append(eid)
+        self._load(by_key, fuzzy_cutoff)
+
+    @classmethod
+    def from_keys(cls, by_key: dict[str, list[str]], *, fuzzy_cutoff: float = 90.0) -> EntityLinker:
+        """A linker over the ``by_key`` map of another one (kept in the view cache)."""
+        linker = cls.__new__(cls)
+        linker._load(by_key, fuzzy_cutoff)
+        return linker
+
+    @property
+    def by_key(self) -> dict[str, list[str]]:
+        """Link key -> ids of the entities with that name."""
+        return self._by_key
+
+    def _load(self, by_key: dict[str, list[str]], fuzzy_cutoff: float) -> None:
+        self.fuzzy_cutoff = fuzzy_cutoff
+        self._by_key = by_key
         self._keys = list(self._by_key)
         self._automaton = ahocorasick.Automaton()
         for key in self._keys:

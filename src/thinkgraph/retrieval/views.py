@@ -1,21 +1,28 @@
 """Read-only views of an index that retrievers share: vector indexes per node type and the
-entity-passage graph as a sparse matrix. Built once per opened index."""
+entity-passage graph as a sparse matrix. Built once per opened index, or read from the view cache
+(``view_cache.py``) that the first process to build them for this content revision filled."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cached_property
+from pathlib import Path
+from typing import TypeVar
 
 import numpy as np
 
 from thinkgraph.embed.base import Embedder
 from thinkgraph.embed.vector_index import VectorIndex
-from thinkgraph.graph.matrix import GraphMatrix, build_graph_matrix
+from thinkgraph.graph.matrix import Adjacency, GraphMatrix, build_graph_matrix
 from thinkgraph.index.embedding_stage import check_embedding_manifest, node_embedding_text
 from thinkgraph.models import EdgeType, NodeType
 from thinkgraph.retrieval.lexical import LexicalIndex
 from thinkgraph.retrieval.linking import EntityLinker
+from thinkgraph.retrieval.view_cache import ViewCache, read_array, read_json, write_arrays, write_json
 from thinkgraph.store.base import GraphStore
+
+T = TypeVar("T")
 
 # Edges of the entity-passage graph that PPR walks (undirected), as in HippoRAG 2.
 PPR_EDGE_TYPES = (EdgeType.OPENREL, EdgeType.CO_OCCURS, EdgeType.SYNONYM, EdgeType.CONTAINS)
@@ -26,63 +33,82 @@ class IndexView:
     store: GraphStore
     embedder: Embedder
     ann_threshold: int = 100_000
+    # On-disk copies of the derived parts for this content revision (None: always built from the store).
+    cache: ViewCache | None = None
 
     def __post_init__(self) -> None:
         check_embedding_manifest(self.store, self.embedder)
+        self._vector_indexes: dict[str, VectorIndex] = {}
+        self._lexical_indexes: dict[str, LexicalIndex] = {}
+
+    def _cached(self, name: str, read: Callable[[Path], T], build: Callable[[], T],
+                write: Callable[[T, Path], None]) -> T:
+        return build() if self.cache is None else self.cache.get(name, read, build, write)
 
     def vectors(self, node_type: str) -> VectorIndex:
+        """The vectors of one node type, loaded on first use (a method reads two or three types)."""
+        if node_type not in self._vector_indexes:
+            ids, matrix = self._cached(f"vectors-{node_type}", _read_vectors,
+                                       lambda: self.store.get_vectors([node_type]), _write_vectors)
+            self._vector_indexes[node_type] = VectorIndex(ids, matrix, ann_threshold=self.ann_threshold)
         return self._vector_indexes[node_type]
-
-    @cached_property
-    def _vector_indexes(self) -> dict[str, VectorIndex]:
-        out: dict[str, VectorIndex] = {}
-        for node_type in NodeType:
-            ids, matrix = self.store.get_vectors([node_type])
-            out[node_type] = VectorIndex(ids, matrix, ann_threshold=self.ann_threshold)
-        return out
 
     def lexical(self, node_type: str) -> LexicalIndex:
         """BM25 over the texts the encoder saw, in the order of ``vectors(node_type).ids`` so that
         lexical and dense scores line up item by item."""
         if node_type not in self._lexical_indexes:
             ids = self.vectors(node_type).ids
-            nodes = {n.id: n for n in self.store.get_nodes(ids)}
-            texts = [node_embedding_text(nodes[i]) if i in nodes else "" for i in ids]
-            self._lexical_indexes[node_type] = LexicalIndex(ids, texts)
+            self._lexical_indexes[node_type] = self._cached(
+                f"lexical-{node_type}", lambda folder: LexicalIndex(ids, saved=folder),
+                lambda: self._build_lexical(ids), LexicalIndex.save)
         return self._lexical_indexes[node_type]
 
-    @cached_property
-    def _lexical_indexes(self) -> dict[str, LexicalIndex]:
-        return {}
+    def _build_lexical(self, ids: list[str]) -> LexicalIndex:
+        nodes = {n.id: n for n in self.store.get_nodes(ids)}
+        return LexicalIndex(ids, [node_embedding_text(nodes[i]) if i in nodes else "" for i in ids])
 
     @cached_property
     def entity_linker(self) -> EntityLinker:
-        nodes = list(self.store.iter_nodes(NodeType.ENTITY))
-        return EntityLinker([n.id for n in nodes], [n.text for n in nodes])
+        def build() -> EntityLinker:
+            nodes = list(self.store.iter_nodes(NodeType.ENTITY))
+            return EntityLinker([n.id for n in nodes], [n.text for n in nodes])
+
+        return self._cached("linker", lambda f: EntityLinker.from_keys(read_json(f, "by_key")), build,
+                            lambda linker, f: write_json(f, "by_key", linker.by_key))
 
     def embed_query(self, text: str) -> np.ndarray:
         return self.embedder.embed([text])[0]
 
     @cached_property
     def entity_passage_graph(self) -> GraphMatrix:
-        nodes = [n.id for n in self.store.iter_nodes(NodeType.ENTITY)]
-        nodes += [n.id for n in self.store.iter_nodes(NodeType.CHUNK)]
-        edges = ((e.src, e.dst, float(e.weight)) for e in self.store.iter_edges(PPR_EDGE_TYPES))
-        return build_graph_matrix(nodes, edges, undirected=True)
+        def build() -> GraphMatrix:
+            nodes = [n.id for n in self.store.iter_nodes(NodeType.ENTITY)]
+            nodes += [n.id for n in self.store.iter_nodes(NodeType.CHUNK)]
+            edges = ((e.src, e.dst, float(e.weight)) for e in self.store.iter_edges(PPR_EDGE_TYPES))
+            return build_graph_matrix(nodes, edges, undirected=True)
+
+        return self._cached("graph-entity-passage", _read_graph, build, _write_graph)
 
     @cached_property
     def entity_graph(self) -> GraphMatrix:
-        nodes = [n.id for n in self.store.iter_nodes(NodeType.ENTITY)]
-        edges = ((e.src, e.dst, 1.0) for e in self.store.iter_edges(
-            (EdgeType.OPENREL, EdgeType.CO_OCCURS, EdgeType.SYNONYM)))
-        return build_graph_matrix(nodes, edges, undirected=True)
+        def build() -> GraphMatrix:
+            nodes = [n.id for n in self.store.iter_nodes(NodeType.ENTITY)]
+            edges = ((e.src, e.dst, 1.0) for e in self.store.iter_edges(
+                (EdgeType.OPENREL, EdgeType.CO_OCCURS, EdgeType.SYNONYM)))
+            return build_graph_matrix(nodes, edges, undirected=True)
+
+        return self._cached("graph-entity", _read_graph, build, _write_graph)
 
     @cached_property
     def chunk_entities(self) -> dict[str, list[str]]:
-        out: dict[str, list[str]] = {}
-        for e in self.store.iter_edges([EdgeType.CONTAINS]):
-            out.setdefault(e.src, []).append(e.dst)
-        return out
+        def build() -> dict[str, list[str]]:
+            out: dict[str, list[str]] = {}
+            for e in self.store.iter_edges([EdgeType.CONTAINS]):
+                out.setdefault(e.src, []).append(e.dst)
+            return out
+
+        return self._cached("chunk-entities", lambda f: read_json(f, "value"), build,
+                            lambda value, f: write_json(f, "value", value))
 
     @cached_property
     def entity_chunks(self) -> dict[str, list[str]]:
@@ -103,7 +129,41 @@ class IndexView:
 
     @cached_property
     def relation_labels(self) -> dict[tuple[str, str], str]:
-        labels: dict[tuple[str, str], str] = {}
-        for e in self.store.iter_edges([EdgeType.OPENREL]):
-            labels.setdefault((e.src, e.dst), str(e.props.get("predicate", "")))
-        return labels
+        def build() -> dict[tuple[str, str], str]:
+            labels: dict[tuple[str, str], str] = {}
+            for e in self.store.iter_edges([EdgeType.OPENREL]):
+                labels.setdefault((e.src, e.dst), str(e.props.get("predicate", "")))
+            return labels
+
+        return self._cached(
+            "relation-labels", lambda f: {(a, b): label for a, b, label in read_json(f, "value")}, build,
+            lambda labels, f: write_json(f, "value", [[a, b, label] for (a, b), label in labels.items()]))
+
+
+# cache item layouts ------------------------------------------------------------------------------
+def _read_vectors(folder: Path) -> tuple[list[str], np.ndarray]:
+    ids = read_json(folder, "ids")
+    matrix = read_array(folder, "matrix")
+    if len(ids) != len(matrix):
+        raise ValueError(f"{len(ids)} ids for {len(matrix)} vectors")
+    return ids, matrix
+
+
+def _write_vectors(value: tuple[list[str], np.ndarray], folder: Path) -> None:
+    ids, matrix = value
+    write_json(folder, "ids", ids)
+    write_arrays(folder, matrix=np.asarray(matrix, dtype=np.float32))
+
+
+def _read_graph(folder: Path) -> GraphMatrix:
+    ids = read_json(folder, "ids")
+    n = len(ids)
+    adjacency = Adjacency((read_array(folder, "data"), read_array(folder, "indices"), read_array(folder, "indptr")),
+                          shape=(n, n))
+    return GraphMatrix(ids=ids, adjacency=adjacency)
+
+
+def _write_graph(graph: GraphMatrix, folder: Path) -> None:
+    write_json(folder, "ids", graph.ids)
+    csr = graph.adjacency
+    write_arrays(folder, data=csr.data, indices=csr.indices, indptr=csr.indptr)

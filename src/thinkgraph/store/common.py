@@ -4,6 +4,8 @@ the SQL of the copy sections (both dialects speak `INSERT ... ON CONFLICT DO UPD
 from __future__ import annotations
 
 import json
+import uuid
+from collections.abc import Callable
 from typing import Any
 
 from thinkgraph.ids import edge_id
@@ -14,6 +16,26 @@ SCHEMA_VERSION = 1
 APP_MARKER = "thinkgraph-index"
 DERIVED_STALE = "derived_stale"  # "1" once the graph changed after synonyms and communities were built
 CHANGES = "changes"  # counts graph changes (documents indexed or removed), for the derived stages
+# A fresh random token in the transaction of every change to nodes, edges or vectors: files derived
+# from the index (the retrieval view cache) are keyed by it. Random rather than a counter, so that two
+# copies of one index that change apart never share a token.
+CONTENT_REVISION = "content_revision"
+GRAPH_SECTIONS = frozenset({"nodes", "edges", "vectors"})
+
+
+class Revisions:
+    """The content revision of a store (mixed into every backend; uses its meta table)."""
+
+    get_meta: Callable[[str], str | None]  # both provided by the store
+    set_meta: Callable[[str, str], None]
+
+    def content_revision(self) -> str | None:
+        """None for an index written before revisions were kept, until its next change."""
+        return self.get_meta(CONTENT_REVISION)
+
+    def _revise(self) -> None:
+        """Call inside the transaction of a change to nodes, edges or vectors."""
+        self.set_meta(CONTENT_REVISION, uuid.uuid4().hex)
 
 
 def edge_key(edge: Edge) -> str:

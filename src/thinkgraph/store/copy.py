@@ -9,6 +9,7 @@ from pathlib import Path
 
 from thinkgraph.errors import InputError
 from thinkgraph.store.base import SECTIONS, GraphStore
+from thinkgraph.store.common import CONTENT_REVISION
 from thinkgraph.store.sqlite import SQLiteStore
 
 Progress = Callable[[str, int], None]  # (section, rows copied)
@@ -25,6 +26,8 @@ def copy_index(source: GraphStore, target: GraphStore, progress: Progress | None
             counts[part.name] = target.load(part.name, source.dump(part.name))
             if progress:
                 progress(part.name, counts[part.name])
+        if revision := source.content_revision():  # the same content: derived files keyed by it still hold
+            target.set_meta(CONTENT_REVISION, revision)
     return counts
 
 

@@ -16,7 +16,7 @@ import numpy as np
 import psycopg
 
 from thinkgraph.models import Proposal
-from thinkgraph.store.common import section, select_sql, upsert_sql
+from thinkgraph.store.common import GRAPH_SECTIONS, section, select_sql, upsert_sql
 
 LOAD_BATCH = 2000
 _LEASE = "clock_timestamp() + make_interval(secs => %s)"
@@ -32,6 +32,7 @@ class PgBookkeeping:
     put_vectors: Callable[..., None]
     transaction: Callable[[], AbstractContextManager[None]]
     _claim_transaction: Callable[[], AbstractContextManager[None]]
+    _revise: Callable[[], None]
 
     def mark_done(self, stage: str, key: str) -> None:
         with self.transaction():
@@ -164,6 +165,8 @@ class PgBookkeeping:
                 else:
                     self._many(upsert_sql(part, "%s"), [tuple(r) for r in batch])
                 done += len(batch)
+            if name in GRAPH_SECTIONS:
+                self._revise()
             if name in ("proposals", "audit"):  # explicit ids were loaded: new rows number after them
                 self._run(f"SELECT setval(pg_get_serial_sequence('{name}', 'id'),"
                           f" (SELECT coalesce(max(id), 0) + 1 FROM {name}), false)")

@@ -34,6 +34,7 @@ class PgVectors:
     _node: Callable[[tuple[Any, ...]], Node]
     transaction: Callable[[], AbstractContextManager[None]]
     _claim_transaction: Callable[[], AbstractContextManager[None]]
+    _revise: Callable[[], None]
 
     def _column_dim(self) -> int | None:
         rows = self._rows("SELECT atttypmod FROM pg_attribute WHERE attrelid = 'vectors'::regclass AND attname = 'vec'")
@@ -62,6 +63,7 @@ class PgVectors:
             self._many("INSERT INTO vectors(node_id, type, vec) VALUES (%s, %s, %b) ON CONFLICT (node_id)"
                        " DO UPDATE SET type = excluded.type, vec = excluded.vec",
                        [(i, types.get(i, ""), v) for i, v in zip(ids, vecs, strict=True)])
+            self._revise()
 
     def get_vectors(self, node_types: Iterable[str] | None = None) -> tuple[list[str], np.ndarray]:
         if node_types is None:

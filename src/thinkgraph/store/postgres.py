@@ -20,6 +20,7 @@ from thinkgraph.store.base import RemovalReport
 from thinkgraph.store.common import (
     CHANGES,
     DERIVED_STALE,
+    Revisions,
     document_from,
     edge_from,
     edge_row,
@@ -38,7 +39,7 @@ _NODE_COLS = "id, type, text, props"
 _EDGE_COLS = "src, dst, type, weight, props"
 
 
-class PostgresStore(PgVectors, PgBookkeeping):
+class PostgresStore(PgVectors, PgBookkeeping, Revisions):
     """GraphStore in one PostgreSQL schema. Safe to share between threads (one connection, one lock)."""
 
     def __init__(self, target: PgLocation | str, *, create: bool = True) -> None:
@@ -187,6 +188,7 @@ class PostgresStore(PgVectors, PgBookkeeping):
             self._run("DELETE FROM _cand")
             self.set_meta(DERIVED_STALE, "1")
             self.increment_meta(CHANGES)
+            self._revise()
         return RemovalReport(doc_id=doc_id, nodes_removed=nodes_removed, edges_removed=edges_removed)
 
     # graph ------------------------------------------------------------------------------------
@@ -195,17 +197,20 @@ class PostgresStore(PgVectors, PgBookkeeping):
         with self.transaction():
             self._many("INSERT INTO nodes(id, type, text, props) VALUES (%s, %s, %s, %s) ON CONFLICT (id) DO NOTHING",
                        rows)
+            self._revise()
 
     def update_node(self, node: Node) -> None:
         with self.transaction():
             self._run("UPDATE nodes SET text = %s, props = %s WHERE id = %s",
                       (node.text, json.dumps(node.props, ensure_ascii=False), node.id))
+            self._revise()
 
     def add_edges(self, edges: Iterable[Edge]) -> None:
         rows = [edge_row(e) for e in edges]
         with self.transaction():
             self._many("INSERT INTO edges(id, src, dst, type, weight, props) VALUES (%s, %s, %s, %s, %s, %s)"
                        " ON CONFLICT (id) DO NOTHING", rows)
+            self._revise()
 
     def add_provenance(self, records: Iterable[Provenance]) -> None:
         rows = [provenance_row(p) for p in records]
@@ -259,9 +264,11 @@ class PostgresStore(PgVectors, PgBookkeeping):
             self._run("DELETE FROM edges WHERE src = %s OR dst = %s", (node_id, node_id))
             self._run("DELETE FROM vectors WHERE node_id = %s", (node_id,))
             self._run("DELETE FROM nodes WHERE id = %s", (node_id,))
+            self._revise()
 
     def delete_edges_of_type(self, edge_type: str) -> int:
         with self.transaction():
+            self._revise()
             return self._run("DELETE FROM edges WHERE type = %s", (str(edge_type),))
 
     def delete_nodes_of_type(self, node_type: str) -> int:
@@ -270,6 +277,7 @@ class PostgresStore(PgVectors, PgBookkeeping):
         with self.transaction():
             self._run(f"DELETE FROM edges WHERE src IN ({ids}) OR dst IN ({ids})", (t, t))
             self._run(f"DELETE FROM vectors WHERE node_id IN ({ids})", (t,))
+            self._revise()
             return self._run("DELETE FROM nodes WHERE type = %s", (t,))
 
     def count_nodes(self) -> dict[str, int]:

@@ -22,6 +22,7 @@ from thinkgraph.store.common import (
     CHANGES,
     DERIVED_STALE,
     SCHEMA_VERSION,
+    Revisions,
     document_from,
     edge_from,
     edge_key,
@@ -76,7 +77,7 @@ CREATE TABLE IF NOT EXISTS claims(
 """
 
 
-class SQLiteStore(SQLiteBookkeeping):
+class SQLiteStore(SQLiteBookkeeping, Revisions):
     """GraphStore over one SQLite file. Safe to share between threads (one lock)."""
 
     def __init__(self, path: str | Path, *, create: bool = True, read_only: bool | None = None) -> None:
@@ -129,6 +130,8 @@ class SQLiteStore(SQLiteBookkeeping):
         if not self.read_only:
             with self.transaction():
                 self._create_schema()  # tables added within a schema version are created if missing
+                if self.content_revision() is None:  # an index from before revisions were kept
+                    self._revise()
 
     def _create_schema(self) -> None:
         for statement in _SCHEMA.strip().split(";"):
@@ -249,6 +252,7 @@ class SQLiteStore(SQLiteBookkeeping):
             db.execute("DELETE FROM _cand")
             self.set_meta(DERIVED_STALE, "1")
             self.increment_meta(CHANGES)
+            self._revise()
         return RemovalReport(doc_id=doc_id, nodes_removed=nodes_removed, edges_removed=edges_removed)
 
     # graph ------------------------------------------------------------------
@@ -256,11 +260,13 @@ class SQLiteStore(SQLiteBookkeeping):
         rows = [node_row(n) for n in nodes]
         with self.transaction():
             self._db.executemany("INSERT OR IGNORE INTO nodes(id, type, text, props) VALUES (?, ?, ?, ?)", rows)
+            self._revise()
 
     def update_node(self, node: Node) -> None:
         with self.transaction():
             self._db.execute("UPDATE nodes SET text=?, props=? WHERE id=?",
                              (node.text, json.dumps(node.props, ensure_ascii=False), node.id))
+            self._revise()
 
     def add_edges(self, edges: Iterable[Edge]) -> None:
         rows = [edge_row(e) for e in edges]
@@ -268,6 +274,7 @@ class SQLiteStore(SQLiteBookkeeping):
             self._db.executemany(
                 "INSERT OR IGNORE INTO edges(id, src, dst, type, weight, props) VALUES (?, ?, ?, ?, ?, ?)", rows
             )
+            self._revise()
 
     def add_provenance(self, records: Iterable[Provenance]) -> None:
         rows = [provenance_row(p) for p in records]
@@ -329,9 +336,11 @@ class SQLiteStore(SQLiteBookkeeping):
             self._db.execute("DELETE FROM edges WHERE src=? OR dst=?", (node_id, node_id))
             self._db.execute("DELETE FROM vectors WHERE node_id=?", (node_id,))
             self._db.execute("DELETE FROM nodes WHERE id=?", (node_id,))
+            self._revise()
 
     def delete_edges_of_type(self, edge_type: str) -> int:
         with self.transaction():
+            self._revise()
             return self._db.execute("DELETE FROM edges WHERE type=?", (str(edge_type),)).rowcount
 
     def delete_nodes_of_type(self, node_type: str) -> int:
@@ -340,6 +349,7 @@ class SQLiteStore(SQLiteBookkeeping):
             t = str(node_type)
             self._db.execute(f"DELETE FROM edges WHERE src IN ({ids}) OR dst IN ({ids})", (t, t))
             self._db.execute(f"DELETE FROM vectors WHERE node_id IN ({ids})", (t,))
+            self._revise()
             return self._db.execute("DELETE FROM nodes WHERE type=?", (t,)).rowcount
 
     def count_nodes(self) -> dict[str, int]:
@@ -356,6 +366,7 @@ class SQLiteStore(SQLiteBookkeeping):
         with self.transaction():
             self._db.executemany("INSERT OR REPLACE INTO vectors(node_id, vec) VALUES (?, ?)",
                                  [(i, v.tobytes()) for i, v in zip(node_ids, vecs, strict=True)])
+            self._revise()
 
     def get_vectors(self, node_types: Iterable[str] | None = None) -> tuple[list[str], np.ndarray]:
         if node_types is None:

@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from thinkgraph.models import Proposal
-from thinkgraph.store.common import section, select_sql, upsert_sql
+from thinkgraph.store.common import GRAPH_SECTIONS, section, select_sql, upsert_sql
 
 LOAD_BATCH = 2000
 
@@ -24,6 +24,7 @@ class SQLiteBookkeeping:
     # both provided by SQLiteStore
     _db: sqlite3.Connection
     transaction: Callable[[], AbstractContextManager[None]]
+    _revise: Callable[[], None]
 
     def mark_done(self, stage: str, key: str) -> None:
         with self.transaction():
@@ -148,4 +149,6 @@ class SQLiteBookkeeping:
             while batch := list(islice(source, LOAD_BATCH)):
                 self._db.executemany(upsert_sql(part, "?"), batch)
                 done += len(batch)
+            if name in GRAPH_SECTIONS:
+                self._revise()
         return done

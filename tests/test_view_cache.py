@@ -1,0 +1,162 @@
+"""The on-disk view cache: what a new process reads equals what it would build from the index, a
+changed index never meets an old copy, and a broken or unwritable cache only costs time."""
+
+from __future__ import annotations
+
+import logging
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from support import FIXTURES, HashEmbedder
+from thinkgraph.api import ThinkGraph
+from thinkgraph.config import Settings
+from thinkgraph.embed.hashing import HashingEmbedder
+from thinkgraph.models import Node, NodeType
+from thinkgraph.retrieval.view_cache import KEEP_REVISIONS, ViewCache, prune
+from thinkgraph.retrieval.views import IndexView
+from thinkgraph.store.sqlite import SQLiteStore
+
+QUESTION = "Which harbour did the fleet of the admiral sail from?"
+
+
+@pytest.fixture
+def bridge(tmp_path: Path) -> Path:
+    path = tmp_path / "bridge.db"
+    with ThinkGraph(path, settings=Settings(), embedder=HashEmbedder()) as tg:
+        tg.index([FIXTURES / "bridge_corpus.jsonl"], openie=FIXTURES / "bridge_openie.jsonl")
+    return path
+
+
+def _view(store: SQLiteStore, root: Path | None) -> IndexView:
+    cache = ViewCache.for_store(store, root) if root is not None else None
+    return IndexView(store, HashEmbedder(), cache=cache)
+
+
+def _everything(view: IndexView) -> dict[str, object]:
+    """Every derived part of the view in plain, comparable form."""
+    out: dict[str, object] = {}
+    for node_type in (NodeType.CHUNK, NodeType.TRIPLET, NodeType.ENTITY):
+        vectors = view.vectors(node_type)
+        out[f"ids-{node_type}"] = list(vectors.ids)
+        out[f"vectors-{node_type}"] = np.asarray(vectors.vectors).round(6).tolist()
+        out[f"bm25-{node_type}"] = view.lexical(node_type).scores(QUESTION).round(6).tolist()
+    for name in ("entity_passage_graph", "entity_graph"):
+        graph = getattr(view, name)
+        out[name] = (graph.ids, graph.adjacency.toarray().tolist())
+    out["links"] = sorted((link.entity_id, link.confidence) for link in view.entity_linker.link(QUESTION))
+    out["chunk_entities"] = view.chunk_entities
+    out["relation_labels"] = sorted(view.relation_labels.items())
+    return out
+
+
+def test_a_new_view_reads_from_the_cache_exactly_what_the_index_gives(bridge: Path, tmp_path: Path) -> None:
+    root = tmp_path / "views"
+    store = SQLiteStore(bridge)
+    built = _everything(_view(store, root))
+    folders = list(root.iterdir())
+    assert len(folders) == 1 and {p.name for p in folders[0].iterdir()} >= {
+        "vectors-chunk", "lexical-chunk", "graph-entity-passage", "linker", "chunk-entities"}
+    cached_view = _view(store, root)
+    assert _everything(cached_view) == built == _everything(_view(store, None))
+    assert isinstance(cached_view.vectors(NodeType.CHUNK).vectors.base, np.memmap)  # mapped, not decoded
+    store.close()
+
+
+def test_answers_are_the_same_with_and_without_the_cache(bridge: Path, tmp_path: Path,
+                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("THINKGRAPH_CACHE_DIR", str(tmp_path / "cache"))
+    answers = []
+    for view_cache in (False, True, True):  # off; on and filling; on and reading
+        settings = Settings()
+        settings.index.view_cache = view_cache
+        with ThinkGraph.open(bridge, settings=settings, embedder=HashEmbedder()) as tg:
+            answer = tg.ask(QUESTION, method="ppr")
+            answers.append(([c.chunk_id for c in answer.citations], answer.trace[0].outputs))
+    assert answers[0] == answers[1] == answers[2]
+    assert len(list((tmp_path / "cache" / "views").iterdir())) == 1
+
+
+def test_every_change_to_the_index_gives_a_new_revision_and_a_fresh_view(bridge: Path, tmp_path: Path) -> None:
+    root = tmp_path / "views"
+    store = SQLiteStore(bridge)
+    before = _view(store, root)
+    assert NodeType.ENTITY in {n.type for n in store.iter_nodes(NodeType.ENTITY)}
+    old_names = len(before.entity_linker)
+    store.add_nodes([Node("ent:new", NodeType.ENTITY, "Quillon Brask")])
+    after = _view(store, root)
+    assert after.cache is not None and before.cache is not None and after.cache.folder != before.cache.folder
+    assert len(after.entity_linker) == old_names + 1
+    assert [link.entity_id for link in after.entity_linker.link("Who is Quillon Brask?")] == ["ent:new"]
+    store.close()
+
+
+def test_a_build_that_saw_the_index_change_is_not_kept(bridge: Path, tmp_path: Path) -> None:
+    store = SQLiteStore(bridge)
+    view = _view(store, tmp_path / "views")
+    store.add_nodes([Node("ent:late", NodeType.ENTITY, "Late Arrival")])  # after the view was opened
+    assert len(view.entity_linker) > 0
+    assert view.cache is not None and not (view.cache.folder / "linker").exists()
+    store.close()
+
+
+def test_a_damaged_item_is_rebuilt_and_an_unwritable_cache_is_only_slower(
+        bridge: Path, tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    root = tmp_path / "views"
+    store = SQLiteStore(bridge)
+    expected = _everything(_view(store, root))
+    (folder,) = root.iterdir()
+    (folder / "vectors-chunk" / "matrix.npy").write_bytes(b"not numpy")
+    (folder / "linker" / "by_key.json").write_text("{", "utf-8")
+    with caplog.at_level(logging.WARNING):
+        assert _everything(_view(store, root)) == expected
+    assert sum("unreadable" in r.message for r in caplog.records) == 2
+    blocked = tmp_path / "file-not-folder"
+    blocked.write_text("x", "utf-8")
+    assert _everything(_view(store, blocked / "views")) == expected
+    store.close()
+
+
+def test_old_revisions_are_pruned_least_recently_used_first(tmp_path: Path) -> None:
+    for i in range(KEEP_REVISIONS + 3):
+        (tmp_path / f"v1-{i}").mkdir()
+        os.utime(tmp_path / f"v1-{i}", (1000 + i, 1000 + i))
+    os.utime(tmp_path / "v1-0", (5000, 5000))  # used recently
+    prune(tmp_path, keep=KEEP_REVISIONS)
+    kept = {p.name for p in tmp_path.iterdir()}
+    assert len(kept) == KEEP_REVISIONS and "v1-0" in kept and "v1-1" not in kept
+
+
+def test_an_index_without_a_revision_opened_read_only_is_not_cached(bridge: Path, tmp_path: Path) -> None:
+    store = SQLiteStore(bridge)
+    with store.transaction():
+        store._db.execute("DELETE FROM meta WHERE key='content_revision'")  # as written by an older version
+    store.close()
+    read_only = SQLiteStore(bridge, read_only=True)  # (as a user without write permission opens it)
+    assert read_only.content_revision() is None and ViewCache.for_store(read_only, tmp_path) is None
+    read_only.close()
+    writable = SQLiteStore(bridge)  # opening it writable gives it one
+    assert writable.content_revision()
+    writable.close()
+
+
+def test_cli_ask_in_new_processes_fills_then_reads_the_cache(tmp_path: Path) -> None:
+    bridge = tmp_path / "hashing.db"
+    with ThinkGraph(bridge, settings=Settings(), embedder=HashingEmbedder()) as tg:  # the CLI's `hashing` provider
+        tg.index([FIXTURES / "bridge_corpus.jsonl"], openie=FIXTURES / "bridge_openie.jsonl")
+    env = {**os.environ, "THINKGRAPH_CACHE_DIR": str(tmp_path / "cache"), "THINKGRAPH_EMBED_PROVIDER": "hashing"}
+    outputs = []
+    for _ in range(2):
+        done = subprocess.run([sys.executable, "-m", "thinkgraph", "-i", str(bridge), "ask", QUESTION, "--json"],
+                              capture_output=True, text=True, env=env, timeout=120)
+        assert done.returncode == 0, done.stderr
+        outputs.append(done.stdout)
+    views = tmp_path / "cache" / "views"
+    (folder,) = views.iterdir()
+    assert (folder / "vectors-chunk").is_dir() and (folder / "graph-entity-passage").is_dir()
+    strip = [[line for line in out.splitlines() if '"seconds"' not in line] for out in outputs]
+    assert strip[0] == strip[1]
