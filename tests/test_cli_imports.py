@@ -24,3 +24,21 @@ def _modules_after(code: str) -> set[str]:
 def test_help_imports_no_heavy_module() -> None:
     loaded = _modules_after("import thinkgraph.cli, thinkgraph.api")
     assert not loaded & {"numpy", "scipy", "torch", "igraph", "pydantic", "sentence_transformers"}
+
+
+def test_an_llm_free_ask_loads_no_llm_client_agent_method_torch_or_igraph(tmp_path) -> None:  # noqa: ANN001
+    from support import FIXTURES
+    from thinkgraph.api import ThinkGraph
+    from thinkgraph.config import Settings
+    from thinkgraph.embed.hashing import HashingEmbedder
+
+    index = tmp_path / "i.db"
+    with ThinkGraph(index, settings=Settings(), embedder=HashingEmbedder()) as tg:
+        tg.index([FIXTURES / "bridge_corpus.jsonl"], openie=FIXTURES / "bridge_openie.jsonl")
+    loaded = _modules_after(
+        "import os; os.environ['THINKGRAPH_EMBED_PROVIDER'] = 'hashing'\n"
+        "from thinkgraph.api import ThinkGraph\n"
+        f"tg = ThinkGraph.open({str(index)!r}); assert tg.ask('Who commanded the fleet?', method='ppr').citations")
+    assert not loaded & {"httpx", "torch", "igraph", "thinkgraph.llm.backend", "thinkgraph.methods.kgr",
+                         "thinkgraph.methods.a2rag", "thinkgraph.methods.tog3", "thinkgraph.methods.topg"}
+    assert "thinkgraph.methods.passages" in loaded

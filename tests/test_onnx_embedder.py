@@ -35,3 +35,22 @@ def test_onnx_export_matches_sentence_transformers(tmp_path: Path, monkeypatch: 
     result = json.loads(done.stdout)
     assert result["torch"] is False
     assert np.abs(np.array(result["vec"]) - reference[0]).max() <= MAX_DIFF
+
+
+def test_the_query_encoder_loads_once_in_the_background(monkeypatch: pytest.MonkeyPatch) -> None:
+    import threading
+    import time
+
+    embedder = LocalEmbedder()
+    loads: list[str] = []
+
+    def slow_load() -> None:
+        loads.append(threading.current_thread().name)
+        time.sleep(0.2)  # the first embed arrives while the background load runs
+
+    monkeypatch.setattr(embedder, "_load_onnx", slow_load)
+    monkeypatch.setattr(embedder, "_torch", lambda texts: np.ones((len(texts), embedder.dim), dtype=np.float32))
+    embedder.prepare_queries()
+    vector = embedder.embed(["a question"])  # waits for the load, which returned no encoder: torch then
+    embedder.prepare_queries()  # loaded already: nothing starts
+    assert loads == ["thinkgraph-query-encoder"] and vector.shape == (1, embedder.dim)

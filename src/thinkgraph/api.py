@@ -101,6 +101,8 @@ class ThinkGraph:
 
     @cached_property
     def llm(self) -> LLM | None:
+        if self._backend is None and not self.settings.llm.configured:
+            return None
         from thinkgraph.llm.accounting import UsageMeter
         from thinkgraph.llm.service import LLM
 
@@ -112,8 +114,6 @@ class ThinkGraph:
         if self._backend is not None:
             return LLM(self._backend, settings=self.settings.llm, cache=keep, meter=meter,
                        counter=self.counter, memory=keep)
-        if not self.settings.llm.configured:
-            return None
         return LLM.from_settings(self.settings.llm, cache=keep, meter=meter, counter=self.counter, memory=keep)
 
     def _persist_usage(self, step: str, cost: Cost) -> None:
@@ -295,6 +295,8 @@ class ThinkGraph:
         from thinkgraph.methods.registry import make_method, top_k_options
 
         self._require_index()
+        if method != "none":
+            self.embedder.prepare_queries()  # loads while the index view is read
         missing = await wait_until_complete(self.store)  # a document being added by another process (service)
         # never answer from an index whose derived stages are missing; tog3 also reads communities
         require_complete(self.store, needs_communities=method == "tog3" and options.get("use_communities") is not False,

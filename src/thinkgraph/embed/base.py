@@ -21,6 +21,10 @@ class Embedder(Protocol):
         """Unit-normalised float32 rows, one per text."""
         ...
 
+    def prepare_queries(self) -> None:
+        """Get ready to embed a question soon (e.g. load a model in the background); may do nothing."""
+        ...
+
 
 def normalize_rows(matrix: np.ndarray) -> np.ndarray:
     matrix = np.asarray(matrix, dtype=np.float32)

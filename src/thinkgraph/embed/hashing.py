@@ -33,6 +33,9 @@ class HashingEmbedder:
     def dim(self) -> int:
         return self._dim
 
+    def prepare_queries(self) -> None:
+        """Nothing to load ahead."""
+
     def embed(self, texts: list[str]) -> np.ndarray:
         out = np.zeros((len(texts), self._dim), dtype=np.float32)
         for i, text in enumerate(texts):

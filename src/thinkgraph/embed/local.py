@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import threading
 import warnings
 from collections import OrderedDict
 from functools import cached_property
@@ -50,6 +51,9 @@ class LocalEmbedder:
         self.batch_size = batch_size
         self.device = device
         self._recent: OrderedDict[str, np.ndarray] = OrderedDict()
+        self._onnx_lock = threading.Lock()  # one load, whichever thread asks first
+        self._onnx_encoder: Any | None = None
+        self._onnx_loaded = False
 
     @property
     def name(self) -> str:
@@ -83,8 +87,23 @@ class LocalEmbedder:
         return modules == ["Transformer", "Pooling", "Normalize"] and (self._path / "tokenizer.json").is_file() \
             and pooling.get("pooling_mode_mean_tokens") is True
 
-    @cached_property
+    def prepare_queries(self) -> None:
+        """Start loading the query encoder in the background: a cold `ask` overlaps it (0.15-0.25 s of
+        mostly native work) with loading the index view; the first ``embed`` waits for it."""
+        if not self._onnx_loaded:
+            # not a daemon: a process that ends early (an error) waits for the load instead of
+            # tearing down the interpreter under onnxruntime's native code (which aborts the process)
+            threading.Thread(target=lambda: self._onnx, name="thinkgraph-query-encoder").start()
+
+    @property
     def _onnx(self) -> Any | None:
+        with self._onnx_lock:
+            if not self._onnx_loaded:
+                self._onnx_encoder = self._load_onnx()
+                self._onnx_loaded = True
+            return self._onnx_encoder
+
+    def _load_onnx(self) -> Any | None:
         """The ONNX encoder of this model, exported (with torch, once per machine) on first use;
         None when the model does not fit the ONNX pipeline or the export fails its check."""
         if self.device != "cpu" or not self._onnx_eligible():
@@ -106,13 +125,14 @@ class LocalEmbedder:
 
     def _encode(self, texts: list[str]) -> np.ndarray:
         torch_loaded = "_model" in self.__dict__
-        if len(texts) <= ONNX_MAX_TEXTS and not torch_loaded and self._onnx is not None:
-            return self._onnx.encode(texts)
+        onnx = self._onnx
+        if len(texts) <= ONNX_MAX_TEXTS and not torch_loaded and onnx is not None:
+            return onnx.encode(texts)
         short = [i for i, t in enumerate(texts) if len(t) <= SHORT_TEXT_CHARS]
-        if not short or self._onnx is None:
+        if not short or onnx is None:
             return self._torch(texts)
         out = np.empty((len(texts), self.dim), dtype=np.float32)
-        out[short] = self._onnx.encode_many([texts[i] for i in short], self.batch_size)
+        out[short] = onnx.encode_many([texts[i] for i in short], self.batch_size)
         long = [i for i, t in enumerate(texts) if len(t) > SHORT_TEXT_CHARS]
         if long:
             out[long] = self._torch([texts[i] for i in long])

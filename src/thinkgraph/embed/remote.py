@@ -52,6 +52,9 @@ class RemoteEmbedder:
             time.sleep(min(2.0 ** attempt, 10.0))
         raise LLMUnavailableError(f"embedding endpoint {self.base_url} failed: {problem}")
 
+    def prepare_queries(self) -> None:
+        """Nothing to load ahead."""
+
     def embed(self, texts: list[str]) -> np.ndarray:
         if not texts:
             return np.zeros((0, self._dim or 0), dtype=np.float32)

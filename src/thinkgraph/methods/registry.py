@@ -3,20 +3,17 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ValidationError
 
 from thinkgraph.errors import ConfigError, UnknownMethodError
-from thinkgraph.methods.a2rag import A2RAGConfig, A2RAGMethod
-from thinkgraph.methods.base import Method, MethodContext
-from thinkgraph.methods.ircot import IRCoTMethod
-from thinkgraph.methods.kgr import KGRConfig, KGRMethod
-from thinkgraph.methods.kgr.baselines import KGRagMethod
-from thinkgraph.methods.none import NoRetrievalMethod
-from thinkgraph.methods.passages import hybrid_method, naive_method, ppr_method
-from thinkgraph.methods.tog3 import ToG3Config, ToG3Method
-from thinkgraph.methods.topg import ToPGConfig, ToPGMethod
+
+if TYPE_CHECKING:
+    from thinkgraph.methods.base import Method, MethodContext
+
+# Each factory imports its method when called: `thinkgraph ask -m ppr` then loads neither the LLM
+# client nor the agent methods (their imports were a third of a cold CLI ask).
 
 
 def _config(name: str, model: type[BaseModel], options: dict[str, Any]) -> Any:
@@ -27,39 +24,73 @@ def _config(name: str, model: type[BaseModel], options: dict[str, Any]) -> Any:
         raise ConfigError(f"{name} option {'.'.join(map(str, first['loc']))}: {first['msg']}") from exc
 
 
-def a2rag_method(ctx: MethodContext, **options: Any) -> A2RAGMethod:
+def _none(ctx: MethodContext, **options: Any) -> Method:
+    from thinkgraph.methods.none import NoRetrievalMethod
+
+    return NoRetrievalMethod(ctx, **options)
+
+
+def _passages(kind: str) -> Callable[..., Method]:
+    def make(ctx: MethodContext, **options: Any) -> Method:
+        from thinkgraph.methods import passages
+
+        return {"naive": passages.naive_method, "ppr": passages.ppr_method,
+                "hybrid": passages.hybrid_method}[kind](ctx, **options)
+
+    return make
+
+
+def a2rag_method(ctx: MethodContext, **options: Any) -> Method:
+    from thinkgraph.methods.a2rag import A2RAGConfig, A2RAGMethod
+
     return A2RAGMethod(ctx, _config("a2rag", A2RAGConfig, options))
 
 
-def tog3_method(ctx: MethodContext, **options: Any) -> ToG3Method:
+def tog3_method(ctx: MethodContext, **options: Any) -> Method:
+    from thinkgraph.methods.tog3 import ToG3Config, ToG3Method
+
     return ToG3Method(ctx, _config("tog3", ToG3Config, options))
 
 
-def topg_method(ctx: MethodContext, **options: Any) -> ToPGMethod:
+def topg_method(ctx: MethodContext, **options: Any) -> Method:
+    from thinkgraph.methods.topg import ToPGConfig, ToPGMethod
+
     return ToPGMethod(ctx, _config("topg", ToPGConfig, options))
 
 
-def kgr_method(ctx: MethodContext, **options: Any) -> KGRMethod:
+def kgr_method(ctx: MethodContext, **options: Any) -> Method:
+    from thinkgraph.methods.kgr import KGRConfig, KGRMethod
+
     return KGRMethod(ctx, _config("kgr", KGRConfig, options))
 
 
-def kg_text_rag(ctx: MethodContext, **options: Any) -> KGRagMethod:
+def ircot_method(ctx: MethodContext, **options: Any) -> Method:
+    from thinkgraph.methods.ircot import IRCoTMethod
+
+    return IRCoTMethod(ctx, **options)
+
+
+def kg_text_rag(ctx: MethodContext, **options: Any) -> Method:
+    from thinkgraph.methods.kgr.baselines import KGRagMethod
+
     return KGRagMethod(ctx, "text", **options)
 
 
-def kg_graph_rag(ctx: MethodContext, **options: Any) -> KGRagMethod:
+def kg_graph_rag(ctx: MethodContext, **options: Any) -> Method:
+    from thinkgraph.methods.kgr.baselines import KGRagMethod
+
     return KGRagMethod(ctx, "graph", **options)
 
 
 _FACTORIES: dict[str, Callable[..., Method]] = {
-    "none": NoRetrievalMethod,
-    "naive": naive_method,
-    "ppr": ppr_method,
-    "hybrid": hybrid_method,
+    "none": _none,
+    "naive": _passages("naive"),
+    "ppr": _passages("ppr"),
+    "hybrid": _passages("hybrid"),
     "a2rag": a2rag_method,
     "topg": topg_method,
     "tog3": tog3_method,
-    "ircot": IRCoTMethod,
+    "ircot": ircot_method,
     "kgr": kgr_method,
     "kg-textrag": kg_text_rag,
     "kg-graphrag": kg_graph_rag,
@@ -91,6 +122,11 @@ def top_k_options(name: str, top_k: int | None, options: dict[str, Any]) -> dict
 
 def config_model(name: str) -> type[BaseModel] | None:
     """The pydantic settings model of a method, where it has one (for forms and documentation)."""
+    from thinkgraph.methods.a2rag import A2RAGConfig
+    from thinkgraph.methods.kgr import KGRConfig
+    from thinkgraph.methods.tog3 import ToG3Config
+    from thinkgraph.methods.topg import ToPGConfig
+
     return {"a2rag": A2RAGConfig, "tog3": ToG3Config, "topg": ToPGConfig, "kgr": KGRConfig}.get(name)
 
 

@@ -5,13 +5,15 @@ from __future__ import annotations
 import re
 import time
 from collections.abc import Sequence
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
-from thinkgraph.llm.service import LLM, Message
 from thinkgraph.methods.base import NO_LLM_MESSAGE
 from thinkgraph.models import Answer, Citation, Cost, EvidenceSubgraph, Node, TraceStep
 from thinkgraph.retrieval.evidence import Evidence, ScoredPassage
 from thinkgraph.tokens import TokenCounter
+
+if TYPE_CHECKING:  # (types only: an LLM-free ask does not load the HTTP client)
+    from thinkgraph.llm.service import LLM, Message
 
 ANSWER_STEP = "answer.from_passages"
 UNKNOWN = "Unknown"
