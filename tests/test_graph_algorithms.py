@@ -18,6 +18,7 @@ from thinkgraph.graph import (
     rwr_subgraph,
     shortest_path,
 )
+from thinkgraph.graph.paths import path_in_tree, shortest_path_tree
 
 
 def random_digraph(n: int, p: float, seed: int) -> nx.DiGraph:
@@ -91,6 +92,21 @@ def test_shortest_path_matches_networkx(seed: int, weighted: bool) -> None:
             assert length == pytest.approx(ref_len)
         else:
             assert len(ours) - 1 == ref_len
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2, 3])
+@pytest.mark.parametrize("max_hops", [None, 0, 1, 3])
+def test_shortest_path_tree_hop_distances_match_networkx(seed: int, max_hops: int | None) -> None:
+    g = random_digraph(120, 0.02, seed)
+    dist, pred = shortest_path_tree(to_csr(g), 0, max_hops=max_hops)
+    ref = nx.single_source_shortest_path_length(nx.DiGraph(g.edges), 0, cutoff=max_hops) \
+        if g.number_of_edges() else {0: 0}
+    ref.setdefault(0, 0)
+    assert {i: int(d) for i, d in enumerate(dist) if np.isfinite(d)} == ref
+    for node, d in ref.items():  # the predecessor chain is a path of exactly that length
+        path = path_in_tree(pred, dist, 0, node)
+        assert path is not None and len(path) - 1 == d
+        assert all(g.has_edge(a, b) for a, b in itertools.pairwise(path))
 
 
 def test_rwr_subgraph_size_seeds_and_ranking() -> None:

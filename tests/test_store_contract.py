@@ -113,6 +113,16 @@ def test_nodes_edges_provenance(store: GraphStore) -> None:
     assert store.iter_edges(["OPENREL"]).__next__().props == {"predicate": "likes"}
 
 
+def test_edges_among_keeps_only_edges_inside_the_set_in_insertion_order(store: GraphStore) -> None:
+    _two_documents(store)
+    among = store.edges_among(["ent:y", "ent:x", "chunk:a", "ent:y"])
+    assert [(e.src, e.dst, e.type) for e in among] == [("ent:x", "ent:y", "OPENREL"), ("ent:x", "ent:y", "SYNONYM")]
+    assert among[0].props == {"predicate": "likes"}
+    assert store.edges_among(["ent:x"]) == [] and store.edges_among([]) == []
+    many = [f"none:{i}" for i in range(1200)] + ["chunk:b", "doc:b"]  # more ids than one statement holds
+    assert [(e.src, e.dst) for e in store.edges_among(many)] == [("chunk:b", "doc:b")]
+
+
 def test_update_node_keeps_edges(store: GraphStore) -> None:
     _two_documents(store)
     store.update_node(Node("ent:x", "entity", "X prime", {"description": "renamed", "n": [1, 2]}))

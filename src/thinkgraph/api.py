@@ -323,16 +323,15 @@ class ThinkGraph:
     def _connect_evidence(self, answer: Answer, limit: int = 60) -> None:
         """The edges among the evidence nodes, when a method returned nodes without them, so that the
         evidence reads as a subgraph (a chunk and the entities it mentions, relations between them)."""
-        nodes = {n.id for n in answer.evidence.nodes[:limit]}
+        nodes = list(dict.fromkeys(n.id for n in answer.evidence.nodes[:limit]))
         if answer.evidence.edges or len(nodes) < 2:
             return
         seen: set[tuple[str, str, str]] = set()
-        for node_id in nodes:
-            for edge in self.store.edges_of(node_id):
-                key = (edge.src, edge.dst, str(edge.type))
-                if edge.src in nodes and edge.dst in nodes and key not in seen:
-                    seen.add(key)
-                    answer.evidence.edges.append(edge)
+        for edge in self.store.edges_among(nodes):
+            key = (edge.src, edge.dst, str(edge.type))
+            if key not in seen:
+                seen.add(key)
+                answer.evidence.edges.append(edge)
 
     def _add_pages(self, answer: Answer) -> None:
         """Page numbers for citations into paged documents (their page starts are kept on the node)."""

@@ -32,8 +32,7 @@ def serve(
                                      "there (instead of a folder under --root); see `Choosing a store`."),
 ) -> None:
     """Serve the HTTP API, the web page and the OpenAI-compatible endpoint over workspaces."""
-    import uvicorn
-
+    from thinkgraph.service import listener
     from thinkgraph.service.settings import ServiceSettings
 
     settings = ServiceSettings(root=root, host=host, port=port, token=os.environ.get(token_env) or None,
@@ -54,8 +53,9 @@ def serve(
     where = shown_location(store) if store else root
     out.print(escape(f"thinkgraph on http://{shown}:{port}/ (workspaces in {where}; API docs at /docs)"),
               highlight=False)
-    uvicorn.run("thinkgraph.service.entry:app_from_environment", factory=True, host=host, port=port,
-                workers=workers, log_level="warning")
+    listener.limit_worker_threads(workers)
+    listener.run("thinkgraph.service.entry:app_from_environment", host=host, port=port, workers=workers,
+                 log_level="warning")
 
 
 def check_port_free(host: str, port: int) -> None:

@@ -43,7 +43,7 @@ class GraphRetriever:
         s = self.settings
         chunks = self.view.vectors(NodeType.CHUNK)
         prior = passage_scores(self.view, question, query_vec, lexical=s.lexical, dense_weight=s.dense_weight)
-        rows = np.array(self.view.entity_passage_graph.rows(chunks.ids), dtype=np.int64)
+        rows = self.view.chunk_rows
         seeds = self.seed_entities(question, query_vec)
         ppr = self._walk(seeds, prior, rows) if len(rows) == len(chunks) else None
         if ppr is None:
@@ -101,7 +101,8 @@ class GraphRetriever:
         if not seed_rows:
             return
         labels = self.view.relation_labels
-        trees = {src: shortest_path_tree(graph.adjacency, src) for src in seed_rows[:MAX_PATH_SEEDS]}
+        trees = {src: shortest_path_tree(graph.adjacency, src, max_hops=MAX_PATH_HOPS)
+                 for src in seed_rows[:MAX_PATH_SEEDS]}
         for passage in evidence.passages:
             targets = graph.rows(self.view.chunk_entities.get(passage.chunk_id, []))
             best: list[int] | None = None

@@ -90,6 +90,12 @@ class IndexView:
         return self._cached("graph-entity-passage", _read_graph, build, _write_graph)
 
     @cached_property
+    def chunk_rows(self) -> np.ndarray:
+        """Rows of the passages (in the order of ``vectors(CHUNK)``) in the entity-passage graph."""
+        graph = self.entity_passage_graph
+        return np.array(graph.rows(self.vectors(NodeType.CHUNK).ids), dtype=np.int64)
+
+    @cached_property
     def entity_graph(self) -> GraphMatrix:
         def build() -> GraphMatrix:
             nodes = [n.id for n in self.store.iter_nodes(NodeType.ENTITY)]

@@ -254,6 +254,12 @@ class PostgresStore(PgVectors, PgBookkeeping, Revisions):
             args.append(str(edge_type))
         return [self._edge(r) for r in self._rows(query + " ORDER BY seq", args)]
 
+    def edges_among(self, node_ids: Sequence[str]) -> list[Edge]:
+        ids = list(dict.fromkeys(node_ids))
+        rows = self._rows(f"SELECT {_EDGE_COLS} FROM edges WHERE src = ANY(%s) AND dst = ANY(%s) ORDER BY seq",
+                          (ids, ids))
+        return [self._edge(r) for r in rows]
+
     def provenance(self, item_id: str) -> list[Provenance]:
         rows = self._rows('SELECT item_id, doc_id, chunk_id, start, "end" FROM provenance WHERE item_id = %s'
                           " ORDER BY doc_id, start", (item_id,))

@@ -10,6 +10,7 @@ import time
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -324,6 +325,16 @@ class SQLiteStore(SQLiteBookkeeping, Revisions):
             sql += " AND type=?"
             args.append(str(edge_type))
         return [self._edge(r) for r in self._db.execute(sql, args)]
+
+    def edges_among(self, node_ids: Sequence[str]) -> list[Edge]:
+        ids = list(dict.fromkeys(node_ids))
+        wanted = set(ids)
+        rows: list[tuple[Any, ...]] = []
+        for start in range(0, len(ids), 500):  # dst is filtered before any props are decoded
+            part = ids[start:start + 500]
+            sql = f"SELECT rowid, src, dst, type, weight, props FROM edges WHERE src IN ({','.join('?' * len(part))})"
+            rows += [r for r in self._db.execute(sql, part) if r[2] in wanted]
+        return [self._edge(r[1:]) for r in sorted(rows)]
 
     def provenance(self, item_id: str) -> list[Provenance]:
         rows = self._db.execute(
