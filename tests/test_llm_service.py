@@ -12,9 +12,11 @@ from thinkgraph.asyncutil import run_sync
 from thinkgraph.config import LLMSettings
 from thinkgraph.errors import BudgetExceededError, CallBudgetReached, StructuredOutputError
 from thinkgraph.llm.backend import ChatRequest, ChatResult
-from thinkgraph.llm.service import LLM, cache_key
+from thinkgraph.llm.context import fit_messages, prompt_tokens, upper_bound_tokens
+from thinkgraph.llm.service import LLM, cache_key, json_schema_of
 from thinkgraph.store.sqlite import SQLiteStore
 from thinkgraph.testing import ScriptedBackend, ScriptExhaustedError
+from thinkgraph.tokens import TokenCounter
 
 
 class Verdict(BaseModel):
@@ -142,6 +144,39 @@ async def test_prompt_is_cut_to_the_context_window(caplog: pytest.LogCaptureFixt
     assert "truncated to fit" in sent[1]["content"]
     assert llm.counter.count(sent[1]["content"]) < 200
     assert llm.meter.truncations == 1 and "cut to fit" in caplog.text
+
+
+class _CountingCounter(TokenCounter):
+    def __init__(self) -> None:
+        super().__init__()
+        self.calls = 0
+
+    def count(self, text: str) -> int:
+        self.calls += 1
+        return super().count(text)
+
+
+def test_a_prompt_whose_byte_count_fits_is_not_tokenised() -> None:
+    counter = _CountingCounter()
+    short = [{"role": "user", "content": "Who founded the Harbor Hill Observatory?"}]
+    assert fit_messages(short, context_window=300, max_tokens=100, counter=counter) == (short, False)
+    assert counter.calls == 0
+    # over the byte bound, but its tokens fit: counted, and left whole
+    words = [{"role": "user", "content": "observatory " * 20}]  # 240 bytes, 20 tokens
+    assert upper_bound_tokens(words) > 200
+    assert fit_messages(words, context_window=300, max_tokens=100, counter=counter) == (words, False)
+    assert counter.calls > 0
+    for text in ("déjà vu 東京 " * 5, "a", "x" * 50):  # the bound holds for any text
+        assert upper_bound_tokens([{"role": "u", "content": text}]) >= prompt_tokens([{"role": "u", "content": text}],
+                                                                                    counter)
+
+
+def test_reply_schemas_are_made_once_per_model() -> None:
+    class Reply(BaseModel):
+        answer: str
+
+    assert json_schema_of(Reply) is json_schema_of(Reply)
+    assert json_schema_of(Reply) == Reply.model_json_schema()
 
 
 async def test_concurrency_limit_is_respected() -> None:

@@ -27,14 +27,17 @@ def test_onnx_export_matches_sentence_transformers(tmp_path: Path, monkeypatch: 
     reference = LocalEmbedder()._model.encode(TEXTS, normalize_embeddings=True, convert_to_numpy=True)
     assert np.abs(queries - reference).max() <= MAX_DIFF
 
-    probe = ("from thinkgraph.embed.local import LocalEmbedder; import sys, json; "
-             "v = LocalEmbedder().embed([sys.argv[1]])[0]; "
-             "print(json.dumps({'torch': 'torch' in sys.modules, 'vec': v.tolist()}))")
-    done = subprocess.run([sys.executable, "-c", probe, TEXTS[0]], capture_output=True, text=True, check=True,
-                          env={**__import__("os").environ, "THINKGRAPH_CACHE_DIR": str(tmp_path)}, timeout=300)
+    # a later process: a query, and an indexing-sized batch (passages and names mixed), without torch
+    probe = ("from thinkgraph.embed.local import LocalEmbedder; import sys, json; e = LocalEmbedder(); "
+             "v = e.embed([sys.argv[1]])[0]; batch = e.embed(json.loads(sys.argv[2])); "
+             "print(json.dumps({'torch': 'torch' in sys.modules, 'vec': v.tolist(), 'batch': batch.tolist()}))")
+    done = subprocess.run([sys.executable, "-c", probe, TEXTS[0], json.dumps(TEXTS * 10)], capture_output=True,
+                          text=True, check=True, timeout=300,
+                          env={**__import__("os").environ, "THINKGRAPH_CACHE_DIR": str(tmp_path)})
     result = json.loads(done.stdout)
     assert result["torch"] is False
     assert np.abs(np.array(result["vec"]) - reference[0]).max() <= MAX_DIFF
+    assert np.abs(np.array(result["batch"]) - np.tile(reference, (10, 1))).max() <= MAX_DIFF
 
 
 def test_the_query_encoder_loads_once_in_the_background(monkeypatch: pytest.MonkeyPatch) -> None:

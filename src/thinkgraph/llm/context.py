@@ -19,6 +19,13 @@ def prompt_tokens(messages: Sequence[dict[str, str]], counter: TokenCounter) -> 
     return int(raw * SAFETY_FACTOR)
 
 
+def upper_bound_tokens(messages: Sequence[dict[str, str]]) -> int:
+    """At least ``prompt_tokens``: a WordPiece token covers at least one character, so no text has
+    more tokens than UTF-8 bytes."""
+    raw = sum(len(m["content"].encode("utf-8")) + PER_MESSAGE_OVERHEAD for m in messages)
+    return int(raw * SAFETY_FACTOR)
+
+
 def fit_messages(
     messages: Sequence[dict[str, str]], *, context_window: int, max_tokens: int, counter: TokenCounter
 ) -> tuple[list[dict[str, str]], bool]:
@@ -28,6 +35,8 @@ def fit_messages(
     allowed = context_window - max_tokens
     if allowed <= 0:
         raise ValueError(f"max_tokens {max_tokens} leaves no room in a context window of {context_window}")
+    if upper_bound_tokens(fitted) <= allowed:  # fits whatever the count: no tokenising (per call, on the event loop)
+        return fitted, False
     total = prompt_tokens(fitted, counter)
     cut = False
     while total > allowed:
