@@ -76,3 +76,31 @@ def test_hnsw_above_threshold_has_high_recall() -> None:
     assert np.mean(recall) >= 0.9
     top_id, top_score = ann.search(vecs[5], 1)[0]
     assert top_id == "n5" and top_score == pytest.approx(1.0, abs=1e-4)
+
+
+def _hashing_reference(texts: list[str], dim: int) -> np.ndarray:
+    """Signed feature hashing written word by word, as the embedder's definition reads."""
+    import hashlib
+    import re
+
+    out = np.zeros((len(texts), dim))
+    for i, text in enumerate(texts):
+        for word in re.findall(r"\w+", text.lower()):
+            h = int.from_bytes(hashlib.md5(word.encode()).digest(), "big")
+            out[i, h % dim] += 1.0 if (h >> 64) % 2 else -1.0
+    norms = np.linalg.norm(out, axis=1)
+    out[norms == 0, 0] = 1.0
+    norms[norms == 0] = 1.0
+    return out / norms[:, None]
+
+
+@pytest.mark.parametrize("dim", [384, 7])
+def test_hashing_embedder_matches_its_word_by_word_definition(dim: int) -> None:
+    from thinkgraph.embed.hashing import HashingEmbedder
+
+    texts = ["Lena Sorensen trained at the observatory", "", "!!!", "the the the", "Bjørn Ødegård 1887",
+             "word " * 300, "a b c d e f g h i j k l m n o p q r s t u v w x y z"]
+    ours = HashingEmbedder(dim).embed(texts)
+    assert ours.dtype == np.float32 and ours.shape == (len(texts), dim)
+    np.testing.assert_allclose(ours, _hashing_reference(texts, dim), atol=1e-6)
+    assert HashingEmbedder(dim).embed([]).shape == (0, dim)
