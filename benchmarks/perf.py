@@ -118,6 +118,8 @@ def ppr_rows(nodes: int, nnz: int, runs: int) -> list[Row]:
 
 def service_rows(index: Path, questions: Path, work: Path) -> list[Row]:
     one, two = (perf_service.measure(index, perf_service.questions_from(questions), n, work) for n in (1, 2))
+    print(f"  service: the load generator used {one.client_cores:.2f} / {two.client_cores:.2f} cores "
+          "(1 / 2 workers)", flush=True)
     return [("service retrieve, 16 clients, 2 workers (req/s)", two.throughput, "same with 1 worker",
              one.throughput, "≥ 1.8× (ratio ≤ 0.56)"),
             ("service retrieve p95, 16 clients, 2 workers (s)", two.p95, "single-client p50", two.single_p50,
@@ -127,12 +129,15 @@ def service_rows(index: Path, questions: Path, work: Path) -> list[Row]:
 def typedkg_rows(nodes: int, work: Path) -> list[Row]:
     r = perf_typedkg.run(nodes, work / "kg")
     label = f"{nodes / 1e6:g}M nodes"
+    large = nodes > 1_000_000  # the targets: 1M in 45 s and 1.5 GB; 5M within 8 GB
     return [(f"typed-KG import {label} (s)", r["import"]["seconds"], "json.load of the same file",
-             r["json_load"]["seconds"], "≤ 45 s"),
+             r["json_load"]["seconds"], "-" if large else "≤ 45 s"),
             (f"typed-KG import {label} peak RSS (MB)", r["import"]["peak_mb"], "json.load peak RSS",
-             r["json_load"]["peak_mb"], "≤ 1,500 MB"),
+             r["json_load"]["peak_mb"], "≤ 8,000 MB" if large else "≤ 1,500 MB"),
             (f"RetrieveNode p95 on {label} (ms)", r["retrieve"]["p95_ms"], "RetrieveNode p50",
-             r["retrieve"]["p50_ms"], "p95 ≤ 5 ms")]
+             r["retrieve"]["p50_ms"], "p95 ≤ 5 ms"),
+            (f"RetrieveNode p95 on {label}, first pass after opening (ms)", r["retrieve"]["first_p95_ms"],
+             "its p50", r["retrieve"]["first_p50_ms"], "(cold page cache: disk-bound)")]
 
 
 def print_table(rows: list[Row]) -> None:
@@ -151,7 +156,7 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--skip", action="append", default=[],
                         help="cli | musique | llm | ppr | service | typedkg")
-    parser.add_argument("--kg-nodes", type=int, default=1_000_000, help="full mode: typed-KG size")
+    parser.add_argument("--kg-nodes", default="1000000,5000000", help="full mode: typed-KG sizes")
     parser.add_argument("--llm-passages", default="1000,10000", help="full mode: passages per LLM run")
     args = parser.parse_args()
     args.work.mkdir(parents=True, exist_ok=True)
@@ -162,7 +167,8 @@ def main() -> None:
         sizes = [150] if args.quick else [int(n) for n in args.llm_passages.split(",")]
         rows += llm_rows(args.work, sizes, 0.05 if args.quick else 0.2)
     if "typedkg" not in args.skip:
-        rows += typedkg_rows(20_000 if args.quick else args.kg_nodes, args.work)
+        for nodes in [20_000] if args.quick else [int(n) for n in args.kg_nodes.split(",")]:
+            rows += typedkg_rows(nodes, args.work)
     musique = None
     if "musique" not in args.skip and not args.quick and args.data.is_dir():
         rows += musique_rows(args.data, args.work)

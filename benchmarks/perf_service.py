@@ -23,6 +23,7 @@ class ServiceFigures:
     single_p50: float
     throughput: float  # requests per second with ``clients`` clients
     p95: float
+    client_cores: float  # cores the load generator itself used meanwhile (it shares the machine)
 
 
 def _free_port() -> int:
@@ -101,12 +102,14 @@ def measure(index: Path, questions: list[str], workers: int, work: Path, clients
                 time.sleep(0.3)
         asyncio.run(_load(url, questions, clients, 4 * clients))  # every worker loads its index view
         _, single = asyncio.run(_load(url, questions, 1, 20))
+        cpu = time.process_time()
         seconds, many = asyncio.run(_load(url, questions, clients, requests))
+        client_cores = (time.process_time() - cpu) / seconds
     finally:
         server.terminate()
         server.wait(timeout=60)
     return ServiceFigures(workers, statistics.median(single), requests / seconds,
-                          statistics.quantiles(many, n=20)[-1])
+                          statistics.quantiles(many, n=20)[-1], client_cores)
 
 
 def questions_from(path: Path) -> list[str]:
