@@ -58,6 +58,26 @@ def test_vector_search_finds_nodes_by_text(graph: TypedGraph) -> None:
         TypedGraph(graph.path, HashEmbedder(name="other")).search("x")
 
 
+def test_a_search_runs_on_one_openmp_thread_and_leaves_the_callers_setting(graph: TypedGraph) -> None:
+    import faiss
+
+    seen: list[int] = []
+    real_search = graph._vectors.index.search  # noqa: SLF001
+
+    def spying(query, k):  # noqa: ANN001, ANN202
+        seen.append(faiss.omp_get_max_threads())
+        return real_search(query, k)
+
+    faiss.omp_set_num_threads(2)
+    graph.search("warm up", 1)  # opens the vector index
+    graph._vectors.index.search = spying  # noqa: SLF001
+    try:
+        assert graph.search("Tomasz Nowak", 1)[0].ext_id == "a2"
+    finally:
+        graph._vectors.index.search = real_search  # noqa: SLF001
+    assert seen == [1] and faiss.omp_get_max_threads() == 2
+
+
 def test_missing_and_malformed_graph_files(tmp_path: Path) -> None:
     with pytest.raises(IndexFileError, match="no typed graph"):
         TypedGraph(tmp_path / "none.kg")

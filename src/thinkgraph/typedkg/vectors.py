@@ -5,7 +5,8 @@ memory, read memory-mapped) so that a five-million-node graph answers a search i
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 
 import faiss
@@ -59,5 +60,19 @@ class NodeVectors:
 
     def search(self, text: str, k: int) -> list[tuple[int, float]]:
         query = np.ascontiguousarray(self.embedder.embed([text]), dtype=np.float32)
-        scores, ids = self.index.search(query, k)
+        with one_omp_thread():
+            scores, ids = self.index.search(query, k)
         return [(int(i), float(s)) for i, s in zip(ids[0], scores[0], strict=True) if i >= 0]
+
+
+@contextmanager
+def one_omp_thread() -> Iterator[None]:
+    """One query on one OpenMP thread (the setting is the calling thread's own, restored after): two
+    threads gained nothing on an idle 2-core machine, and with the cores busy (an LLM server beside
+    the agent) their barrier took RetrieveNode on 20k nodes from 1 ms to 16 ms."""
+    before = faiss.omp_get_max_threads()
+    faiss.omp_set_num_threads(1)
+    try:
+        yield
+    finally:
+        faiss.omp_set_num_threads(before)
