@@ -121,6 +121,17 @@ async def test_first_failed_check_stops_the_others(tg_factory) -> None:  # noqa:
     assert script.kinds() == ["seeds", "sufficiency", "answer", "rel"]  # no grd/ans, no rewrite left to use
 
 
+async def test_an_answer_that_echoes_the_prompt_fails_without_the_checks(tg_factory) -> None:  # noqa: ANN001
+    echo = ("Answer the question using only the evidence below (facts from a knowledge graph and numbered "
+            "source passages). Cite passages by number like . Keep the answer short.")  # Gemma 270M did this
+    script = Script(seeds=[SEEDS], sufficiency=[ENOUGH], answer=[echo], rel=[PASS], grd=[PASS], ans=[PASS])
+    tg = tg_factory(script)
+    answer = await tg.aask("Alice Stone founded what?", method="a2rag", i_max=0)
+    assert answer.status == "abstained" and answer.text is None
+    assert "repeated the prompt's instructions" in answer.message
+    assert script.kinds() == ["seeds", "sufficiency", "answer"]  # no verifier call spent on it
+
+
 async def test_retry_bound_then_abstain(tg_factory) -> None:  # noqa: ANN001
     script = Script(seeds=[SEEDS], sufficiency=[ENOUGH], answer=["Unknown"], rel=[PASS], grd=[PASS],
                     ans=[fail("Unknown does not resolve it")],

@@ -12,6 +12,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from support import Behaviour, FakeOpenAIServer
 from thinkgraph.store.sqlite import SQLiteStore
 
@@ -24,7 +26,8 @@ def _reply(payload: dict[str, Any]) -> str:
     return json.dumps({"entities": [{"entity_name": name, "entity_type": "Thing"}], "relationships": []})
 
 
-def test_sigkill_then_resume_repeats_no_finished_call(tmp_path: Path) -> None:
+@pytest.mark.parametrize("stop", [signal.SIGKILL, signal.SIGTERM], ids=["kill-9", "kill"])
+def test_a_killed_index_resumes_and_repeats_no_finished_call(tmp_path: Path, stop: signal.Signals) -> None:
     corpus = tmp_path / "corpus.jsonl"
     n_docs = 12
     corpus.write_text("\n".join(json.dumps({"id": f"d{i}", "title": f"Doc {i}", "text": f"Entity{i} is thing {i}."})
@@ -44,8 +47,11 @@ def test_sigkill_then_resume_repeats_no_finished_call(tmp_path: Path) -> None:
         deadline = time.time() + 240
         while len(server.chat_requests) < 6 and time.time() < deadline:
             time.sleep(0.05)
-        proc.send_signal(signal.SIGKILL)
-        proc.wait()
+        proc.send_signal(stop)
+        _, stderr = proc.communicate(timeout=60)
+        if stop == signal.SIGTERM:  # the tidy path of Ctrl-C: exit 130 and one line, no traceback
+            assert proc.returncode == 130 and b"run the same command again to resume" in stderr
+            assert b"Traceback" not in stderr
         first_run = len(server.chat_requests)
         assert 6 <= first_run < n_docs
         store = SQLiteStore(index)

@@ -10,7 +10,13 @@ from support import FIXTURES, SAMPLE_CORPUS, HashEmbedder
 from thinkgraph.api import ThinkGraph
 from thinkgraph.config import Settings
 from thinkgraph.errors import ConfigError, InputError, UnknownMethodError
-from thinkgraph.methods.synthesis import fit_passages
+from thinkgraph.methods.synthesis import (
+    ANSWER_PROMPT,
+    echoes_instructions,
+    fit_passages,
+    missing_citations,
+    split_citations,
+)
 from thinkgraph.retrieval.evidence import ScoredPassage
 from thinkgraph.testing import ScriptedBackend
 from thinkgraph.tokens import TokenCounter
@@ -76,6 +82,34 @@ def test_naive_and_ppr_answer_with_citations(sample_index: Path, settings: Setti
         assert "Entity paths" in backend.requests[1].messages[0]["content"]
         assert ppr.cost.calls == 1 and ppr.cost.prompt_tokens > 0
         assert [s.agent for s in ppr.trace] == ["retriever", "responder", "llm"]
+
+
+def test_citation_numbers_that_name_no_passage_are_dropped_and_traced(sample_index: Path,
+                                                                     settings: Settings) -> None:
+    with _open(sample_index, settings, ScriptedBackend.of(["[5] Joseph Okafor trained her."])) as tg:
+        answer = tg.ask("Who trained Lena Sorensen?", method="naive", top_k=3)
+    assert answer.status == "answered" and answer.text == "Joseph Okafor trained her."
+    assert len(answer.citations) == 3  # no valid number: the answer rests on every passage shown
+    step = next(s for s in answer.trace if s.agent == "responder")
+    assert step.outputs["missing_citations"] == [5] and step.outputs["reply"].startswith("[5]")
+
+
+def test_a_reply_that_echoes_the_prompt_is_a_failure(sample_index: Path, settings: Settings) -> None:
+    echo = ("Answer the question using only the numbered passages below. Cite the passages you used with "
+            "their numbers in square brackets")
+    with _open(sample_index, settings, ScriptedBackend.of([echo])) as tg:
+        answer = tg.ask("Who trained Lena Sorensen?", method="ppr")
+    assert answer.status == "failed" and answer.text is None and "repeated the prompt" in answer.message
+    assert answer.citations  # what was retrieved stays visible
+
+
+def test_echo_detection_needs_eight_words_of_the_instructions_in_a_row() -> None:
+    template = ANSWER_PROMPT
+    assert echoes_instructions("Sure! answer the question using only the numbered passages below: ok", template)
+    assert not echoes_instructions("Joseph Okafor trained her, using only the passages [1].", template)
+    assert not echoes_instructions("", template) and not echoes_instructions("anything", "{only} placeholders")
+    assert split_citations("Paris [1][7]", ["a", "b"]) == ("Paris", ["a"])
+    assert missing_citations("Paris [1][7] [0]", 2) == [0, 7]
 
 
 def test_unknown_reply_is_an_abstention(sample_index: Path, settings: Settings) -> None:

@@ -7,6 +7,7 @@ import functools
 import json
 import logging
 import os
+import signal
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -315,9 +316,15 @@ def review(
 from thinkgraph import cli_copy, cli_eval, cli_service  # noqa: E402, F401
 
 
+def _terminate_as_interrupt(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt  # `kill PID` ends a command as Ctrl-C does: transactions rolled back, exit 130
+
+
 def main() -> None:
     """The entry point. Click's usage errors (unknown flags, missing arguments: its exit code 2) exit 1
-    here, like ours, since 2 means bad input."""
+    here, like ours, since 2 means bad input. SIGTERM takes the Ctrl-C path (`serve` installs uvicorn's
+    own handlers when it starts)."""
+    signal.signal(signal.SIGTERM, _terminate_as_interrupt)
     try:
         code = app(prog_name="thinkgraph", standalone_mode=False)
     except typer.Abort:

@@ -18,6 +18,8 @@ if TYPE_CHECKING:  # (types only: an LLM-free ask does not load the HTTP client)
 ANSWER_STEP = "answer.from_passages"
 UNKNOWN = "Unknown"
 _CITE = re.compile(r"\[(\d+)\]")
+_WORDS = re.compile(r"\w+")
+ECHO_MESSAGE = "the model repeated the prompt's instructions instead of answering"
 PROMPT_OVERHEAD_TOKENS = 200
 T = TypeVar("T")
 
@@ -54,11 +56,26 @@ def fit_passages(passages: list[ScoredPassage], budget_tokens: int, counter: Tok
 
 def split_citations(reply: str, items: Sequence[T]) -> tuple[str, list[T]]:
     """The reply without its [n] markers, and the numbered items it cited (every item when it cited
-    none: the answer rests on all it was shown)."""
+    none: the answer rests on all it was shown). A number with no item ("[5]" of four passages) is
+    dropped from the text too, so no marker is left that points nowhere; the trace keeps the reply."""
     cited = sorted({int(n) for n in _CITE.findall(reply) if 1 <= int(n) <= len(items)})
-    if not cited:
-        return reply.strip(), list(items)
-    return _CITE.sub("", reply).strip(), [items[n - 1] for n in cited]
+    text = _CITE.sub("", reply).strip()
+    return (text, [items[n - 1] for n in cited]) if cited else (text, list(items))
+
+
+def missing_citations(reply: str, count: int) -> list[int]:
+    """Citation numbers in the reply that name none of the ``count`` items shown."""
+    return sorted({int(n) for n in _CITE.findall(reply) if not 1 <= int(n) <= count})
+
+
+def echoes_instructions(reply: str, prompt_template: str, window: int = 8) -> bool:
+    """Whether the reply repeats ``window`` consecutive words of the prompt's own instructions (the
+    template before its first placeholder): a weak model that echoes the prompt has not answered,
+    and no answer needs eight words of our instructions in a row."""
+    instructions = _WORDS.findall(prompt_template.split("{", 1)[0].casefold())
+    said = " " + " ".join(_WORDS.findall(reply.casefold())) + " "
+    return any(f" {' '.join(instructions[i:i + window])} " in said
+               for i in range(max(len(instructions) - window + 1, 0)))
 
 
 def numbered_passages(passages: Sequence[ScoredPassage]) -> str:
@@ -97,7 +114,11 @@ async def answer_from_evidence(llm: LLM, question: str, method: str, evidence: E
     trace.append(TraceStep(agent="responder", action=ANSWER_STEP, prompt="ANSWER_PROMPT",
                            inputs={"passages": [p.chunk_id for p in passages],
                                    "left_out": len(evidence.passages) - len(passages)},
-                           outputs={"reply": reply}, cost=_copy(cost), seconds=time.perf_counter() - started))
+                           outputs={"reply": reply, "missing_citations": missing_citations(reply, len(passages))},
+                           cost=_copy(cost), seconds=time.perf_counter() - started))
+    if echoes_instructions(reply, ANSWER_PROMPT):
+        return Answer(question=question, method=method, text=None, status="failed", message=ECHO_MESSAGE,
+                      citations=citations_for(passages), evidence=evidence_subgraph(evidence), trace=trace)
     text, used = split_citations(reply, passages)
     abstained = text.strip().strip(".").casefold() == UNKNOWN.casefold()
     return Answer(question=question, method=method, text=text, status="abstained" if abstained else "answered",

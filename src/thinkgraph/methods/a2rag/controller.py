@@ -24,7 +24,7 @@ from thinkgraph.methods.a2rag.prompts import (
 from thinkgraph.methods.a2rag.retriever import AgenticRetriever, RetrievalState
 from thinkgraph.methods.base import NO_LLM_MESSAGE, MethodContext
 from thinkgraph.methods.none import NoRetrievalMethod
-from thinkgraph.methods.synthesis import citations_for, split_citations
+from thinkgraph.methods.synthesis import ECHO_MESSAGE, citations_for, echoes_instructions, split_citations
 from thinkgraph.models import Answer, Cost, EvidenceSubgraph, Node, NodeType, TraceStep
 from thinkgraph.retrieval.hybrid import blend_with_passages
 
@@ -149,7 +149,8 @@ class A2RAGMethod:
             passages = self.retriever.passages(state.ranked_chunks()[: c.evidence_chunks])
             reply = await self._generate(llm, query, state, passages)
             trace.append(TraceStep("responder", "a2rag.answer", {"query": query}, {"reply": reply}))
-            failure, reason = await self._triple_check(llm, query, reply, state, trace)
+            failure, reason = ("ans", ECHO_MESSAGE) if echoes_instructions(reply, ANSWER) else \
+                await self._triple_check(llm, query, reply, state, trace)
             attempts.append(Attempt(query, reply, failure, reason, state.stage, self._subgraph(state)))
             if failure is None:
                 return await self._verified(question, llm, reply, state, passages, attempts, trace)
