@@ -51,7 +51,7 @@ def test_documents_upsert_status_list_and_delete(client: TestClient) -> None:
     again = client.put("/v1/workspaces/alpha/documents/rowing.txt", json={"text": ALPHA + " It rows at dawn."})
     assert again.json()["report"]["updated"] == 1 and again.json()["document"]["status"] == "done"
     assert client.get("/v1/workspaces/alpha/documents/rowing.txt").json()["n_chars"] == len(ALPHA) + 17
-    assert client.get("/v1/workspaces/alpha/documents/none.txt").status_code == 400
+    assert client.get("/v1/workspaces/alpha/documents/none.txt").status_code == 404
     assert client.put("/v1/workspaces/alpha/documents/x", json={"text": ""}).status_code == 422
     client.put("/v1/workspaces/alpha/documents/extra.txt", json={"text": BETA})
     assert client.delete("/v1/workspaces/alpha/documents/extra.txt").json()["nodes_removed"] > 0
@@ -144,7 +144,7 @@ def test_graph_browsing_and_curation_with_audit(client: TestClient) -> None:
     assert node["type"] == "entity" and node["provenance"][0]["doc_id"] == "rowing.txt"
     around = client.get(f"/v1/workspaces/alpha/nodes/{okafor['id']}/neighbors").json()
     assert around["edges"] and around["nodes"]
-    assert client.get("/v1/workspaces/alpha/nodes/missing").status_code == 400
+    assert client.get("/v1/workspaces/alpha/nodes/missing").status_code == 404
     assert client.get("/v1/workspaces/alpha/search", params={"q": "x", "type": "widget"}).status_code == 400
     assert isinstance(client.get("/v1/workspaces/alpha/communities").json(), list)
     edited = client.patch(f"/v1/workspaces/alpha/entities/{okafor['id']}",
@@ -158,9 +158,11 @@ def test_graph_browsing_and_curation_with_audit(client: TestClient) -> None:
         merged = client.post("/v1/workspaces/alpha/entities/merge",
                              json={"sources": [others[0]["id"]], "target": okafor["id"]}).json()
         assert others[0]["text"] in merged["props"]["aliases"]
-        assert client.get(f"/v1/workspaces/alpha/nodes/{others[0]['id']}").status_code == 400
+        assert client.get(f"/v1/workspaces/alpha/nodes/{others[0]['id']}").status_code == 404
     bad = client.post("/v1/workspaces/alpha/entities/merge", json={"sources": ["nope"], "target": okafor["id"]})
-    assert bad.status_code == 400
+    assert bad.status_code == 404 and bad.json()["error"]["type"] == "not_found_error"
+    not_allowed = client.delete("/v1/workspaces/alpha/nodes/x")
+    assert not_allowed.status_code == 405 and not_allowed.json()["error"]["type"] == "invalid_request_error"
     log = client.get("/v1/workspaces/alpha/audit").json()
     assert log[-1]["action"] == "entity.edit" and log[-1]["payload"]["before"]["name"] == "Joseph Okafor"
 

@@ -95,7 +95,7 @@ def test_uploads_index_in_the_background_with_status_and_reindex(client: TestCli
     again = client.post("/v1/workspaces/alpha/documents/a.txt/reindex")
     assert again.status_code == 200 and again.json()["document"]["status"] == "done"
     assert again.json()["document"]["n_chars"] == len(BETA)
-    assert client.post("/v1/workspaces/alpha/documents/zzz/reindex").status_code == 400
+    assert client.post("/v1/workspaces/alpha/documents/zzz/reindex").status_code == 404
     bad = client.post("/v1/workspaces/alpha/uploads", files=[("files", ("x.bin", b"\x00\x01\x02", "x"))])
     assert bad.status_code == 400 and "error" in bad.json()
 

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from thinkgraph.asyncutil import run_sync
-from thinkgraph.errors import ConfigError, IncompleteIndexError, IndexFileError, InputError
+from thinkgraph.errors import ConfigError, IncompleteIndexError, IndexFileError, InputError, NotFoundError
 from thinkgraph.models import Answer, Cost, Node, NodeType, SourceDocument, TraceStep
 
 # Everything else is imported where it is used: `import thinkgraph.api` (and so `thinkgraph --help`)
@@ -210,7 +210,7 @@ class ThinkGraph:
         with writing(self.store):  # readers wait for the rebuild instead of meeting missing stages
             with WorkClaims(self.store).holding(DOC, doc_id):  # not while an indexing run works on it
                 if self.store.get_document(doc_id) is None:
-                    raise InputError(f"no document {doc_id!r} in the index")
+                    raise NotFoundError(f"no document {doc_id!r} in the index")
                 report = self.store.remove_document(doc_id)
             if rebuild:
                 from thinkgraph.index.pipeline import IndexReport, update_derived

@@ -58,6 +58,10 @@ class InputError(ThinkgraphError):
     """Bad input given by the user (path, file, document, name)."""
 
 
+class NotFoundError(InputError):
+    """A named item (document, node, passage, entity, proposal) that the index does not hold (HTTP 404)."""
+
+
 class LLMError(ThinkgraphError):
     """The LLM endpoint could not produce a usable reply."""
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import dataclasses
 
 from thinkgraph.embed.base import Embedder
-from thinkgraph.errors import InputError
+from thinkgraph.errors import InputError, NotFoundError
 from thinkgraph.models import Edge, Node, NodeType, Provenance
 from thinkgraph.store.sqlite import SQLiteStore, edge_key
 
@@ -14,7 +14,7 @@ from thinkgraph.store.sqlite import SQLiteStore, edge_key
 def _entity(store: SQLiteStore, node_id: str) -> Node:
     node = store.get_node(node_id)
     if node is None or node.type != NodeType.ENTITY:
-        raise InputError(f"no entity {node_id!r} in the index")
+        raise NotFoundError(f"no entity {node_id!r} in the index")
     return node
 
 

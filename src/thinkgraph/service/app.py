@@ -22,6 +22,7 @@ from thinkgraph.errors import (
     IndexFileError,
     InputError,
     LLMError,
+    NotFoundError,
     ThinkgraphError,
     UnknownMethodError,
 )
@@ -33,8 +34,8 @@ from thinkgraph.service.workspaces import UnknownWorkspaceError, Workspaces
 
 STATIC = Path(__file__).parent / "static"
 ERROR_TYPES = {400: "invalid_request_error", 401: "authentication_error", 403: "permission_error",
-               404: "not_found_error", 413: "request_too_large", 422: "invalid_request_error",
-               502: "upstream_error"}
+               404: "not_found_error", 405: "invalid_request_error", 413: "request_too_large",
+               422: "invalid_request_error", 502: "upstream_error"}
 
 
 class BodyLimit:
@@ -72,7 +73,7 @@ def error_response(status: int, message: str, headers: dict[str, str] | None = N
 
 
 def _status(exc: ThinkgraphError) -> int:
-    if isinstance(exc, UnknownWorkspaceError):
+    if isinstance(exc, UnknownWorkspaceError | NotFoundError):
         return 404
     if isinstance(exc, InputError | ConfigError | UnknownMethodError | IndexFileError):
         return 400

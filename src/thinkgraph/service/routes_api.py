@@ -9,7 +9,7 @@ from pathlib import PurePosixPath, PureWindowsPath
 from fastapi import APIRouter, File, Form, Query, Request, UploadFile
 
 from thinkgraph.api import ThinkGraph
-from thinkgraph.errors import InputError
+from thinkgraph.errors import InputError, NotFoundError
 from thinkgraph.ids import document_node_id
 from thinkgraph.index.formats import parse_document
 from thinkgraph.models import EdgeType, NodeType, SourceDocument
@@ -61,7 +61,7 @@ def _document(tg: ThinkGraph, doc_id: str, job: Job | None = None) -> DocumentOu
         if job is not None:  # queued, not yet in the index
             return DocumentOut(id=doc_id, source="upload", title=job.title, content_hash="",
                                status="failed" if job.error else "queued", error=job.error, progress=_progress(job))
-        raise InputError(f"no document {doc_id!r} in the workspace")
+        raise NotFoundError(f"no document {doc_id!r} in the workspace")
     return DocumentOut.of(record, _progress(job))
 
 
@@ -173,7 +173,7 @@ async def reindex_document(request: Request, ws: str, doc_id: str, wait: bool = 
     tg = workspaces(request).get(ws)
     record = tg.store.get_document(doc_id)
     if record is None:
-        raise InputError(f"no document {doc_id!r} in the workspace")
+        raise NotFoundError(f"no document {doc_id!r} in the workspace")
     text = document_text(tg, doc_id)
     if not text.strip():
         raise InputError(f"document {doc_id!r} has no stored text to index again; upload it again")

@@ -6,7 +6,7 @@ from __future__ import annotations
 from fastapi import APIRouter, Request
 from fastapi.responses import StreamingResponse
 
-from thinkgraph.errors import InputError
+from thinkgraph.errors import NotFoundError
 from thinkgraph.ids import document_node_id
 from thinkgraph.models import Answer
 from thinkgraph.service.routes_api import workspaces
@@ -46,7 +46,7 @@ async def passage(request: Request, ws: str, chunk_id: str) -> PassageOut:
     tg = workspaces(request).get(ws)
     node = tg.store.get_node(chunk_id)
     if node is None or node.type != "chunk":
-        raise InputError(f"no passage {chunk_id!r}")
+        raise NotFoundError(f"no passage {chunk_id!r}")
     span = next((p for p in tg.store.provenance(chunk_id) if p.chunk_id == chunk_id), None)
     doc_id = node.props.get("doc_id") or (span.doc_id if span else None)
     doc = tg.store.get_node(document_node_id(doc_id)) if doc_id else None

@@ -8,7 +8,7 @@ from typing import Any
 from fastapi import APIRouter, Query, Request
 
 from thinkgraph.api import ThinkGraph
-from thinkgraph.errors import InputError
+from thinkgraph.errors import InputError, NotFoundError
 from thinkgraph.models import Node, NodeType
 from thinkgraph.service.routes_api import jobs, workspaces
 from thinkgraph.service.schemas import AuditEntry, EntityEdit, EntityMerge, Neighbours, NodeOut, SearchHit
@@ -20,7 +20,7 @@ MAX_NEIGHBORS = 200
 def _node(tg: ThinkGraph, node_id: str) -> NodeOut:
     node = tg.store.get_node(node_id)
     if node is None:
-        raise InputError(f"no node {node_id!r}")
+        raise NotFoundError(f"no node {node_id!r}")
     return NodeOut(id=node.id, type=node.type, text=node.text, props=node.props,
                    provenance=tg.store.provenance(node_id), degree=len(tg.store.edges_of(node_id)))
 

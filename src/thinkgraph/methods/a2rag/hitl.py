@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel, Field
 
-from thinkgraph.errors import InputError, LLMUnavailableError, StructuredOutputError
+from thinkgraph.errors import InputError, LLMUnavailableError, NotFoundError, StructuredOutputError
 from thinkgraph.index.records import Extraction, TripleSpec, extraction_records
 from thinkgraph.index.stages import mark_outdated
 from thinkgraph.llm.service import LLM
@@ -55,7 +55,7 @@ def review(store: GraphStore, proposal_id: int, approve: bool) -> Proposal:
     """Approve (add to the graph with provenance to its chunk) or reject a pending proposal."""
     found = [p for p in store.list_proposals("pending") if p.id == proposal_id]
     if not found:
-        raise InputError(f"no pending proposal {proposal_id}")
+        raise NotFoundError(f"no pending proposal {proposal_id}")
     proposal = found[0]
     if approve:
         node = store.get_node(proposal.chunk_id)
