@@ -28,7 +28,14 @@ def built_index(tmp_path_factory: pytest.TempPathFactory) -> Path:
     result = run("--index", str(path), "index", str(SAMPLE_CORPUS))
     assert result.returncode == 0, result.stderr
     assert "indexed 4 documents" in result.stdout
+    assert "synonyms: up to date" not in result.stdout and "levels" in result.stdout
     return path
+
+
+def test_a_run_with_nothing_new_says_the_derived_stages_are_up_to_date(built_index: Path) -> None:
+    again = run("--index", str(built_index), "index", str(SAMPLE_CORPUS))
+    assert again.returncode == 0, again.stderr
+    assert "4 unchanged" in again.stdout and "synonyms: up to date; communities: up to date" in again.stdout
 
 
 def test_ask_without_llm_prints_evidence_with_provenance(built_index: Path) -> None:

@@ -22,9 +22,14 @@ err = Console(stderr=True)
 def print_index_report(report: IndexReport) -> None:
     out.print(f"indexed {report.indexed} documents ({report.chunks} chunks), {report.unchanged} unchanged, "
               f"{report.updated} updated, {report.failed} failed, {len(report.skipped)} skipped")
-    communities = ("skipped (setting index.communities; only tog3 reads them)" if report.communities_skipped
-                   else f"{report.communities} in {report.community_levels} levels")
-    out.print(f"extraction failures: {report.extraction_failures}; synonyms: {report.synonyms}; "
+    if report.communities_skipped:
+        communities = "skipped (setting index.communities; only tog3 reads them)"
+    elif "communities" in report.rebuilt_stages:
+        communities = f"{report.communities} in {report.community_levels} levels"
+    else:  # nothing changed since they were built: the run did not count them
+        communities = "up to date"
+    synonyms = report.synonyms if "synonyms" in report.rebuilt_stages else "up to date"
+    out.print(f"extraction failures: {report.extraction_failures}; synonyms: {synonyms}; "
               f"communities: {communities}")
     if report.timings:
         out.print("stage seconds: " + ", ".join(f"{k} {v:.1f}" for k, v in report.timings.items()),
