@@ -4,9 +4,12 @@
 from __future__ import annotations
 
 import asyncio
+import os
 import socket
+import subprocess
+import sys
 
-from thinkgraph.service.listener import TcpConfig, limit_worker_threads, threads_per_worker
+from thinkgraph.service.listener import TcpConfig
 
 
 def _nodelay_of_accepted(sock: socket.socket) -> int:
@@ -46,11 +49,11 @@ def test_a_listener_without_the_protocol_leaves_nagle_on() -> None:
     assert _nodelay_of_accepted(sock) == 0
 
 
-def test_math_threads_are_divided_among_workers_unless_set() -> None:
-    assert threads_per_worker(2, cores=2) == 1
-    assert threads_per_worker(1, cores=2) == 2
-    assert threads_per_worker(4, cores=2) == 1
-    env = {"OMP_NUM_THREADS": "3"}
-    limit_worker_threads(8, env)
-    assert env["OMP_NUM_THREADS"] == "3"  # the user's choice stays
-    assert env["OPENBLAS_NUM_THREADS"] == env["MKL_NUM_THREADS"] == "1"
+def test_a_serving_process_runs_blas_on_one_thread() -> None:
+    probe = ("from thinkgraph.service.entry import limit_blas_threads; limit_blas_threads(); "
+             "from threadpoolctl import threadpool_info; "
+             "print(sorted({i['num_threads'] for i in threadpool_info() if i['user_api'] == 'blas'}))")
+    env = {**os.environ, "OPENBLAS_NUM_THREADS": "2", "OMP_NUM_THREADS": "2"}  # what the limit overrides
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120, env=env,
+                          check=True)
+    assert done.stdout.strip() == "[1]"

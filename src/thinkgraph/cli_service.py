@@ -53,7 +53,6 @@ def serve(
     where = shown_location(store) if store else root
     out.print(escape(f"thinkgraph on http://{shown}:{port}/ (workspaces in {where}; API docs at /docs)"),
               highlight=False)
-    listener.limit_worker_threads(workers)
     listener.run("thinkgraph.service.entry:app_from_environment", host=host, port=port, workers=workers,
                  log_level="warning")
 

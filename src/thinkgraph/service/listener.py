@@ -10,17 +10,11 @@ is unaffected (asyncio builds that listener from getaddrinfo, which names the pr
 
 from __future__ import annotations
 
-import os
 import socket
 from typing import Any
 
 import uvicorn
 from uvicorn.supervisors import Multiprocess
-
-# Math-library threads per worker process: the cores divided among the workers. OpenBLAS threads
-# spin-wait after each call, so two workers with a thread per core each took cores from each other
-# (retrieval's matrix products are small; one thread loses nothing there).
-THREAD_VARIABLES = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
 
 
 class TcpConfig(uvicorn.Config):
@@ -31,17 +25,6 @@ class TcpConfig(uvicorn.Config):
         if sock.family in (socket.AF_INET, socket.AF_INET6) and sock.proto != socket.IPPROTO_TCP:
             sock = socket.socket(sock.family, sock.type, socket.IPPROTO_TCP, fileno=sock.detach())
         return sock
-
-
-def threads_per_worker(workers: int, cores: int | None = None) -> int:
-    return max(1, (cores or os.cpu_count() or 1) // max(workers, 1))
-
-
-def limit_worker_threads(workers: int, environ: dict[str, str] | None = None) -> None:
-    """Set the math-library thread counts that worker processes start with, unless the user set them."""
-    env = os.environ if environ is None else environ
-    for name in THREAD_VARIABLES:
-        env.setdefault(name, str(threads_per_worker(workers)))
 
 
 def run(app: str, *, host: str, port: int, workers: int, **options: Any) -> None:
