@@ -41,3 +41,14 @@ def test_focus_narrows_only_whole_passage_citations_to_document_offsets() -> Non
     assert (whole.start, whole.quote) == (offset + local, PASSAGE[local:whole.end - offset])
     assert whole.quote.endswith("six years.")
     assert (partial.start, partial.end) == (offset, offset + 10)
+
+
+def test_a_heading_does_not_win_a_tie_with_a_sentence() -> None:
+    from thinkgraph.citations import best_sentence
+
+    text = "# Project Falcon\n\nProject Falcon was a survey of the northern coast, finished in 1999."
+    start, end = best_sentence(text, "What was Project Falcon?")
+    assert text[start:end].startswith("Project Falcon was a survey")
+    only = "# Project Falcon\n\nThe survey ended in 1999."
+    start, end = best_sentence(only, "What was Project Falcon?")
+    assert only[start:end] == "# Project Falcon"  # the only line naming it still wins

@@ -18,6 +18,9 @@ into is it its of on or she that the their them they this to was were what when 
 will with you your not no"""
 STOPWORDS = frozenset(_STOPWORD_TEXT.split())
 ANSWER_WEIGHT = 2.0  # the answer's words say more about the supporting line than the question's
+# A Markdown heading names the topic and repeats the question's words without saying anything about
+# them: it wins only with more matching words than every sentence of the passage, not on a tie.
+HEADING_PENALTY = 0.5
 
 
 def _words(text: str) -> set[str]:
@@ -46,6 +49,8 @@ def best_sentence(text: str, question: str, answer: str | None = None) -> tuple[
     for start, end in sentence_spans(text):
         words = _words(text[start:end])
         score = len(words & asked) + ANSWER_WEIGHT * len(words & answered)
+        if score > 0 and text.startswith("#", start):
+            score -= HEADING_PENALTY
         if score > 0 and (best is None or score > best[0]):
             best = (score, start, end)
     return (best[1], best[2]) if best else None
