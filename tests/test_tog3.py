@@ -75,6 +75,17 @@ async def test_sufficient_at_round_zero(index_path: Path) -> None:
     tg.close()
 
 
+async def test_a_final_reply_that_echoes_the_prompt_is_a_failure(index_path: Path) -> None:
+    echo = "Answer the question from the reasoning trajectory and the evidence gathered along it, using"
+    script = Script(keywords=["Joseph Okafor^trained^teacher"], respond=["Joseph Okafor"], reward=[SUFFICIENT],
+                    final=[echo])
+    tg, m = method(index_path, script)
+    answer = await m.answer("Who trained Lena Sorensen?")
+    assert answer.status == "failed" and answer.text is None and answer.citations
+    assert answer.message.startswith("the model repeated the prompt's instructions")
+    tg.close()
+
+
 async def test_insufficient_then_sufficient_after_one_evolution(index_path: Path) -> None:
     script = Script(keywords=["kw"], respond=["Unknown", "By ferry from Kestrel Bay.", "Kestrel Bay"],
                     reward=[INSUFFICIENT, SUFFICIENT],

@@ -5,7 +5,8 @@ from __future__ import annotations
 import re
 import time
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, TypeVar
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Generic, Literal, TypeVar
 
 from thinkgraph.methods.base import NO_LLM_MESSAGE
 from thinkgraph.models import Answer, Citation, Cost, EvidenceSubgraph, Node, TraceStep
@@ -78,6 +79,27 @@ def echoes_instructions(reply: str, prompt_template: str, window: int = 8) -> bo
                for i in range(max(len(instructions) - window + 1, 0)))
 
 
+@dataclass(frozen=True, slots=True)
+class AnswerReply(Generic[T]):
+    """What an answerer's reply says: its status, the text without [n] markers, the items it cited,
+    and why it failed when it did."""
+
+    status: Literal["answered", "abstained", "failed"]
+    text: str | None
+    cited: list[T]
+    message: str | None = None
+
+
+def read_answer(reply: str, items: Sequence[T], prompt_template: str) -> AnswerReply[T]:
+    """The one reading of an answer reply that every answerer shares: a reply echoing the prompt is a
+    failure (the items shown stay cited), "Unknown" an abstention, anything else an answer."""
+    if echoes_instructions(reply, prompt_template):
+        return AnswerReply("failed", None, list(items), ECHO_MESSAGE)
+    text, cited = split_citations(reply, items)
+    abstained = text.strip().strip(".").casefold() == UNKNOWN.casefold()
+    return AnswerReply("abstained" if abstained else "answered", text, cited)
+
+
 def numbered_passages(passages: Sequence[ScoredPassage]) -> str:
     return "\n\n".join(f"[{i}] {p.title + ': ' if p.title else ''}{p.text}" for i, p in enumerate(passages, 1))
 
@@ -116,13 +138,9 @@ async def answer_from_evidence(llm: LLM, question: str, method: str, evidence: E
                                    "left_out": len(evidence.passages) - len(passages)},
                            outputs={"reply": reply, "missing_citations": missing_citations(reply, len(passages))},
                            cost=_copy(cost), seconds=time.perf_counter() - started))
-    if echoes_instructions(reply, ANSWER_PROMPT):
-        return Answer(question=question, method=method, text=None, status="failed", message=ECHO_MESSAGE,
-                      citations=citations_for(passages), evidence=evidence_subgraph(evidence), trace=trace)
-    text, used = split_citations(reply, passages)
-    abstained = text.strip().strip(".").casefold() == UNKNOWN.casefold()
-    return Answer(question=question, method=method, text=text, status="abstained" if abstained else "answered",
-                  citations=citations_for(used), evidence=evidence_subgraph(evidence), trace=trace)
+    read = read_answer(reply, passages, ANSWER_PROMPT)
+    return Answer(question=question, method=method, text=read.text, status=read.status, message=read.message,
+                  citations=citations_for(read.cited), evidence=evidence_subgraph(evidence), trace=trace)
 
 
 def _copy(cost: Cost) -> Cost:

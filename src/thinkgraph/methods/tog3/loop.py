@@ -15,11 +15,11 @@ from thinkgraph.errors import CallBudgetReached, StructuredOutputError
 from thinkgraph.ids import entity_id
 from thinkgraph.llm.service import LLM
 from thinkgraph.methods.base import NO_LLM_MESSAGE, MethodContext
-from thinkgraph.methods.synthesis import citations_for, split_citations
+from thinkgraph.methods.synthesis import citations_for, read_answer
 from thinkgraph.methods.tog3.agents import Retriever, Subgraph
 from thinkgraph.methods.tog3.config import ToG3Config
 from thinkgraph.methods.tog3.constructor import Constructor
-from thinkgraph.methods.tog3.prompts import EVOLVE_QUERY, REASONING, RESPOND, SUFFICIENCY
+from thinkgraph.methods.tog3.prompts import EVOLVE_QUERY, FINAL, REASONING, RESPOND, SUFFICIENCY
 from thinkgraph.methods.tog3.trajectory import Trajectory, synthesise
 from thinkgraph.models import Answer, Edge, EdgeType, EvidenceSubgraph, Node, NodeType, TraceStep
 from thinkgraph.retrieval.evidence import passages_from_scores
@@ -99,14 +99,14 @@ class ToG3Method:
             trace.append(TraceStep("controller", "budget_reached", {"max_calls": c.max_calls}, {}))
         self.rounds[run.rounds] += 1
         reply, shown = await synthesise(llm, self.ctx.store, run, self.retriever, trace)
-        text, cited = split_citations(reply, shown)
-        abstained = text.strip().strip(".").casefold() == "unknown"
-        notes = [f"{run.rounds} round(s), {len(run.steps)} evolution(s); last reward {run.reward}"]
+        read = read_answer(reply, shown, FINAL)
+        notes = [m for m in [read.message] if m]
+        notes.append(f"{run.rounds} round(s), {len(run.steps)} evolution(s); last reward {run.reward}")
         if run.outcome == "budget_reached":
             notes.append(f"stopped at the call budget (max_calls={c.max_calls})")
         notes += [m for m in [constructor.log.message()] if m]
-        return Answer(question=q, method=self.name, text=text, status="abstained" if abstained else "answered",
-                      citations=citations_for(cited), trace=trace,
+        return Answer(question=q, method=self.name, text=read.text, status=read.status,
+                      citations=citations_for(read.cited), trace=trace,
                       evidence=self._evidence(run.evidence(shown, c.max_triples_shown)),
                       message="; ".join(notes),
                       stats={"rounds": run.rounds, "evolutions": len(run.steps), "reward": run.reward,
