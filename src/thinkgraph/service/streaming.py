@@ -27,6 +27,9 @@ class Event:
     data: dict[str, Any]
 
 
+_END = Event("end", {})  # the run is over; never sent
+
+
 async def run_events(run: Callable[[], Awaitable[Answer]], started: dict[str, Any], *,
                      redact: Callable[[str], str] = lambda s: s,
                      heartbeat: float = HEARTBEAT_SECONDS) -> AsyncIterator[Event]:
@@ -50,22 +53,28 @@ async def run_events(run: Callable[[], Awaitable[Answer]], started: dict[str, An
         put(Event("token", {"step": step, "text": delta}))
 
     async def body() -> Answer:
-        with listen(on_call), listen_steps(on_step), listen_tokens(on_token):
-            return await run()
+        try:
+            with listen(on_call), listen_steps(on_step), listen_tokens(on_token):
+                return await run()
+        finally:
+            # through the same callback queue as the events, so it arrives after every one of them: the
+            # task itself can finish before the loop has run the callbacks that enqueue its last events
+            put(_END)
 
     task = asyncio.create_task(body())
+    getter: asyncio.Future[Event] | None = None  # kept across heartbeats: a cancelled get could drop an event
     yield Event("started", started)
     try:
-        while not task.done() or not queue.empty():
-            getter = asyncio.ensure_future(queue.get())
-            done, _ = await asyncio.wait({getter, task}, timeout=heartbeat, return_when=asyncio.FIRST_COMPLETED)
-            if getter in done:
-                yield getter.result()
-                continue
-            getter.cancel()
-            if not done:
+        while True:
+            getter = getter or asyncio.ensure_future(queue.get())
+            if not (await asyncio.wait({getter}, timeout=heartbeat))[0]:
                 yield Event("heartbeat", {})
-            await asyncio.sleep(0)  # let events the task's last moments queued arrive
+                continue
+            event, getter = getter.result(), None
+            if event is _END:
+                break
+            yield event
+        await asyncio.wait({task})
         try:
             answer = task.result()
         except ThinkgraphError as exc:
@@ -73,6 +82,8 @@ async def run_events(run: Callable[[], Awaitable[Answer]], started: dict[str, An
             return
         yield Event("answer", json.loads(redact(json.dumps(answer.to_dict(), default=str))))
     finally:
+        if getter is not None:
+            getter.cancel()
         if not task.done():
             task.cancel()
 

@@ -34,10 +34,9 @@ from thinkgraph.store.common import (
     provenance_row,
 )
 from thinkgraph.store.sqlite_bookkeeping import SQLiteBookkeeping
+from thinkgraph.store.sqlite_connect import connect_index
 
 __all__ = ["SCHEMA_VERSION", "SQLiteStore", "edge_key"]
-
-BUSY_TIMEOUT_S = 60.0
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -97,14 +96,7 @@ class SQLiteStore(SQLiteBookkeeping, Revisions):
         self._lock = threading.RLock()
         self._depth = 0
         try:
-            # a generous busy timeout: several service workers may write one index at once
-            target = f"file:{self.path}?mode=ro" if self.read_only else str(self.path)
-            self._db = sqlite3.connect(target, check_same_thread=False, isolation_level=None,
-                                       timeout=BUSY_TIMEOUT_S, uri=self.read_only)
-            if not self.read_only:
-                self._db.execute("PRAGMA journal_mode=WAL")
-                self._db.execute("PRAGMA synchronous=NORMAL")
-            self._db.execute("PRAGMA foreign_keys=OFF")
+            self._db = connect_index(self.path, read_only=self.read_only)
             self._check_or_init()
         except sqlite3.DatabaseError as exc:
             raise IndexFileError(f"{self.path} is not a thinkgraph index (corrupt or foreign file: {exc})") from exc

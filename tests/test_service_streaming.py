@@ -1,0 +1,59 @@
+"""The event stream of a method run (service.streaming.run_events): every event the run records
+reaches the consumer, in order, even when the run ends in the same loop turn as its last events."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from thinkgraph.models import Answer, TraceStep
+from thinkgraph.service.streaming import Event, run_events
+
+
+async def _collect(run, *, consumer_pause: bool, heartbeat: float = 15.0) -> list[Event]:  # noqa: ANN001
+    events = []
+    async for event in run_events(run, {"q": 1}, heartbeat=heartbeat):
+        events.append(event)
+        if consumer_pause:  # a consumer that awaits its own work (the HTTP send) between events
+            await asyncio.sleep(0)
+    return events
+
+
+async def _steps_then_return(n_awaits: int) -> Answer:
+    TraceStep(agent="retriever", action="first")
+    for _ in range(n_awaits):
+        await asyncio.sleep(0)
+    trace = [TraceStep(agent="responder", action=f"last{i}") for i in range(3)]  # no await before returning
+    return Answer(question="q", method="m", text="t", status="answered", trace=trace)
+
+
+@pytest.mark.parametrize("n_awaits", [0, 1, 2, 3])
+@pytest.mark.parametrize("consumer_pause", [False, True])
+def test_every_step_arrives_before_the_answer_whatever_the_interleaving(n_awaits: int, consumer_pause: bool) -> None:
+    events = asyncio.run(_collect(lambda: _steps_then_return(n_awaits), consumer_pause=consumer_pause))
+    assert [e.name for e in events] == ["started", "trace", "trace", "trace", "trace", "answer"]
+    assert [e.data["action"] for e in events if e.name == "trace"] == ["first", "last0", "last1", "last2"]
+    assert events[-1].data["status"] == "answered"
+
+
+def test_a_quiet_run_sends_heartbeats_and_loses_no_event() -> None:
+    async def slow() -> Answer:
+        await asyncio.sleep(0.05)
+        TraceStep(agent="responder", action="late")
+        return Answer(question="q", method="m", text="t", status="answered")
+
+    names = [e.name for e in asyncio.run(_collect(slow, consumer_pause=False, heartbeat=0.01))]
+    assert names[0] == "started" and names[-2:] == ["trace", "answer"] and "heartbeat" in names
+
+
+def test_a_failing_run_ends_with_an_error_event_after_its_steps() -> None:
+    from thinkgraph.errors import InputError
+
+    async def failing() -> Answer:
+        TraceStep(agent="retriever", action="first")
+        raise InputError("the question is empty")
+
+    events = asyncio.run(_collect(failing, consumer_pause=True))
+    assert [e.name for e in events] == ["started", "trace", "error"]
+    assert events[-1].data == {"message": "the question is empty", "type": "InputError"}
