@@ -24,12 +24,12 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 from retrieval_common import Row, evaluate, load_questions, print_table, warm_queries  # noqa: E402
 
 from thinkgraph.api import ThinkGraph  # noqa: E402
-from thinkgraph.config import RetrievalSettings, Settings  # noqa: E402
-from thinkgraph.errors import ConfigError  # noqa: E402
+from thinkgraph.config import RetrievalSettings, Settings, load_settings  # noqa: E402
+from thinkgraph.errors import ConfigError, IncompleteIndexError  # noqa: E402
 
 # `ppr` as it was before the levers: HippoRAG 2's fact seeds and dense passage prior only.
 PREVIOUS_PPR = {"lexical": False, "link_entities": False, "fact_seeds": "always", "bridge_passages": 0,
-                "dense_mix": 0.0}
+                "dense_mix": 0.0, "hop_chain": False}
 # Each lever of the default `ppr` set against its other value.
 DEFAULTS = RetrievalSettings()
 ABLATIONS: list[tuple[str, dict[str, Any]]] = [
@@ -39,6 +39,8 @@ ABLATIONS: list[tuple[str, dict[str, Any]]] = [
     ("fact seeds never", {"fact_seeds": "never"}),
     ("second round (bridge entities) " + ("off" if DEFAULTS.bridge_passages else "on"),
      {"bridge_passages": 0 if DEFAULTS.bridge_passages else 2}),
+    ("second walk on the whole question, not the residual", {"second_hop_query": "question"}),
+    ("chained second passage off", {"hop_chain": False}),
     ("final fusion with the hybrid ranking " + ("off" if DEFAULTS.dense_mix else "on"),
      {"dense_mix": 0.0 if DEFAULTS.dense_mix else 0.5}),
 ]
@@ -47,9 +49,9 @@ GRAPH_METHODS = ("a2rag", "topg", "tog3")
 HIPPORAG2_MUSIQUE = Row("HippoRAG 2's own code (../shared/data/README.md)", 46.3, 72.8, 79.0, 48.0)
 
 
-def run_dataset(name: str, index: Path, questions_file: Path, repeats: int) -> None:
+def run_dataset(name: str, index: Path, questions_file: Path, repeats: int, settings: Settings) -> None:
     questions = load_questions(questions_file)
-    with ThinkGraph(index, settings=Settings()) as tg:
+    with ThinkGraph(index, settings=settings) as tg:
         warm_queries(tg, questions)
         dense = evaluate(tg, "naive (dense passages)", "naive", {}, questions, repeats)
         rows = [dense, evaluate(tg, "hybrid (BM25 + dense)", "hybrid", {}, questions, repeats),
@@ -60,6 +62,9 @@ def run_dataset(name: str, index: Path, questions_file: Path, repeats: int) -> N
         for method in GRAPH_METHODS:
             try:
                 rows.append(evaluate(tg, f"{method} (evidence only)", method, {}, questions, repeats))
+            except IncompleteIndexError:  # an imported graph has no communities by default
+                rows.append(evaluate(tg, f"{method} (evidence only, no communities)", method,
+                                     {"use_communities": False}, questions, repeats))
             except ConfigError as exc:
                 print(f"{method}: not run on this index ({exc})")
         print_table(f"{name}: {len(questions)} questions, index {index.name}", rows, dense)
@@ -75,11 +80,15 @@ def main() -> None:
     parser.add_argument("--musique-index", type=Path)
     parser.add_argument("--hotpot-index", type=Path)
     parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--config", type=Path, help="thinkgraph.toml of the indexes (e.g. their embedding model)")
     args = parser.parse_args()
+    settings = load_settings(args.config)
     if args.musique_index:
-        run_dataset("MuSiQue dev", args.musique_index, args.data / "musique" / "questions_dev.jsonl", args.repeats)
+        run_dataset("MuSiQue dev", args.musique_index, args.data / "musique" / "questions_dev.jsonl", args.repeats,
+                    settings)
     if args.hotpot_index:
-        run_dataset("HotpotQA dev", args.hotpot_index, args.data / "hotpotqa" / "questions_dev.jsonl", args.repeats)
+        run_dataset("HotpotQA dev", args.hotpot_index, args.data / "hotpotqa" / "questions_dev.jsonl", args.repeats,
+                    settings)
 
 
 if __name__ == "__main__":

@@ -22,7 +22,7 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 from retrieval_common import load_questions  # noqa: E402
 
 from thinkgraph.api import ThinkGraph  # noqa: E402
-from thinkgraph.config import Settings  # noqa: E402
+from thinkgraph.config import load_settings  # noqa: E402
 from thinkgraph.eval.metrics import recall_at_k  # noqa: E402
 from thinkgraph.retrieval.graph import GraphRetriever  # noqa: E402
 
@@ -51,11 +51,12 @@ def main() -> None:
     parser.add_argument("--questions", type=Path, required=True)
     parser.add_argument("--grid", action="append", default=[], help="KEY=V1,V2,... over RetrievalSettings")
     parser.add_argument("--set", action="append", default=[], help="KEY=VALUE fixed for every run")
+    parser.add_argument("--config", type=Path, help="thinkgraph.toml of the index (e.g. its embedding model)")
     args = parser.parse_args()
     questions = load_questions(args.questions)
     grid = parse_grid(args.grid)
     fixed = {k: v[0] for k, v in parse_grid(args.set).items()}
-    settings = Settings()
+    settings = load_settings(args.config)
     rows = []
     with ThinkGraph(args.index, settings=settings) as tg:
         for combo in itertools.product(*grid.values()):

@@ -102,7 +102,7 @@ def test_seeds_link_question_entities_and_bridge_to_the_next_hop(bridge_index: P
     with ThinkGraph.open(bridge_index, settings=settings, embedder=HashEmbedder()) as tg:
         view = tg.view
         names = {n.id: n.text for n in tg.store.iter_nodes(NodeType.ENTITY)}
-        linked = seeding.linked_seeds(view, "Where did Zorvath Quell's fleet sail from?")
+        linked = seeding.linked_seeds(view, view.entity_linker.link("Where did Zorvath Quell's fleet sail from?"))
         assert [names[e] for e in linked] == ["Zorvath Quell"]
         first = next(c for c, ents in view.chunk_entities.items() if set(linked) <= set(ents))
         bridges = seeding.bridge_seeds(view, [(first, 1.0)], set(linked))

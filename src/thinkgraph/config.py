@@ -169,6 +169,14 @@ class RetrievalSettings(_Section):
     # The bridges count half as much as the question's own seeds, since they are guesses.
     bridge_passages: int = Field(2, ge=0)
     bridge_weight: float = Field(0.5, ge=0.0)
+    # The second walk's passage prior: "residual" scores passages against the question without the
+    # names of the entities the first-hop passages contain, so that the second hop's passage matches
+    # on what is asked of the bridge, not on the first entity's name (retrieval/second_hop.py);
+    # "question": the whole question, as the first walk.
+    second_hop_query: Literal["question", "residual"] = "residual"
+    # Rank second the best passage sharing an entity with the first, by residual question and walk
+    # score (a width-one beam over passage chains; retrieval/second_hop.py).
+    hop_chain: bool = True
     # >0 blends the final ranking with the hybrid passage ranking (reciprocal ranks), so that a walk
     # with nothing to add degrades to the dense/lexical ranking; 0 = PPR alone, as HippoRAG 2.
     dense_mix: float = Field(0.0, ge=0.0, le=1.0)

@@ -4,6 +4,7 @@ with the entity paths that link the question's seed entities to each retrieved p
 from __future__ import annotations
 
 import itertools
+from collections.abc import Sequence
 
 import numpy as np
 
@@ -15,6 +16,8 @@ from thinkgraph.retrieval import seeds as seeding
 from thinkgraph.retrieval.evidence import Evidence, passages_from_scores
 from thinkgraph.retrieval.fusion import rank_score
 from thinkgraph.retrieval.hybrid import passage_scores
+from thinkgraph.retrieval.linking import Link
+from thinkgraph.retrieval.second_hop import chain_second, residual_question
 from thinkgraph.retrieval.views import IndexView
 
 MAX_PATH_HOPS = 4
@@ -28,11 +31,11 @@ class GraphRetriever:
         self.view = view
         self.settings = settings or RetrievalSettings()
 
-    def seed_entities(self, question: str, query_vec: np.ndarray) -> dict[str, float]:
+    def seed_entities(self, question: str, query_vec: np.ndarray, links: Sequence[Link]) -> dict[str, float]:
         """First-round reset weights: linked question entities (HippoRAG 1) and, per ``fact_seeds``,
         the entities of the best facts (HippoRAG 2)."""
         s = self.settings
-        linked = seeding.linked_seeds(self.view, question) if s.link_entities else {}
+        linked = seeding.linked_seeds(self.view, links)
         use_facts = s.fact_seeds == "always" or (s.fact_seeds == "without_links" and not linked)
         facts = seeding.fact_seeds(self.view, question, query_vec, s, entity_fallback=not linked) if use_facts else {}
         return seeding.merge((facts, 1.0), (linked, s.link_weight))
@@ -42,21 +45,28 @@ class GraphRetriever:
         Without any seed the hybrid passage scores are returned as they are."""
         s = self.settings
         chunks = self.view.vectors(NodeType.CHUNK)
-        prior = passage_scores(self.view, question, query_vec, lexical=s.lexical, dense_weight=s.dense_weight)
+        prior = self._prior(question, query_vec)
         rows = self.view.chunk_rows
-        seeds = self.seed_entities(question, query_vec)
+        links = self.view.entity_linker.link(question) if s.link_entities else []
+        seeds = self.seed_entities(question, query_vec, links)
         ppr = self._walk(seeds, prior, rows) if len(rows) == len(chunks) else None
         if ppr is None:
             return prior, seeds
+        hop_prior = prior
         if s.bridge_passages > 0:
-            ppr, seeds = self._second_round(ppr, seeds, prior, rows)
+            ppr, seeds, hop_prior = self._second_round(question, links, ppr, seeds, prior, rows)
         if s.dense_mix > 0:
-            return s.dense_mix * rank_score(prior) + (1 - s.dense_mix) * rank_score(ppr), seeds
-        return ppr, seeds
+            ppr = s.dense_mix * rank_score(prior) + (1 - s.dense_mix) * rank_score(ppr)
+        return (chain_second(self.view, ppr, hop_prior) if s.hop_chain else ppr), seeds
 
-    def _second_round(self, ppr: np.ndarray, seeds: dict[str, float], prior: np.ndarray,
-                      rows: np.ndarray) -> tuple[np.ndarray, dict[str, float]]:
-        """Walk again from the seeds plus the bridge entities of the first walk's best passages."""
+    def _prior(self, question: str, query_vec: np.ndarray) -> np.ndarray:
+        s = self.settings
+        return passage_scores(self.view, question, query_vec, lexical=s.lexical, dense_weight=s.dense_weight)
+
+    def _second_round(self, question: str, links: Sequence[Link], ppr: np.ndarray, seeds: dict[str, float],
+                      prior: np.ndarray, rows: np.ndarray) -> tuple[np.ndarray, dict[str, float], np.ndarray]:
+        """Walk again from the seeds plus the bridge entities of the first walk's best passages, with
+        the passage prior of the residual question (``second_hop_query``); that prior is returned too."""
         s = self.settings
         ids = self.view.vectors(NodeType.CHUNK).ids
         best = np.argsort(-ppr, kind="stable")[: s.bridge_passages]
@@ -64,12 +74,18 @@ class GraphRetriever:
         bridges = seeding.bridge_seeds(self.view, [(ids[i], float(w)) for i, w in zip(best, weights, strict=True)],
                                        set(seeds))
         if not bridges:
-            return ppr, seeds
+            return ppr, seeds, prior
+        hop_prior = prior
+        if s.second_hop_query == "residual":
+            found = (e for i in best for e in self.view.chunk_entities.get(ids[i], []))
+            residual = residual_question(question, links, found)
+            if residual and residual != question:
+                hop_prior = self._prior(residual, self.view.embed_query(residual))
         both = seeding.merge((seeds, 1.0), (bridges, s.bridge_weight))
-        second = self._walk(both, prior, rows)
+        second = self._walk(both, hop_prior, rows)
         # Both walks count: the second finds the next hop, the first keeps the question's own passages
         # ahead of their neighbours (each walk is a distribution over the same graph).
-        return (ppr, seeds) if second is None else (ppr + second, both)
+        return (ppr, seeds, prior) if second is None else (ppr + second, both, hop_prior)
 
     def _walk(self, seeds: dict[str, float], prior: np.ndarray, rows: np.ndarray) -> np.ndarray | None:
         """PPR from the seeds plus the passage prior at ``passage_weight``; the passages' scores."""

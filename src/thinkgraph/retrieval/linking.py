@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 import ahocorasick
@@ -125,3 +125,18 @@ class EntityLinker:
                 taken[first:last] = [True] * (last - first)
                 kept.append((first, key))
         return [key for _, key in sorted(kept)]
+
+
+def strip_mentions(question: str, mentions: Iterable[str]) -> str:
+    """The question without the given mentions (link keys or phrases, matched case-insensitively
+    across punctuation, with a trailing possessive), spaces collapsed: what the question asks of
+    the entities it names: "Who coached Lena Sorensen's rival?" without "lena sorensen" is "Who
+    coached rival?"."""
+    out = question
+    for mention in sorted(set(mentions), key=len, reverse=True):  # longest first: a name inside a name
+        words = _words(mention)
+        if not words:
+            continue
+        pattern = r"(?<!\w)" + r"\W+".join(re.escape(w) for w in words) + r"(?:['’]s)?(?!\w)"
+        out = re.sub(pattern, " ", out, flags=re.IGNORECASE)
+    return " ".join(out.split())

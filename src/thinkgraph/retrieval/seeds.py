@@ -17,6 +17,7 @@ import numpy as np
 from thinkgraph.config import RetrievalSettings
 from thinkgraph.models import NodeType
 from thinkgraph.retrieval.fusion import hybrid_scores
+from thinkgraph.retrieval.linking import Link
 from thinkgraph.retrieval.views import IndexView
 
 
@@ -58,9 +59,9 @@ def fact_seeds(view: IndexView, question: str, query_vec: np.ndarray, s: Retriev
     return _specific(view, {e: total[e] / count[e] for e in total})
 
 
-def linked_seeds(view: IndexView, question: str) -> dict[str, float]:
-    """Entities named in the question, at their link confidence (1 for an exact name)."""
-    return _specific(view, {link.entity_id: link.confidence for link in view.entity_linker.link(question)})
+def linked_seeds(view: IndexView, links: Sequence[Link]) -> dict[str, float]:
+    """Entities named in the question (its links), at their link confidence (1 for an exact name)."""
+    return _specific(view, {link.entity_id: link.confidence for link in links})
 
 
 def bridge_seeds(view: IndexView, passages: Sequence[tuple[str, float]], known: set[str]) -> dict[str, float]:
