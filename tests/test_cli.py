@@ -78,6 +78,19 @@ def test_ask_with_llm_against_local_server(built_index: Path) -> None:
         assert len(server.chat_requests) == 1
 
 
+def test_a_failed_answer_is_printed_and_exits_with_the_upstream_code(built_index: Path) -> None:
+    with FakeOpenAIServer() as server:
+        server.push(Behaviour(content="   "))  # a reply with no answer in it
+        env = {"THINKGRAPH_LLM_BASE_URL": server.url, "THINKGRAPH_LLM_MODEL": "m"}
+        result = run("-i", str(built_index), "ask", "Who founded the rowing club?", "-m", "naive", "--json", env=env)
+        assert result.returncode == ExitCode.UPSTREAM, result.stderr
+        answer = json.loads(result.stdout)
+        assert answer["status"] == "failed" and answer["message"] == "the model returned an empty answer"
+        server.push(Behaviour(content="Joseph Okafor founded it [1]"))
+        human = run("-i", str(built_index), "ask", "Who founded the club in Velden?", "-m", "naive", env=env)
+        assert human.returncode == 0 and "Joseph Okafor" in human.stdout
+
+
 def test_unreachable_llm_is_one_line_error(built_index: Path) -> None:
     result = run("-i", str(built_index), "ask", "Who?", "-m", "naive",
                  env={"THINKGRAPH_LLM_BASE_URL": "http://127.0.0.1:9/v1"},

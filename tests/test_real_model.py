@@ -178,8 +178,9 @@ def test_every_method_ends_with_a_status(work: Workdir, methods_index: Path, met
 def test_ask_through_the_cli(work: Workdir, methods_index: Path) -> None:
     done = work.cli("--index", methods_index, "ask", "Who founded the Harbor Hill Observatory?", "-m", "ppr",
                     "--json")
-    assert done.returncode == 0, done.stderr
     answer = json.loads(done.stdout)
+    # a failed answer (the tiny model's reply held none) is printed and exits with the upstream code
+    assert done.returncode == (ExitCode.UPSTREAM if answer["status"] == "failed" else 0), done.stderr
     assert answer["status"] in STATUSES and answer["cost"]["completion_tokens"] <= 40 + 5
 
 

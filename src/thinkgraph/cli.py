@@ -157,8 +157,10 @@ def ask(
         answer = tg.ask(question, method=method, top_k=top_k, **options)
     if as_json:
         print(json.dumps(answer.to_dict(), indent=2, ensure_ascii=False, default=str))
-        return
-    print_answer(answer, trace)
+    else:
+        print_answer(answer, trace)
+    if answer.status == "failed":  # the model's replies could not be used: a script must not take it for an answer
+        raise typer.Exit(ExitCode.UPSTREAM)
 
 
 def _positive_int(name: str, value: object) -> int:
