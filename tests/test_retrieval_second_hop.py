@@ -112,6 +112,13 @@ def test_ppr_ranks_the_second_hop_second_with_the_residual_question(chain_index:
             return [c.doc_id for c in tg.ask(QUESTION, method="ppr", top_k=5, **options).citations]
 
         assert ranked()[:2] == ["a.txt", "b.txt"]
+        # the trace says what the second hop asked and which passage the chain put second
+        step = tg.ask(QUESTION, method="ppr", top_k=5).trace[0]
+        assert step.outputs["second_hop_question"] == "Where did the fleet of sail from?"
+        b_chunk = next(n.id for n in tg.store.iter_nodes(NodeType.CHUNK) if n.props["doc_id"] == "b.txt")
+        assert step.outputs["chained_passage"] == b_chunk and step.outputs["passages"][1] == b_chunk
+        plain = tg.ask(QUESTION, method="ppr", top_k=5, second_hop_query="question", hop_chain=False).trace[0]
+        assert "second_hop_question" not in plain.outputs and "chained_passage" not in plain.outputs
         # without the chain the first hop's look-alike (same entity, "sailed") comes second
         assert ranked(hop_chain=False)[:3] == ["a.txt", "c.txt", "b.txt"]
         # a chain scored on the whole question picks the look-alike too: the residual is what finds b

@@ -31,10 +31,14 @@ class PassageMethod:
     async def answer(self, question: str) -> Answer:
         started = time.perf_counter()
         evidence = self.retriever.retrieve(question, self.top_k)
+        outputs: dict[str, object] = {"passages": [p.chunk_id for p in evidence.passages],
+                                      "seeds": [s[1] for s in evidence.seeds]}
+        if evidence.residual_question is not None:
+            outputs["second_hop_question"] = evidence.residual_question
+        if evidence.chained_passage is not None:
+            outputs["chained_passage"] = evidence.chained_passage
         trace = [TraceStep(agent="retriever", action=f"retrieve.{self.retriever.name}",
-                           inputs={"question": question, "top_k": self.top_k},
-                           outputs={"passages": [p.chunk_id for p in evidence.passages],
-                                    "seeds": [s[1] for s in evidence.seeds]},
+                           inputs={"question": question, "top_k": self.top_k}, outputs=outputs,
                            seconds=time.perf_counter() - started)]
         llm = self.ctx.llm
         if llm is None:

@@ -26,6 +26,8 @@ class Evidence:
     seeds: list[tuple[str, str, float]] = field(default_factory=list)  # (entity id, name, weight)
     paths: list[list[str]] = field(default_factory=list)  # readable: name, -predicate->, name, ...
     path_ids: list[list[str]] = field(default_factory=list)
+    residual_question: str | None = None  # ppr's second walk asked this (retrieval/second_hop.py)
+    chained_passage: str | None = None  # ppr's chain put this passage second
 
 
 def passages_from_scores(store: GraphStore, hits: list[tuple[str, float]]) -> list[ScoredPassage]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -24,6 +25,16 @@ MAX_PATH_HOPS = 4
 MAX_PATH_SEEDS = 3
 
 
+@dataclass(slots=True)
+class Ranking:
+    """A passage ranking and how it was made."""
+
+    scores: np.ndarray  # over the passages, in the order of the chunk vectors
+    seeds: dict[str, float]  # the reset weights of the walks (entity id -> weight)
+    residual_question: str | None = None  # the second walk's query, when it is not the question
+    chained: str | None = None  # the passage the chain lifted to second place
+
+
 class GraphRetriever:
     name = "ppr"
 
@@ -40,52 +51,61 @@ class GraphRetriever:
         facts = seeding.fact_seeds(self.view, question, query_vec, s, entity_fallback=not linked) if use_facts else {}
         return seeding.merge((facts, 1.0), (linked, s.link_weight))
 
-    def passage_ranking(self, question: str, query_vec: np.ndarray) -> tuple[np.ndarray, dict[str, float]]:
-        """Scores of every passage (in the order of the chunk vectors) and the seeds the walk used.
-        Without any seed the hybrid passage scores are returned as they are."""
+    def passage_ranking(self, question: str, query_vec: np.ndarray) -> Ranking:
+        """Scores of every passage (in the order of the chunk vectors), the seeds the walk used and
+        what the second hop did. Without any seed the hybrid passage scores are returned as they are."""
         s = self.settings
         chunks = self.view.vectors(NodeType.CHUNK)
         prior = self._prior(question, query_vec)
         rows = self.view.chunk_rows
         links = self.view.entity_linker.link(question) if s.link_entities else []
-        seeds = self.seed_entities(question, query_vec, links)
-        ppr = self._walk(seeds, prior, rows) if len(rows) == len(chunks) else None
+        ranking = Ranking(prior, self.seed_entities(question, query_vec, links))
+        ppr = self._walk(ranking.seeds, prior, rows) if len(rows) == len(chunks) else None
         if ppr is None:
-            return prior, seeds
+            return ranking
         hop_prior = prior
         if s.bridge_passages > 0:
-            ppr, seeds, hop_prior = self._second_round(question, links, ppr, seeds, prior, rows)
+            ppr, hop_prior = self._second_round(question, links, ppr, ranking, rows)
         if s.dense_mix > 0:
             ppr = s.dense_mix * rank_score(prior) + (1 - s.dense_mix) * rank_score(ppr)
-        return (chain_second(self.view, ppr, hop_prior) if s.hop_chain else ppr), seeds
+        ranking.scores = chain_second(self.view, ppr, hop_prior) if s.hop_chain else ppr
+        if ranking.scores is not ppr:
+            ranking.chained = chunks.ids[int(np.flatnonzero(ranking.scores != ppr)[0])]
+        return ranking
 
     def _prior(self, question: str, query_vec: np.ndarray) -> np.ndarray:
         s = self.settings
         return passage_scores(self.view, question, query_vec, lexical=s.lexical, dense_weight=s.dense_weight)
 
-    def _second_round(self, question: str, links: Sequence[Link], ppr: np.ndarray, seeds: dict[str, float],
-                      prior: np.ndarray, rows: np.ndarray) -> tuple[np.ndarray, dict[str, float], np.ndarray]:
+    def _second_round(self, question: str, links: Sequence[Link], ppr: np.ndarray, ranking: Ranking,
+                      rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Walk again from the seeds plus the bridge entities of the first walk's best passages, with
-        the passage prior of the residual question (``second_hop_query``); that prior is returned too."""
+        the passage prior of the residual question (``second_hop_query``). Returns the summed walks and
+        the second walk's prior; ``ranking`` gets the seeds and the residual question."""
         s = self.settings
         ids = self.view.vectors(NodeType.CHUNK).ids
         best = np.argsort(-ppr, kind="stable")[: s.bridge_passages]
         weights = ppr[best] / max(float(ppr[best[0]]), 1e-300)  # relative to the best passage
         bridges = seeding.bridge_seeds(self.view, [(ids[i], float(w)) for i, w in zip(best, weights, strict=True)],
-                                       set(seeds))
+                                       set(ranking.seeds))
         if not bridges:
-            return ppr, seeds, prior
-        hop_prior = prior
+            return ppr, ranking.scores
+        hop_prior = ranking.scores
         if s.second_hop_query == "residual":
             found = (e for i in best for e in self.view.chunk_entities.get(ids[i], []))
             residual = residual_question(question, links, found)
             if residual and residual != question:
                 hop_prior = self._prior(residual, self.view.embed_query(residual))
-        both = seeding.merge((seeds, 1.0), (bridges, s.bridge_weight))
+                ranking.residual_question = residual
+        both = seeding.merge((ranking.seeds, 1.0), (bridges, s.bridge_weight))
         second = self._walk(both, hop_prior, rows)
+        if second is None:
+            ranking.residual_question = None
+            return ppr, ranking.scores
+        ranking.seeds = both
         # Both walks count: the second finds the next hop, the first keeps the question's own passages
         # ahead of their neighbours (each walk is a distribution over the same graph).
-        return (ppr, seeds, prior) if second is None else (ppr + second, both, hop_prior)
+        return ppr + second, hop_prior
 
     def _walk(self, seeds: dict[str, float], prior: np.ndarray, rows: np.ndarray) -> np.ndarray | None:
         """PPR from the seeds plus the passage prior at ``passage_weight``; the passages' scores."""
@@ -101,10 +121,12 @@ class GraphRetriever:
     def retrieve(self, question: str, top_k: int | None = None) -> Evidence:
         top_k = top_k or self.settings.top_k
         chunks = self.view.vectors(NodeType.CHUNK)
-        scores, seeds = self.passage_ranking(question, self.view.embed_query(question))
+        ranking = self.passage_ranking(question, self.view.embed_query(question))
+        scores, seeds = ranking.scores, ranking.seeds
         order = np.argsort(-scores, kind="stable")[:top_k]
         hits = [(chunks.ids[i], float(scores[i])) for i in order]
-        evidence = Evidence(question=question, passages=passages_from_scores(self.view.store, hits))
+        evidence = Evidence(question=question, passages=passages_from_scores(self.view.store, hits),
+                            residual_question=ranking.residual_question, chained_passage=ranking.chained)
         names = {n.id: n.text for n in self.view.store.get_nodes(list(seeds))}
         evidence.seeds = sorted(((e, names.get(e, e), w) for e, w in seeds.items()), key=lambda t: -t[2])
         self._add_paths(evidence, [e for e, _, _ in evidence.seeds])
