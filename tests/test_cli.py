@@ -173,6 +173,9 @@ def test_eval_through_the_cli_retrieval_only_and_with_the_real_client(built_inde
     assert result.returncode == 0, result.stderr
     rows = json.loads(result.stdout)
     assert [r["method"] for r in rows] == ["naive", "ppr"] and rows[0]["recall@5"] == 100.0
+    bad = run("-i", str(built_index), "eval", str(questions), "-m", "ppr:hop_chain=maybe", "--retrieval-only",
+              "--out", str(tmp_path / "bad"))
+    assert bad.returncode == ExitCode.USAGE and "hop_chain" in bad.stderr and len(bad.stderr.splitlines()) == 1
     with FakeOpenAIServer() as server:
         server.push(Behaviour(content="Joseph Okafor [1]"))
         result = run("-i", str(built_index), "eval", str(questions), "-m", "naive", "--out", str(tmp_path / "e"),

@@ -21,8 +21,11 @@ def test_file_then_environment(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) 
     cfg = tmp_path / "thinkgraph.toml"
     cfg.write_text('[llm]\nbase_url = "http://file/v1"\nmodel = "from-file"\ncontext_window = 4096\n'
                    '[index]\nchunk_tokens = 256\n', "utf-8")
-    s = load_settings(cfg, env={"THINKGRAPH_LLM_MODEL": "from-env"})
+    s = load_settings(cfg, env={"THINKGRAPH_LLM_MODEL": "from-env", "THINKGRAPH_LLM_CONCURRENCY": "1"})
     assert s.llm.base_url == "http://file/v1" and s.llm.model == "from-env" and s.llm.context_window == 4096
+    assert s.llm.concurrency == 1 and load_settings(cfg, env={}).llm.concurrency == 8
+    with pytest.raises(ConfigError, match="llm.concurrency"):
+        load_settings(cfg, env={"THINKGRAPH_LLM_CONCURRENCY": "many"})
     assert s.index.chunk_tokens == 256
     monkeypatch.chdir(tmp_path)  # ./thinkgraph.toml is read when no path is given
     assert load_settings(env={}).llm.model == "from-file"

@@ -69,6 +69,7 @@ def evaluate(
     if retrieval_only:
         settings.llm.base_url = None
     with ThinkGraph(ctx.obj["index"], settings=settings, create=False) as tg:
+        _check_method_options(tg, specs)
         runner = EvalRunner(tg, specs, out, retrieval_only=retrieval_only, concurrency=concurrency, judge=judge,
                             accuracy=accuracy)
         rows = run_sync(runner.run(qs))
@@ -86,6 +87,18 @@ def evaluate(
         _print_summary(loss, "extraction loss (mean over seeds)")
     Console(width=200).print(f"records: {out / 'records.jsonl'}  summary: {out / 'summary.json'}  "
                              f"report: {out / 'report.md'}", highlight=False)
+
+
+def _check_method_options(tg: ThinkGraph, specs: list[Any]) -> None:
+    """A method option that the method refuses is one line before any question is asked (otherwise
+    every question would be recorded as an error)."""
+    from thinkgraph.methods.base import MethodContext
+    from thinkgraph.methods.registry import make_method
+
+    context = MethodContext(store=tg.store, view=tg.view, settings=tg.settings, llm=None)
+    for spec in specs:
+        if spec.options:
+            make_method(spec.method, context, **spec.options)
 
 
 def _write_eval_outputs(out: Path, rows: list[dict[str, Any]], title: str, index_stats: dict[str, Any],

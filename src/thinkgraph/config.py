@@ -197,6 +197,7 @@ _ENV_OVERRIDES: dict[str, tuple[str, str]] = {
     "THINKGRAPH_LLM_BASE_URL": ("llm", "base_url"),
     "THINKGRAPH_LLM_MODEL": ("llm", "model"),
     "THINKGRAPH_LLM_CONTEXT_WINDOW": ("llm", "context_window"),
+    "THINKGRAPH_LLM_CONCURRENCY": ("llm", "concurrency"),
     "THINKGRAPH_EMBED_PROVIDER": ("embedding", "provider"),
     "THINKGRAPH_EMBED_MODEL": ("embedding", "model"),
     "THINKGRAPH_EMBED_BASE_URL": ("embedding", "base_url"),
