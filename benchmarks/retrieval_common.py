@@ -13,7 +13,7 @@ from typing import Any
 
 from thinkgraph.api import ThinkGraph
 from thinkgraph.eval.metrics import recall_at_k
-from thinkgraph.eval.runner import RETRIEVAL_DEPTH
+from thinkgraph.eval.runner import retrieval_options
 
 DEPTH = 10  # passages asked of every retriever: enough for Recall@10
 
@@ -32,10 +32,7 @@ def load_questions(path: Path) -> list[dict[str, Any]]:
 
 
 def method_options(method: str, options: dict[str, Any]) -> dict[str, Any]:
-    out = {key: DEPTH for key in RETRIEVAL_DEPTH.get(method, ())}
-    if method == "a2rag":
-        out["gate"] = False  # answer-level control, not retrieval (as eval --retrieval-only)
-    return out | options
+    return retrieval_options(method, options, DEPTH)  # as eval --retrieval-only
 
 
 def warm_queries(tg: ThinkGraph, questions: list[dict[str, Any]]) -> None:

@@ -27,6 +27,10 @@ if [ "$(cat "$STAMP" 2>/dev/null || true)" != "$WANT" ]; then
   # The CPU build of torch first, pinned: an unpinned torch pulled in by sentence-transformers
   # would fetch several GB of CUDA packages.
   "$PY" -m pip install -q --disable-pip-version-check "${TORCH_SPEC:-torch==2.13.0}"
+  # llama-cpp-python (the localmodel extra) compiles llama.cpp here. A native build uses the CPU's AMX
+  # tiles where it reports them, and in sandboxes that do not grant the tile state its first matrix
+  # product crashes (SIGSEGV in ggml_backend_amx_mul_mat); a portable AVX2 build runs everywhere.
+  export CMAKE_ARGS="${CMAKE_ARGS:--DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON}"
   "$PY" -m pip install -q --disable-pip-version-check -e "$ROOT${EXTRAS:+[$EXTRAS]}"
   echo "$WANT" > "$STAMP"
 fi

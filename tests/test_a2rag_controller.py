@@ -10,6 +10,7 @@ import pytest
 from thinkgraph.errors import ConfigError, InputError
 from thinkgraph.llm.backend import ChatRequest
 from thinkgraph.methods.a2rag.hitl import review
+from thinkgraph.methods.run import run_method
 from thinkgraph.testing import ScriptedBackend
 
 KINDS = {
@@ -84,7 +85,7 @@ async def test_escalates_local_bridge_ppr_in_order(tg_factory) -> None:  # noqa:
     from thinkgraph.methods.base import MethodContext
 
     method = A2RAGMethod(MethodContext(tg.store, tg.view, tg.settings, tg.llm))
-    answer = await method.answer("Where is the company of Alice Stone, the town where Carol Diaz was born?")
+    answer = await run_method(method, "Where is the company of Alice Stone, the town where Carol Diaz was born?")
     stages = [s.action for s in answer.trace if s.action.startswith("stage.")]
     assert stages == ["stage.local", "stage.bridge", "stage.ppr"]
     assert script.kinds().count("sufficiency") == 2  # none after the last stage

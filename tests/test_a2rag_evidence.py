@@ -12,6 +12,7 @@ import re
 from thinkgraph.llm.backend import ChatRequest
 from thinkgraph.methods.a2rag import A2RAGMethod
 from thinkgraph.methods.base import MethodContext
+from thinkgraph.methods.run import run_method
 from thinkgraph.testing import ScriptedBackend
 
 QUESTION = "Where is the company that Alice Stone founded based?"
@@ -116,7 +117,7 @@ async def test_an_unusable_verdict_is_a_failed_check_that_feeds_the_rewrite(open
     reader = Reader(rel=lambda p: "I believe the evidence is relevant to the question, yes.")
     tg = open_bridge(reader.backend)
     m = method(tg, i_max=1)
-    answer = await m.answer(QUESTION)
+    answer = await run_method(m, QUESTION)
     assert answer.status == "abstained" and m.unusable_verdicts == 2
     checks = [s for s in answer.trace if s.action == "check.rel"]
     assert checks and not checks[0].outputs["pass"] and "unusable" in checks[0].outputs["reason"]
@@ -127,7 +128,7 @@ async def test_a_failed_seed_extraction_is_traced_and_counted(open_bridge) -> No
     reader = Reader(seeds=lambda p: "The question is about Alice Stone and founding.")
     tg = open_bridge(reader.backend)
     m = method(tg)
-    answer = await m.answer(QUESTION)
+    answer = await run_method(m, QUESTION)
     failed = [s for s in answer.trace if s.action == "seeds.extraction_failed"]
     assert len(failed) == 1 and "no valid structured reply" in failed[0].outputs["error"]
     assert next(s for s in answer.trace if s.action == "seeds").outputs["source"] == "model_free"
@@ -140,7 +141,7 @@ async def test_no_seed_in_the_graph_is_its_own_stage(open_bridge) -> None:  # no
                     answer=lambda p: "Unknown", ans=lambda p: json.dumps({"pass": False, "reason": "Unknown"}))
     tg = open_bridge(reader.backend)
     m = method(tg, gate=False, i_max=0)
-    answer = await m.answer("quantum chromodynamics lecture")
+    answer = await run_method(m, "quantum chromodynamics lecture")
     assert [s.action for s in answer.trace if s.action.startswith("stage.")][-1] == "stage.dense_fallback"
     assert answer.status == "abstained" and answer.stats["stage"] == "failed"
     assert answer.trace[[s.action for s in answer.trace].index("stage.dense_fallback")].outputs["dense_fallback"]

@@ -6,13 +6,18 @@ from __future__ import annotations
 import subprocess
 import sys
 
+import typer
+
 from thinkgraph import api, cli
-from thinkgraph.methods import registry
+from thinkgraph.methods import catalog
 
 
-def test_cli_method_names_are_the_registry_names() -> None:
-    assert cli.METHOD_NAMES == registry.METHOD_NAMES
-    assert cli.DEFAULT_METHOD == registry.DEFAULT_METHOD == api.DEFAULT_METHOD
+def test_cli_method_names_are_the_catalog_names() -> None:
+    commands = typer.main.get_command(cli.app).commands  # type: ignore[attr-defined]
+    for command, default in (("ask", catalog.DEFAULT_METHOD), ("eval", [catalog.DEFAULT_METHOD])):
+        method = next(p for p in commands[command].params if p.name == "method")
+        assert method.default == default and all(name in method.help for name in catalog.METHOD_NAMES), command
+    assert api.DEFAULT_METHOD == catalog.DEFAULT_METHOD
 
 
 def _modules_after(code: str) -> set[str]:

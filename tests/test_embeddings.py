@@ -7,7 +7,7 @@ import pytest
 
 from support import FakeOpenAIServer
 from thinkgraph.config import EmbeddingSettings
-from thinkgraph.embed.base import make_embedder
+from thinkgraph.embed.factory import make_embedder
 from thinkgraph.embed.local import LocalEmbedder
 from thinkgraph.embed.vector_index import VectorIndex
 from thinkgraph.errors import ConfigError, LLMUnavailableError

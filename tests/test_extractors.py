@@ -12,10 +12,11 @@ from thinkgraph.errors import ConfigError, InputError, StructuredOutputError
 from thinkgraph.ids import entity_id
 from thinkgraph.index.extract_import import ImportExtractor, load_openie, load_triple_file
 from thinkgraph.index.extract_llm import EXTRACTION_STEP, LLMTripletExtractor
-from thinkgraph.index.extract_nolm import NoLMExtractor, SpacyExtractor, entities_in
+from thinkgraph.index.extract_nolm import NoLMExtractor, SpacyExtractor
 from thinkgraph.index.records import extraction_records
 from thinkgraph.llm.service import LLM
 from thinkgraph.models import Chunk, SourceDocument
+from thinkgraph.names import entities_in
 from thinkgraph.testing import ScriptedBackend
 
 TEXT = "Marie Curie was born in Warsaw. She won the Nobel Prize in Physics in 1903."

@@ -9,6 +9,7 @@ import pytest
 
 from thinkgraph.models import Answer, TraceStep
 from thinkgraph.service.streaming import Event, run_events
+from thinkgraph.tracing import Trace
 
 
 async def _collect(run, *, consumer_pause: bool, heartbeat: float = 15.0) -> list[Event]:  # noqa: ANN001
@@ -21,10 +22,11 @@ async def _collect(run, *, consumer_pause: bool, heartbeat: float = 15.0) -> lis
 
 
 async def _steps_then_return(n_awaits: int) -> Answer:
-    TraceStep(agent="retriever", action="first")
+    trace = Trace()  # the question's trace: a step is recorded (and heard) when appended
+    trace.append(TraceStep(agent="retriever", action="first"))
     for _ in range(n_awaits):
         await asyncio.sleep(0)
-    trace = [TraceStep(agent="responder", action=f"last{i}") for i in range(3)]  # no await before returning
+    trace += [TraceStep(agent="responder", action=f"last{i}") for i in range(3)]  # no await before returning
     return Answer(question="q", method="m", text="t", status="answered", trace=trace)
 
 
@@ -40,8 +42,9 @@ def test_every_step_arrives_before_the_answer_whatever_the_interleaving(n_awaits
 def test_a_quiet_run_sends_heartbeats_and_loses_no_event() -> None:
     async def slow() -> Answer:
         await asyncio.sleep(0.05)
-        TraceStep(agent="responder", action="late")
-        return Answer(question="q", method="m", text="t", status="answered")
+        trace = Trace([TraceStep(agent="responder", action="unrecorded")])  # built with it: never recorded
+        trace.append(TraceStep(agent="responder", action="late"))
+        return Answer(question="q", method="m", text="t", status="answered", trace=trace)
 
     names = [e.name for e in asyncio.run(_collect(slow, consumer_pause=False, heartbeat=0.01))]
     assert names[0] == "started" and names[-2:] == ["trace", "answer"] and "heartbeat" in names
@@ -51,9 +54,24 @@ def test_a_failing_run_ends_with_an_error_event_after_its_steps() -> None:
     from thinkgraph.errors import InputError
 
     async def failing() -> Answer:
-        TraceStep(agent="retriever", action="first")
+        Trace().append(TraceStep(agent="retriever", action="first"))
         raise InputError("the question is empty")
 
     events = asyncio.run(_collect(failing, consumer_pause=True))
     assert [e.name for e in events] == ["started", "trace", "error"]
     assert events[-1].data == {"message": "the question is empty", "type": "InputError"}
+
+
+def test_building_a_step_records_nothing_and_appending_records_it_once() -> None:
+    from thinkgraph.tracing import listen_steps
+
+    heard: list[str] = []
+    with listen_steps(lambda step: heard.append(step.action)):
+        step = TraceStep(agent="retriever", action="built")
+        trace = Trace()
+        assert heard == []
+        trace.append(step)
+        trace.extend([TraceStep(agent="a", action="x"), TraceStep(agent="a", action="y")])
+        trace.insert(0, TraceStep(agent="a", action="z"))
+    trace.append(TraceStep(agent="a", action="outside"))  # no listener any more
+    assert heard == ["built", "x", "y", "z"] and [s.action for s in trace] == ["z", "built", "x", "y", "outside"]

@@ -3,12 +3,14 @@ schema on the test server, see pg_support.py)."""
 
 from __future__ import annotations
 
+import inspect
 import itertools
 import multiprocessing
 import sqlite3
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any, Protocol
 
 import numpy as np
 import pytest
@@ -22,6 +24,9 @@ from thinkgraph.store.copy import copy_index
 from thinkgraph.store.sqlite import SQLiteStore
 
 BACKENDS = ("sqlite", "postgres")
+ROLES: tuple[type, ...] = tuple(b for b in GraphStore.__bases__ if b is not Protocol)  # GraphStore is their union
+# Public methods a backend has beyond the contract (no caller typed against GraphStore can use them).
+BACKEND_ONLY = {"SQLiteStore": {"backup"}, "PostgresStore": set()}
 
 
 @pytest.fixture(params=BACKENDS)
@@ -333,6 +338,7 @@ def test_read_only_sqlite_index_reads_and_refuses_writes_in_one_line(tmp_path: P
     with_data.add_nodes([Node("n1", "entity", "Ada")])
     with_data.close()
     store = SQLiteStore(path, read_only=True)
+    assert store.read_only is True
     assert store.get_node("n1") is not None and store.count_nodes() == {"entity": 1}
     with pytest.raises(IndexFileError, match="read-only"):
         store.add_nodes([Node("n2", "entity", "Bo")])
@@ -372,3 +378,47 @@ def test_every_change_to_nodes_edges_or_vectors_replaces_the_content_revision(st
         store.add_nodes([Node("ent:u", "entity", "U")])
         raise RuntimeError
     assert store.content_revision() == revision
+
+
+def _members(role: type) -> set[str]:
+    """What a protocol declares, its own and its bases': attributes and methods."""
+    names: set[str] = set()
+    for cls in role.__mro__:
+        if cls is Protocol or not getattr(cls, "_is_protocol", False):
+            continue
+        names |= set(vars(cls).get("__annotations__", {}))
+        names |= {n for n, v in vars(cls).items() if callable(v) and not n.startswith("_")}
+    return names
+
+
+def _params(method: Any, *, bound: bool) -> list[tuple[str, Any, Any]]:
+    params = list(inspect.signature(method).parameters.values())
+    return [(p.name, p.kind, p.default) for p in (params if bound else params[1:])]
+
+
+def test_every_backend_implements_every_role_protocol(store: GraphStore) -> None:
+    """Each backend has every member of every role, a method with the protocol's parameters, and no
+    public method outside the contract unless listed, so the contract and the backends cannot drift
+    apart silently. The roles split the contract: no member is declared by two of them."""
+    assert [r.__name__ for r in ROLES] == ["IndexLocation", "Manifest", "DocumentStore", "GraphData", "VectorStore",
+                                           "Bookkeeping", "ClaimStore", "RowDump"]
+    kind = type(store).__name__
+    declared: set[str] = set()
+    for role in ROLES:
+        members = _members(role)
+        assert members and not members & declared, (role.__name__, members & declared)
+        declared |= members
+        assert isinstance(store, role), f"{kind} is not a {role.__name__}"
+        for name in sorted(members):
+            assert hasattr(store, name), f"{kind} lacks {role.__name__}.{name}"
+            spec = getattr(role, name, None)
+            if callable(spec):
+                got = getattr(store, name)
+                assert callable(got), f"{kind}.{name} is not a method"
+                assert _params(got, bound=True) == _params(spec, bound=False), f"{kind}.{name} differs from the role"
+    assert declared == _members(GraphStore)
+    assert isinstance(store, GraphStore)
+    assert type(store.read_only) is bool and store.read_only is False  # a new index is writable
+    assert isinstance(store.location, str) and isinstance(store.path, Path)
+    public = {n for n in dir(type(store)) if not n.startswith("_") and callable(getattr(type(store), n))}
+    assert public - declared == BACKEND_ONLY[kind]

@@ -13,6 +13,7 @@ from thinkgraph.api import ThinkGraph
 from thinkgraph.config import Settings
 from thinkgraph.llm.backend import ChatRequest
 from thinkgraph.methods.base import MethodContext
+from thinkgraph.methods.run import run_method
 from thinkgraph.methods.tog3 import ToG3Config, ToG3Method
 from thinkgraph.methods.tog3.agents import parse_triples
 from thinkgraph.testing import ScriptedBackend
@@ -67,7 +68,7 @@ async def test_sufficient_at_round_zero(index_path: Path) -> None:
     script = Script(keywords=["Joseph Okafor^trained^teacher"], respond=["Joseph Okafor"], reward=[SUFFICIENT],
                     final=["Joseph Okafor"])
     tg, m = method(index_path, script)
-    answer = await m.answer("Who trained Lena Sorensen?")
+    answer = await run_method(m, "Who trained Lena Sorensen?")
     assert answer.text == "Joseph Okafor" and answer.status == "answered"
     assert script.calls == ["keywords", "respond", "reward", "final"]
     assert m.rounds == {1: 1} and answer.citations and answer.cost.calls == 4
@@ -80,7 +81,7 @@ async def test_a_final_reply_that_echoes_the_prompt_is_a_failure(index_path: Pat
     script = Script(keywords=["Joseph Okafor^trained^teacher"], respond=["Joseph Okafor"], reward=[SUFFICIENT],
                     final=[echo])
     tg, m = method(index_path, script)
-    answer = await m.answer("Who trained Lena Sorensen?")
+    answer = await run_method(m, "Who trained Lena Sorensen?")
     assert answer.status == "failed" and answer.text is None and answer.citations
     assert answer.message.startswith("the model repeated the prompt's instructions")
     tg.close()
@@ -94,7 +95,7 @@ async def test_insufficient_then_sufficient_after_one_evolution(index_path: Path
                                      "Joseph Okafor -> trained -> Lena Sorensen",
                     final=["Kestrel Bay"])
     tg, m = method(index_path, script)
-    answer = await m.answer("From which town does the ferry to Skarn leave?")
+    answer = await run_method(m, "From which town does the ferry to Skarn leave?")
     assert answer.text == "Kestrel Bay" and m.rounds == {2: 1}
     assert script.calls[:4] == ["keywords", "respond", "reward", "evolve"]
     assert script.calls[-4:] == ["respond", "respond", "reward", "final"] and "refine" in script.calls
@@ -114,7 +115,7 @@ async def test_constructor_extracts_triplets_from_newly_reached_chunks(index_pat
                     evolve=["Skarn island ferry"], extract=[EXTRACTION], refine=lambda r: r.messages[0]["content"]
                     .split("Sub-graph:\n", 1)[1], final=["Kestrel Bay"])
     tg, m = method(index_path, script)
-    answer = await m.answer("Skarn island ferry")
+    answer = await run_method(m, "Skarn island ferry")
     assert "extract" in script.calls
     extracted = next(s for s in answer.trace if s.action == "extract")
     assert extracted.outputs["triples"] == [("Skarn", "reached by ferry from", "Kestrel Bay")]
@@ -127,8 +128,9 @@ async def test_horizon_reached(index_path: Path) -> None:
     script = Script(keywords=["kw"], respond=[f"a{i}" for i in range(1, 7)], reward=[INSUFFICIENT],
                     evolve=["q1?", "q2?", "q3?"], extract=[EXTRACTION], refine=lambda r: "None", final=["Unknown"])
     tg, m = method(index_path, script, horizon=3)
-    answer = await m.answer("Something hard?")
-    actions = [s.action for s in answer.trace]
+    answer = await run_method(m, "Something hard?")
+    assert answer.trace[-1].agent == "llm"  # the run envelope's endpoint step closes the trace
+    actions = [s.action for s in answer.trace if s.agent != "llm"]  # the method's own steps
     # Alg. 2: K rounds, each insufficient one evolves (K evolutions), every sub-query answered on G_{k+1}
     assert actions.count("sufficiency") == 3 and actions.count("evolve_query") == 3
     assert actions.count("respond") == 6 and actions[-1] == "final"
@@ -142,7 +144,7 @@ async def test_horizon_reached(index_path: Path) -> None:
 async def test_reflector_none_stops(index_path: Path) -> None:
     script = Script(keywords=["kw"], respond=["partial"], reward=[INSUFFICIENT], evolve=["None"], final=["partial"])
     tg, m = method(index_path, script)
-    answer = await m.answer("Who trained Lena Sorensen?")
+    answer = await run_method(m, "Who trained Lena Sorensen?")
     assert script.calls == ["keywords", "respond", "reward", "evolve", "final"]
     assert next(s for s in answer.trace if s.action == "evolve_query").outputs["sub_query"] is None
     assert answer.stats["outcome"] == "reflector_stop"
@@ -154,7 +156,7 @@ async def test_malformed_outputs_recover_or_are_counted(index_path: Path) -> Non
                     evolve=["Who trained Lena?"], extract=["garbage"], refine=lambda r: "I cannot format this",
                     final=["x"])
     tg, m = method(index_path, script)
-    answer = await m.answer("Who trained Lena Sorensen?")
+    answer = await run_method(m, "Who trained Lena Sorensen?")
     assert tg.llm.meter.parse_failures >= 1  # the reward that never parsed counts as 0 and the loop goes on
     actions = [s.action for s in answer.trace]
     assert "refine.unparsed" in actions and answer.status == "answered"
@@ -164,19 +166,19 @@ async def test_malformed_outputs_recover_or_are_counted(index_path: Path) -> Non
 async def test_switches_change_the_call_pattern(index_path: Path) -> None:
     script = Script(keywords=["kw"], respond=["a"], reward=[INSUFFICIENT], final=["a"])
     tg, m = method(index_path, script, evolve_query=False, evolve_subgraph=False, horizon=2)
-    answer = await m.answer("Who trained Lena Sorensen?")
+    answer = await run_method(m, "Who trained Lena Sorensen?")
     assert "evolve" not in script.calls and "refine" not in script.calls and "extract" not in script.calls
     retrievals = [s.inputs["query"] for s in answer.trace if s.action == "retrieve"]
     assert retrievals == ["Who trained Lena Sorensen?"] * 3  # each evolution retrieves again for the original
     tg.close()
     script = Script(keywords=["kw"], respond=["a"], reward=[SUFFICIENT], final=["a"])
     tg, m = method(index_path, script, use_communities=False)
-    answer = await m.answer("Who trained Lena Sorensen?")
+    answer = await run_method(m, "Who trained Lena Sorensen?")
     assert not any(n.startswith("com:") for n in answer.trace[0].outputs["top_nodes"])
     tg.close()
     script = Script(keywords=["kw"], respond=["a"], reward=[SUFFICIENT], final=["a"])
     tg, m = method(index_path, script, top_k=40)
-    answer = await m.answer("Group of entities")
+    answer = await run_method(m, "Group of entities")
     assert any(n.startswith("com:") for n in answer.trace[0].outputs["top_nodes"])
     tg.close()
 

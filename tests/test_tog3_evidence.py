@@ -17,6 +17,7 @@ from thinkgraph.api import ThinkGraph
 from thinkgraph.config import Settings
 from thinkgraph.llm.backend import ChatRequest
 from thinkgraph.methods.base import MethodContext
+from thinkgraph.methods.run import run_method
 from thinkgraph.methods.tog3 import ToG3Config, ToG3Method
 from thinkgraph.methods.tog3.agents import Retriever
 from thinkgraph.methods.tog3.loop import parse_sub_query
@@ -108,7 +109,7 @@ async def test_evolution_reaches_the_bridge_passage_and_the_final_answer_cites_i
     reader = Reader()
     tg = bridge(reader.backend)
     # one passage per subgraph: the question's own retrieval finds only the valley passage
-    answer = await tog3(tg, top_k=1, context_passages=1).answer(QUESTION)
+    answer = await run_method(tog3(tg, top_k=1, context_passages=1), QUESTION)
     assert answer.text == "Greenland Valley" and answer.status == "answered"
     assert answer.stats["outcome"] == "sufficient" and answer.stats["evolutions"] == 2
     # (the question's own retrieval, with the model's keywords, reaches the first hop's passage)
@@ -135,7 +136,7 @@ async def test_evolution_reaches_the_bridge_passage_and_the_final_answer_cites_i
 async def test_without_evolution_the_bridge_is_never_reached(bridge) -> None:  # noqa: ANN001
     reader = Reader()
     tg = bridge(reader.backend)
-    answer = await tog3(tg, top_k=1, context_passages=1, evolve_query=False).answer(QUESTION)
+    answer = await run_method(tog3(tg, top_k=1, context_passages=1, evolve_query=False), QUESTION)
     assert answer.text == "Unknown" and answer.status == "abstained"
     assert BASED not in reader.prompts["final"][0] and answer.stats["outcome"] == "horizon"
 
@@ -143,9 +144,10 @@ async def test_without_evolution_the_bridge_is_never_reached(bridge) -> None:  #
 async def test_call_budget_stops_the_loop_and_the_answer_says_so(bridge) -> None:  # noqa: ANN001
     reader = Reader()
     tg = bridge(reader.backend)
-    answer = await tog3(tg, top_k=1, context_passages=1, max_calls=5).answer(QUESTION)
+    answer = await run_method(tog3(tg, top_k=1, context_passages=1, max_calls=5), QUESTION)
     assert answer.stats["outcome"] == "budget_reached" and "call budget (max_calls=5)" in answer.message
-    assert answer.cost.calls == 5 and answer.trace[-1].action == "final"  # one call kept for the synthesis
+    method_steps = [s for s in answer.trace if s.agent != "llm"]  # (the envelope's endpoint step comes last)
+    assert answer.cost.calls == 5 and method_steps[-1].action == "final"  # one call kept for the synthesis
     assert answer.status == "abstained"  # the trajectory so far does not determine the answer
 
 

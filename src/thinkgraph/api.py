@@ -2,16 +2,15 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from thinkgraph.asyncutil import run_sync
-from thinkgraph.errors import ConfigError, IncompleteIndexError, IndexFileError, InputError, NotFoundError
-from thinkgraph.models import Answer, Cost, Node, NodeType, SourceDocument, TraceStep
+from thinkgraph.errors import IncompleteIndexError, IndexFileError, NotFoundError
+from thinkgraph.methods.catalog import DEFAULT_METHOD
+from thinkgraph.models import Answer, Cost, Node, NodeType, SourceDocument
 
 # Everything else is imported where it is used: `import thinkgraph.api` (and so `thinkgraph --help`)
 # stays cheap, and `ask` loads neither the indexing pipeline nor igraph.
@@ -25,9 +24,9 @@ if TYPE_CHECKING:
     from thinkgraph.llm.service import LLM
     from thinkgraph.retrieval.views import IndexView
     from thinkgraph.store.base import GraphStore, RemovalReport
+    from thinkgraph.typedkg.importing import KGImportReport
 
-# The registry's default (tests/test_cli_imports.py checks it): the registry imports every method.
-DEFAULT_METHOD = "ppr"
+__all__ = ["DEFAULT_INDEX", "DEFAULT_METHOD", "ThinkGraph"]
 
 DEFAULT_INDEX = "thinkgraph.db"
 
@@ -94,7 +93,7 @@ class ThinkGraph:
     @property
     def embedder(self) -> Embedder:
         if self._embedder is None:
-            from thinkgraph.embed.base import make_embedder
+            from thinkgraph.embed.factory import make_embedder
 
             self._embedder = make_embedder(self.settings.embedding)
         return self._embedder
@@ -107,7 +106,7 @@ class ThinkGraph:
         from thinkgraph.llm.service import LLM
 
         # A read-only index answers questions but keeps nothing: no cache, usage or negotiated form.
-        writable = not getattr(self.store, "read_only", False)
+        writable = not self.store.read_only
         meter = UsageMeter(self.settings.llm.budget_calls, self.settings.llm.budget_tokens,
                            sink=self._persist_usage if writable else None)
         keep = self.store if writable else None
@@ -131,44 +130,17 @@ class ThinkGraph:
     # indexing ---------------------------------------------------------------------
     def make_extractor(self, name: str | None = None, *, openie: str | Path | None = None,
                        triples: Sequence[str | Path] = ()) -> Extractor:
-        from thinkgraph.index.extract_combined import CombinedExtractor
-        from thinkgraph.index.extract_import import ImportedFacts, ImportExtractor, load_openie, load_triple_file
-        from thinkgraph.index.extract_llm import LLMTripletExtractor
-        from thinkgraph.index.extract_nolm import NoLMExtractor, SpacyExtractor
-        from thinkgraph.index.extract_propositions import PropositionExtractor
+        from thinkgraph.index.extractors import ExtractorRequest, make_extractor
 
-        name = name or ("import" if openie else self.settings.index.extractor)
-        if triples and name != "import":  # the file's facts are added to the extractor's work
-            return CombinedExtractor(self.make_extractor("import", triples=triples), self.make_extractor(name))
-        if name == "nolm":
-            return NoLMExtractor(sentence_propositions=self.settings.index.nolm_propositions)
-        if name == "spacy":
-            return SpacyExtractor(sentence_propositions=self.settings.index.nolm_propositions)
-        if name == "llm":
-            if self.llm is None:
-                raise ConfigError("extractor 'llm' needs an LLM endpoint (set THINKGRAPH_LLM_BASE_URL)")
-            return LLMTripletExtractor(self.llm, max_triplets=self.settings.index.max_triplets_per_chunk)
-        if name == "propositions":
-            if self.llm is None:
-                raise ConfigError("extractor 'propositions' needs an LLM endpoint (set THINKGRAPH_LLM_BASE_URL)")
-            return PropositionExtractor(self.llm)
-        if name == "import":
-            facts = load_openie(openie) if openie else ImportedFacts()
-            for file in triples:
-                extra = load_triple_file(file)
-                for doc_id, ext in extra.by_doc.items():
-                    facts.by_doc.setdefault(doc_id, type(ext)()).triples.extend(ext.triples)
-                facts.skipped.extend(extra.skipped)
-            if not openie and not triples:
-                raise ConfigError("extractor 'import' needs --openie FILE or --triples FILE")
-            return ImportExtractor(facts)
-        raise ConfigError(f"unknown extractor {name!r}; valid extractors: llm, propositions, import, nolm, spacy")
+        # the model only for the extractors that use one (building it reads the endpoint settings)
+        llm = self.llm if (name or ("import" if openie else self.settings.index.extractor)) in ("llm", "propositions") \
+            else None
+        return make_extractor(name, ExtractorRequest(self.settings.index, llm, openie, triples))
 
     async def aindex(self, paths: Sequence[str | Path] = (), *, extractor: str | None = None,
                      openie: str | Path | None = None, triples: Sequence[str | Path] = (),
                      documents: Iterable[SourceDocument] = (), progress: Progress | None = None) -> IndexReport:
-        from thinkgraph.index.extract_combined import CombinedExtractor
-        from thinkgraph.index.extract_import import ImportExtractor
+        from thinkgraph.index.extractors import imported_facts, triple_documents
         from thinkgraph.index.loaders import Skipped, load_paths
         from thinkgraph.index.pipeline import Indexer
 
@@ -177,12 +149,13 @@ class ThinkGraph:
         items: list[Iterable[SourceDocument | Skipped]] = [documents]
         if paths:
             items.append(load_paths(paths, include=s.include, exclude=s.exclude, max_bytes=s.max_file_bytes))
-        items.extend(_triple_documents(ex, triples))
+        items.append(triple_documents(ex, triples))
         indexer = Indexer(self.store, self.embedder, ex, s, llm=self.llm, counter=self.counter, progress=progress)
         report = await indexer.run(item for group in items for item in group)
-        if isinstance(ex, ImportExtractor | CombinedExtractor):
-            report.skipped.extend(ex.facts.skipped)
-            report.skipped.extend(self._unplaced_facts(ex.facts))
+        facts = imported_facts(ex)
+        if facts is not None:
+            report.skipped.extend(facts.skipped)
+            report.skipped.extend(self._unplaced_facts(facts))
         self.mark_changed()  # the graph changed (also for other processes sharing the index)
         return report
 
@@ -223,27 +196,9 @@ class ThinkGraph:
     def import_kg(self, path: str | Path, *, kind: str = "auto") -> KGImportReport:
         """Import a typed knowledge graph (GRBench graph.json, or typed triples TSV/CSV) as this
         index's typed graph, with a vector index over node texts; replaces an earlier import."""
-        import time
+        from thinkgraph.typedkg.importing import import_typed_graph
 
-        from thinkgraph.typedkg import TypedGraphBuilder
-        from thinkgraph.typedkg.importers import load_grbench, load_typed_triples
-        from thinkgraph.typedkg.location import SOURCE_META, typed_graph_path
-
-        started = time.perf_counter()
-        file = Path(path)
-        if kind == "auto":
-            kind = "grbench" if file.suffix.lower() == ".json" else "triples"
-        if kind not in ("grbench", "triples"):
-            raise ConfigError(f"unknown graph format {kind!r}; valid: grbench, triples")
-        builder = TypedGraphBuilder()
-        (load_grbench if kind == "grbench" else load_typed_triples)(file, builder)
-        if builder.node_count == 0:
-            raise InputError(f"{file}: no nodes found")
-        written = builder.write(typed_graph_path(self.store.path), self.embedder,
-                                extra_meta={SOURCE_META: {"kind": kind, "file": str(file)}})
-        meta = json.loads((written / "meta.json").read_text(encoding="utf-8"))
-        return KGImportReport(str(written), meta["nodes"], sum(meta["edges"].values()), builder.skipped,
-                              time.perf_counter() - started)
+        return import_typed_graph(self.store.path, self.embedder, path, kind=kind)
 
     def edit_entity(self, node_id: str, *, name: str | None = None, description: str | None = None) -> Node:
         from thinkgraph.index.curation import edit_entity
@@ -275,76 +230,40 @@ class ThinkGraph:
         self.store.increment_meta("generation")  # atomic: no change by another process is lost
         self.refresh()
 
-    async def aretrieve(self, question: str, method: str = DEFAULT_METHOD, **options: Any) -> Answer:
+    async def aretrieve(self, question: str, method: str = DEFAULT_METHOD, *, top_k: int | None = None,
+                        **options: Any) -> Answer:
         """The method's evidence without an LLM, even when one is configured."""
-        return await self.aask(question, method, _use_llm=False, **options)
+        return await self._answer(question, method, top_k, options, use_llm=False)
 
     async def aask(self, question: str, method: str = DEFAULT_METHOD, *, top_k: int | None = None,
-                   _use_llm: bool = True, **options: Any) -> Answer:
-        """``top_k``: passages to retrieve and return, mapped onto the method's own setting
-        (methods.registry.TOP_K_SETTINGS); ``options`` are the method's settings."""
-        if not question.strip():
-            raise InputError("the question is empty")
-        try:
-            question.encode("utf-8")
-        except UnicodeEncodeError as exc:
-            raise InputError(f"the question is not valid text (character {exc.start}: a lone surrogate)") from None
-        from thinkgraph.citations import focus_answer
-        from thinkgraph.index.stages import require_complete, wait_until_complete
-        from thinkgraph.methods.base import MethodContext
-        from thinkgraph.methods.registry import make_method, top_k_options
+                   **options: Any) -> Answer:
+        """``top_k``: passages to retrieve and return, mapped onto the method's own settings (its
+        catalog record's ``top_k``); ``options`` are the method's settings."""
+        return await self._answer(question, method, top_k, options, use_llm=True)
 
+    async def _answer(self, question: str, method: str, top_k: int | None, options: dict[str, Any], *,
+                      use_llm: bool) -> Answer:
+        from thinkgraph.index.stages import require_complete, wait_until_complete
+        from thinkgraph.methods import catalog
+        from thinkgraph.methods.base import MethodContext
+        from thinkgraph.methods.run import check_question, run_method
+
+        check_question(question)
         self._require_index()
-        if method != "none":
+        record = catalog.get(method)
+        config = record.make_config(self.settings, catalog.top_k_options(method, top_k, options))
+        if record.retrieves:
             self.embedder.prepare_queries()  # loads while the index view is read
         missing = await wait_until_complete(self.store)  # a document being added by another process (service)
-        # never answer from an index whose derived stages are missing; tog3 also reads communities
-        require_complete(self.store, needs_communities=method == "tog3" and options.get("use_communities") is not False,
+        # never answer from an index whose derived stages are missing, or without communities it reads
+        require_complete(self.store, needs_communities=catalog.IndexPart.COMMUNITIES in record.needs(config),
                          missing=missing)
         self.refresh()
-        if method != "none" and not len(self.view.vectors(NodeType.CHUNK).ids):
+        if record.retrieves and not len(self.view.vectors(NodeType.CHUNK).ids):
             self._no_passages()
         ctx = MethodContext(store=self.store, view=self.view, settings=self.settings,
-                            llm=self.llm if _use_llm else None)
-        before = ctx.llm.describe() if ctx.llm is not None else None
-        answer = await make_method(method, ctx, **top_k_options(method, top_k, options)).answer(question)
-        if ctx.llm is not None and before is not None:
-            answer.trace.append(_llm_step(before, ctx.llm.describe()))
-        if answer.status == "answered" and not (answer.text or "").strip():
-            answer.status, answer.message = "failed", "the model returned an empty answer"
-        if top_k is not None:
-            del answer.citations[top_k:]
-        chunks = self.store.get_nodes(list(dict.fromkeys(c.chunk_id for c in answer.citations)))
-        focus_answer(answer, {n.id: n.text for n in chunks})  # each citation: its best-matching sentence
-        self._add_pages(answer)
-        self._connect_evidence(answer)
-        return answer
-
-    def _connect_evidence(self, answer: Answer, limit: int = 60) -> None:
-        """The edges among the evidence nodes, when a method returned nodes without them, so that the
-        evidence reads as a subgraph (a chunk and the entities it mentions, relations between them)."""
-        nodes = list(dict.fromkeys(n.id for n in answer.evidence.nodes[:limit]))
-        if answer.evidence.edges or len(nodes) < 2:
-            return
-        seen: set[tuple[str, str, str]] = set()
-        for edge in self.store.edges_among(nodes):
-            key = (edge.src, edge.dst, str(edge.type))
-            if key not in seen:
-                seen.add(key)
-                answer.evidence.edges.append(edge)
-
-    def _add_pages(self, answer: Answer) -> None:
-        """Page numbers for citations into paged documents (their page starts are kept on the node)."""
-        from thinkgraph.ids import document_node_id
-        from thinkgraph.index.formats import page_of
-
-        docs = {c.doc_id for c in answer.citations}
-        nodes = {n.props.get("doc_id"): n for n in self.store.get_nodes([document_node_id(d) for d in docs])}
-        for citation in answer.citations:
-            node = nodes.get(citation.doc_id)
-            starts = node.props.get("page_starts") if node else None
-            if starts and citation.start is not None:
-                citation.page = page_of(starts, citation.start)
+                            llm=self.llm if use_llm else None)
+        return await run_method(record.build(ctx, config), question, top_k=top_k)
 
     def ask(self, question: str, method: str = DEFAULT_METHOD, **options: Any) -> Answer:
         return run_sync(self.aask(question, method, **options))
@@ -353,9 +272,9 @@ class ThinkGraph:
         """Documents but no passage to retrieve (an index killed before its first commit, or one whose
         documents all failed): say so instead of answering without evidence. (An index of an imported
         typed graph has no documents: kgr and the KG baselines read the graph.)"""
-        by_status: dict[str, int] = {}
-        for d in self.store.list_documents():
-            by_status[str(d.status)] = by_status.get(str(d.status), 0) + 1
+        from thinkgraph.index.statistics import documents_by_status
+
+        by_status = documents_by_status(self.store)
         if not by_status:
             return
         listed = ", ".join(f"{n} {status}" for status, n in sorted(by_status.items()))
@@ -364,72 +283,7 @@ class ThinkGraph:
 
     # inspection -----------------------------------------------------------------------
     def stats(self) -> dict[str, Any]:
-        from thinkgraph.index.stages import graph_version, is_outdated, load_timings, missing_stages
-        from thinkgraph.llm.dialects import remembered_forms
+        from thinkgraph.index.statistics import index_stats
 
         self._require_index()
-        docs = self.store.list_documents()
-        by_status: dict[str, int] = {}
-        for d in docs:
-            by_status[str(d.status)] = by_status.get(str(d.status), 0) + 1
-        return {
-            "index": self.store.describe(),
-            "size_bytes": self.store.size_bytes(),
-            "embedding_model": self.store.get_meta("embed_model"),
-            "embedding_dim": self.store.get_meta("embed_dim"),
-            "extractor": self.store.get_meta("extractor"),
-            "documents": by_status,
-            "nodes": self.store.count_nodes(),
-            "edges": self.store.count_edges(),
-            "communities_by_level": self._community_levels(),
-            "graph_version": graph_version(self.store),
-            "missing_stages": missing_stages(self.store),
-            "stages_outdated": is_outdated(self.store),
-            "stage_timings": load_timings(self.store),
-            "extraction_failures": self.store.failure_counts(),
-            "llm_usage": self.store.usage_totals(),
-            "llm_structured_output": remembered_forms(self.store),
-        }
-
-    def _community_levels(self) -> dict[str, int]:
-        levels: dict[str, int] = {}
-        for node in self.store.iter_nodes("community"):
-            key = str(node.props.get("level", 0))
-            levels[key] = levels.get(key, 0) + 1
-        return dict(sorted(levels.items()))
-
-
-_LLM_COUNTERS = ("repairs", "parse_failures", "format_refusals", "truncations", "cut_replies")
-
-
-def _llm_step(before: dict[str, Any], after: dict[str, Any]) -> TraceStep:
-    """The model and endpoint a question used, the structured-output form negotiated with it, and how
-    many repairs, unusable replies, refused forms and cut prompts the question cost."""
-    outputs = {k: v for k, v in after.items() if k not in _LLM_COUNTERS}
-    outputs |= {k: after[k] - before[k] for k in _LLM_COUNTERS}
-    return TraceStep(agent="llm", action="endpoint", outputs=outputs)
-
-
-@dataclass(frozen=True, slots=True)
-class KGImportReport:
-    path: str
-    nodes: int
-    edges: int
-    skipped: int
-    seconds: float
-
-
-def _triple_documents(ex: Extractor, triples: Sequence[str | Path]) -> list[list[SourceDocument]]:
-    """Triple files become documents of their own so their facts have provenance."""
-    from thinkgraph.index.extract_combined import CombinedExtractor
-    from thinkgraph.index.extract_import import ImportExtractor
-
-    if not isinstance(ex, ImportExtractor | CombinedExtractor) or not triples:
-        return []
-    docs: list[SourceDocument] = []
-    for doc_id, ext in ex.facts.by_doc.items():
-        if doc_id.startswith("triples:"):
-            text = "\n".join(f"{t.subject} {t.predicate} {t.object}." for t in ext.triples)
-            docs.append(SourceDocument(id=doc_id, title=doc_id.removeprefix("triples:"), text=text,
-                                       source=doc_id.removeprefix("triples:")))
-    return [docs]
+        return index_stats(self.store)

@@ -6,8 +6,6 @@ from dataclasses import asdict, dataclass, field
 from enum import StrEnum
 from typing import Any
 
-from thinkgraph.tracing import emit as emit_step
-
 
 class NodeType(StrEnum):
     DOCUMENT = "document"
@@ -33,6 +31,13 @@ class EdgeType(StrEnum):
 
 # Edges recomputed from the whole graph rather than supported by one document.
 DERIVED_EDGE_TYPES = frozenset({EdgeType.SYNONYM, EdgeType.SUMMARY_FOR, EdgeType.CHILD_OF})
+
+
+class AnswerStatus(StrEnum):
+    ANSWERED = "answered"
+    ABSTAINED = "abstained"  # the method says the evidence does not answer the question ("Unknown", a gate)
+    FAILED = "failed"  # the model's replies could not be used (the message says why)
+    EVIDENCE_ONLY = "evidence_only"  # no LLM: the retrieved evidence without an answer
 
 
 class DocStatus(StrEnum):
@@ -158,11 +163,6 @@ class TraceStep:
     cost: Cost = field(default_factory=Cost)
     seconds: float = 0.0
 
-    def __post_init__(self) -> None:
-        # Methods build each step complete, at the moment it happens (``trace.append(TraceStep(...))``),
-        # so creation is when listeners (a streaming service) hear of it; see thinkgraph.tracing.
-        emit_step(self)
-
 
 @dataclass(slots=True)
 class EvidenceSubgraph:
@@ -177,7 +177,7 @@ class Answer:
     question: str
     method: str
     text: str | None
-    status: str  # answered | abstained | failed | evidence_only
+    status: AnswerStatus
     citations: list[Citation] = field(default_factory=list)
     evidence: EvidenceSubgraph = field(default_factory=EvidenceSubgraph)
     trace: list[TraceStep] = field(default_factory=list)

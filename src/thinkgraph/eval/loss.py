@@ -19,7 +19,7 @@ from thinkgraph.eval.runner import EvalRunner, MethodSpec
 from thinkgraph.models import NodeType
 from thinkgraph.store.base import GraphStore
 from thinkgraph.store.copy import copy_to_file
-from thinkgraph.store.sqlite import SQLiteStore
+from thinkgraph.store.factory import open_store
 
 log = logging.getLogger(__name__)
 
@@ -56,7 +56,7 @@ def degraded_copy(source: GraphStore, target: Path, setting: LossSetting) -> int
     target.parent.mkdir(parents=True, exist_ok=True)
     target.unlink(missing_ok=True)
     copy_to_file(source, target)  # a local SQLite copy, whichever store holds the index
-    store = SQLiteStore(target, create=False)
+    store = open_store(target, create=False)  # a path: the copy opens as the SQLite file it is
     try:
         ids = sorted(n.id for n in store.iter_nodes(NodeType.ENTITY))
         doomed = random.Random(setting.seed).sample(ids, round(setting.fraction * len(ids)))

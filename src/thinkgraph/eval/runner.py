@@ -6,7 +6,6 @@ from __future__ import annotations
 import asyncio
 import json
 import statistics
-import time
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
@@ -20,16 +19,9 @@ from thinkgraph.eval.datasets import Question
 from thinkgraph.eval.judges import CRITERIA, WinRates, elo_rating, judge_correct, judge_pair
 from thinkgraph.eval.metrics import exact_match, percentile, recall_at_k, rouge_l, substring_match, token_f1
 from thinkgraph.eval.taxonomy import error_type
-from thinkgraph.methods.registry import METHOD_NAMES
+from thinkgraph.methods import catalog
 from thinkgraph.models import Answer
 
-# How deep each retriever returns evidence in retrieval-only runs (enough for Recall@10).
-RETRIEVAL_DEPTH = {"naive": ("top_k",), "hybrid": ("top_k",), "ppr": ("top_k",), "a2rag": ("evidence_chunks",),
-                   "topg": ("k",), "tog3": ("top_k", "context_passages")}
-# No retriever to measure without an LLM: ircot's later queries are the model's thoughts, kgr's
-# graph walk is the model's actions. `none` retrieves nothing by definition (Recall 0).
-NEEDS_LLM = {"ircot", "kgr", "kg-textrag", "kg-graphrag"}
-CLOSED_BOOK = "none"
 # Methods whose wrong answers get the error taxonomy of KG-grounded reasoning (eval/taxonomy.py); the
 # others report an outcome too (tog3's termination, a2rag's verification), but the taxonomy is kgr's.
 TAXONOMY_METHODS = frozenset({"kgr"})
@@ -56,10 +48,18 @@ class MethodSpec:
                 options[key.strip()] = json.loads(raw)
             except json.JSONDecodeError:
                 options[key.strip()] = raw
-        if name.strip() not in METHOD_NAMES:
+        if name.strip() not in catalog.METHOD_NAMES:
             raise UnknownMethodError(f"unknown method {name.strip()!r} in {text!r}; valid methods: "
-                                     f"{', '.join(METHOD_NAMES)}")
+                                     f"{', '.join(catalog.METHOD_NAMES)}")
         return cls(text, name.strip(), options)
+
+
+def retrieval_options(method: str, options: dict[str, Any], depth: int) -> dict[str, Any]:
+    """A retrieval-only run's options: the method's evidence deepened to ``depth`` (enough for
+    Recall@10) and its other retrieval-only defaults (catalog ``eval_depth``, ``eval_options``); the
+    given options win."""
+    record = catalog.get(method)
+    return {**dict.fromkeys(record.eval_depth, depth), **record.eval_options, **options}
 
 
 def retrieved_documents(answer: Answer) -> list[str]:
@@ -124,7 +124,10 @@ class EvalRunner:
             raise ConfigError("answer metrics (EM, F1, Rouge-L) need an LLM endpoint (set THINKGRAPH_LLM_BASE_URL); "
                               "without one, run with --retrieval-only for Recall@k")
         if retrieval_only:
-            blocked = [s.method for s in self.specs if s.method in NEEDS_LLM]
+            # No retriever to measure without an LLM: ircot's later queries are the model's thoughts,
+            # kgr's graph walk is the model's actions. `none` retrieves nothing by definition (Recall 0).
+            blocked = [s.method for s in self.specs if catalog.get(s.method).needs_llm
+                       and catalog.get(s.method).retrieves]
             if blocked:
                 raise ConfigError(f"method(s) {', '.join(blocked)} have no retrieval-only mode")
 
@@ -147,13 +150,7 @@ class EvalRunner:
         return any((spec.label, q.id) not in done for spec in self.specs for q in questions)
 
     def _options(self, spec: MethodSpec) -> dict[str, Any]:
-        options = dict(spec.options)
-        if self.retrieval_only and spec.method in RETRIEVAL_DEPTH:
-            for key in RETRIEVAL_DEPTH[spec.method]:
-                options.setdefault(key, self.depth)
-            if spec.method == "a2rag":
-                options.setdefault("gate", False)  # the gate is answer-level control, not retrieval
-        return options
+        return retrieval_options(spec.method, spec.options, self.depth) if self.retrieval_only else dict(spec.options)
 
     async def run(self, questions: Sequence[Question]) -> list[dict[str, Any]]:
         self.out.mkdir(parents=True, exist_ok=True)
@@ -176,16 +173,13 @@ class EvalRunner:
 
     async def _record(self, spec: MethodSpec, q: Question) -> dict[str, Any]:
         base = {"label": spec.label, "method": spec.method, "qid": q.id, "question": q.question, "type": q.type}
-        if self.retrieval_only and spec.method == CLOSED_BOOK:
+        if self.retrieval_only and not catalog.get(spec.method).retrieves:
             return base | {"status": "evidence_only", "answer": None, "retrieved": [],
                            "metrics": score(q, None, []), "cost": {}, "stats": {}}
-        started = time.perf_counter()
         try:
             answer = await self.tg.aask(q.question, spec.method, **self._options(spec))
         except ThinkgraphError as exc:
             return base | {"status": "error", "error": str(exc), "metrics": {}, "cost": {}}
-        if not answer.cost.seconds:  # a method that does not time itself is timed here
-            answer.cost.seconds = time.perf_counter() - started
         retrieved = retrieved_documents(answer)
         cited = list(dict.fromkeys(c.doc_id for c in answer.citations))
         metrics = score(q, None if self.retrieval_only else answer.text, retrieved,

@@ -8,17 +8,18 @@ import dataclasses
 from thinkgraph.embed.base import Embedder
 from thinkgraph.errors import InputError, NotFoundError
 from thinkgraph.models import Edge, Node, NodeType, Provenance
-from thinkgraph.store.sqlite import SQLiteStore, edge_key
+from thinkgraph.store.base import GraphStore
+from thinkgraph.store.common import edge_key
 
 
-def _entity(store: SQLiteStore, node_id: str) -> Node:
+def _entity(store: GraphStore, node_id: str) -> Node:
     node = store.get_node(node_id)
     if node is None or node.type != NodeType.ENTITY:
         raise NotFoundError(f"no entity {node_id!r} in the index")
     return node
 
 
-def edit_entity(store: SQLiteStore, embedder: Embedder, node_id: str, *, name: str | None = None,
+def edit_entity(store: GraphStore, embedder: Embedder, node_id: str, *, name: str | None = None,
                 description: str | None = None) -> Node:
     node = _entity(store, node_id)
     if name is not None and not name.strip():
@@ -36,7 +37,7 @@ def edit_entity(store: SQLiteStore, embedder: Embedder, node_id: str, *, name: s
     return updated
 
 
-def merge_entities(store: SQLiteStore, embedder: Embedder, sources: list[str], target: str) -> Node:
+def merge_entities(store: GraphStore, embedder: Embedder, sources: list[str], target: str) -> Node:
     """Move every edge and provenance record of ``sources`` onto ``target``, then delete the sources."""
     kept = _entity(store, target)
     doomed = [_entity(store, s) for s in dict.fromkeys(sources) if s != target]

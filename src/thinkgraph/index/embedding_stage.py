@@ -12,40 +12,13 @@ from collections.abc import Callable, Iterable, Sequence
 import numpy as np
 
 from thinkgraph.embed.base import Embedder
-from thinkgraph.errors import EmbeddingMismatchError
+from thinkgraph.embed.manifest import check_embedding_manifest, node_embedding_text, record_embedding_manifest
 from thinkgraph.models import Node, NodeType
 from thinkgraph.store.base import GraphStore
 
 EMBED_BATCH = 256
 MAX_QUEUED_NODES = 65_536  # nodes waiting for the encoder before producers wait (about 30 MB of text)
 PRIORITY_TYPES = frozenset({NodeType.ENTITY})  # synonyms and communities wait for these only
-
-
-def node_embedding_text(node: Node) -> str:
-    """What the encoder sees: chunks carry their document title, as dense passage retrieval does."""
-    if node.type == NodeType.CHUNK and node.props.get("title"):
-        return f"{node.props['title']}\n{node.text}"
-    return node.text
-
-
-def check_embedding_manifest(store: GraphStore, embedder: Embedder) -> None:
-    recorded = store.get_meta("embed_model")
-    if recorded is None:
-        return
-    if recorded != embedder.name:
-        raise EmbeddingMismatchError(
-            f"this index was built with embedding model {recorded!r} (dimension "
-            f"{store.get_meta('embed_dim')}); the configured model is {embedder.name!r}. "
-            "Configure the same model or build a new index")
-
-
-def record_embedding_manifest(store: GraphStore, embedder: Embedder, dim: int) -> None:
-    recorded_dim = store.get_meta("embed_dim")
-    if recorded_dim is not None and int(recorded_dim) != dim:
-        raise EmbeddingMismatchError(f"index vectors have dimension {recorded_dim}; the model gives {dim}")
-    if store.get_meta("embed_model") is None:
-        store.set_meta("embed_model", embedder.name)
-        store.set_meta("embed_dim", str(dim))
 
 
 def embed_missing(store: GraphStore, embedder: Embedder, node_types: Iterable[str],

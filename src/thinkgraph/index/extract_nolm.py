@@ -15,52 +15,9 @@ from typing import Any
 from thinkgraph.errors import ConfigError
 from thinkgraph.index.records import EntitySpec, Extraction, PropositionSpec
 from thinkgraph.models import Chunk, SourceDocument
+from thinkgraph.names import MAX_ENTITIES_PER_SENTENCE, YEAR, clean_name, entities_in
 
 _SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'(])|\n{2,}")
-_CAP = r"[A-Z][\w'\-.]*[\w]|[A-Z]"
-_CONNECT = r"(?:of|the|de|du|la|von|van|der)"
-_PHRASE = re.compile(rf"\b(?:{_CAP})(?:\s+(?:{_CONNECT}\s+)*(?:{_CAP}))*")
-_YEAR = re.compile(r"\b(1[0-9]{3}|20[0-9]{2})\b")
-# Capitalised words that start sentences or are function words, not names.
-_STOP = {
-    "the", "a", "an", "in", "on", "at", "it", "its", "this", "that", "these", "those", "he", "she", "they",
-    "we", "i", "you", "his", "her", "their", "our", "by", "for", "from", "with", "as", "after", "before",
-    "during", "when", "while", "but", "and", "or", "if", "then", "there", "here", "however", "although",
-    "since", "because", "of", "to", "is", "was", "were", "are", "be", "also", "many", "most", "some",
-    "each", "every", "both", "all", "one", "two", "three", "first", "second", "other", "such", "what",
-    "which", "who", "whom", "where", "why", "how", "not", "no", "yes", "so", "than", "until", "over",
-    "under", "into", "about", "between", "today", "later", "early", "late", "besides", "meanwhile",
-    "despite", "thus", "therefore", "moreover", "furthermore", "instead", "still", "yet", "now", "once",
-    "soon", "afterwards", "eventually", "finally", "initially", "originally", "currently", "recently",
-    "unlike", "like", "according", "along", "around", "throughout", "within", "without", "upon", "among",
-}
-MAX_ENTITIES_PER_SENTENCE = 12
-
-
-def _clean(phrase: str) -> str | None:
-    words = phrase.split()
-    while words and words[0].casefold() in _STOP:
-        words = words[1:]
-    while words and words[-1].casefold() in _STOP:
-        words = words[:-1]
-    name = " ".join(words).strip(" .'-")
-    if len(name) < 2 or name.casefold() in _STOP:
-        return None
-    return name
-
-
-def entities_in(sentence: str) -> list[str]:
-    names: list[str] = []
-    for match in _PHRASE.finditer(sentence):
-        name = _clean(match.group(0))
-        if name and name not in names:
-            names.append(name)
-    for match in _YEAR.finditer(sentence):
-        if match.group(1) not in names:
-            names.append(match.group(1))
-    return names[:MAX_ENTITIES_PER_SENTENCE]
-
-
 class NoLMExtractor:
     name = "nolm"
     uses_llm = False
@@ -71,7 +28,7 @@ class NoLMExtractor:
     async def extract(self, doc: SourceDocument, chunk: Chunk) -> Extraction:
         out = Extraction()
         seen: set[str] = set()
-        title = _clean(doc.title.strip()) if doc.title else None
+        title = clean_name(doc.title.strip()) if doc.title else None
         if title and title[0].isupper():  # a name-like title (a file stem like "notes-2" is not)
             out.entities.append(EntitySpec(title))
             seen.add(title)
@@ -134,14 +91,14 @@ class SpacyExtractor:
                 found.setdefault(name.casefold(), (name, "PROPN"))
         for ent in sentence.ents:
             if ent.label_ == "DATE":
-                for year in _YEAR.findall(ent.text):
+                for year in YEAR.findall(ent.text):
                     found.setdefault(year, (year, "DATE"))
         return list(found.values())[:MAX_ENTITIES_PER_SENTENCE]
 
     async def extract(self, doc: SourceDocument, chunk: Chunk) -> Extraction:
         out = Extraction()
         position: dict[str, int] = {}  # case-folded name -> its place in out.entities
-        title = _clean(doc.title.strip()) if doc.title else None
+        title = clean_name(doc.title.strip()) if doc.title else None
         if title and title[0].isupper():
             out.entities.append(EntitySpec(title))
             position[title.casefold()] = 0

@@ -16,11 +16,12 @@ from dataclasses import dataclass, field
 
 from thinkgraph.config import IndexSettings
 from thinkgraph.embed.base import Embedder
+from thinkgraph.embed.manifest import check_embedding_manifest
 from thinkgraph.errors import BudgetExceededError, LLMError, LLMUnavailableError
 from thinkgraph.ids import content_hash
 from thinkgraph.index.chunking import chunk_document
 from thinkgraph.index.derived import Progress, update_derived
-from thinkgraph.index.embedding_stage import EmbedWorker, check_embedding_manifest
+from thinkgraph.index.embedding_stage import EmbedWorker
 from thinkgraph.index.extractor import Extractor
 from thinkgraph.index.loaders import Skipped
 from thinkgraph.index.records import GraphRecords, document_records, extraction_records

@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 
 from thinkgraph.ids import document_node_id, entity_id, normalize_name, proposition_id, triplet_id
 from thinkgraph.models import Chunk, Edge, EdgeType, Node, NodeType, Provenance, SourceDocument
-from thinkgraph.store.sqlite import edge_key
+from thinkgraph.store.common import edge_key
 
 
 @dataclass(frozen=True, slots=True)

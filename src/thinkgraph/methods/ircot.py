@@ -4,13 +4,14 @@ sentence becomes the next retrieval query — until the model states the answer 
 from __future__ import annotations
 
 import re
-import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
-from thinkgraph.errors import ConfigError
+from pydantic import BaseModel, ConfigDict, Field
+
 from thinkgraph.methods.base import MethodContext
-from thinkgraph.methods.synthesis import citations_for
-from thinkgraph.models import Answer, TraceStep
+from thinkgraph.methods.run import llm_required_error
+from thinkgraph.methods.synthesis import citations_for, numbered_passages
+from thinkgraph.models import Answer, AnswerStatus, TraceStep
 from thinkgraph.retrieval.dense import DenseRetriever
 from thinkgraph.retrieval.evidence import ScoredPassage
 
@@ -41,49 +42,52 @@ Reasoning so far: {thoughts}
 Next sentence:"""
 
 
+class IRCoTConfig(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    max_steps: int = Field(4, ge=1)  # IRCoT's step limit; A2RAG's efficiency comparison aligns it with I_max
+    k: int = Field(4, ge=1)  # passages retrieved per step
+    max_passages: int = Field(12, ge=1)
+
+
 @dataclass
 class IRCoTMethod:
     ctx: MethodContext
-    max_steps: int = 4  # IRCoT's step limit; A2RAG's efficiency comparison aligns it with I_max
-    k: int = 4  # passages retrieved per step
-    max_passages: int = 12
+    config: IRCoTConfig = field(default_factory=IRCoTConfig)
     name: str = "ircot"
 
     async def answer(self, question: str) -> Answer:
         llm = self.ctx.llm
-        if llm is None:
-            raise ConfigError("method 'ircot' needs an LLM endpoint (set THINKGRAPH_LLM_BASE_URL)")
-        started = time.perf_counter()
+        if llm is None:  # (the run envelope says so first)
+            raise llm_required_error(self.name)
+        c = self.config
         retriever = DenseRetriever(self.ctx.view)
         passages: list[ScoredPassage] = []
         seen: set[str] = set()
-        trace: list[TraceStep] = []
+        trace = self.ctx.trace
         thoughts: list[str] = []
         text: str | None = None
-        with llm.meter.scope() as cost:
-            query = question
-            for _ in range(self.max_steps):
-                new = [p for p in retriever.retrieve(query, self.k).passages if p.chunk_id not in seen]
-                for p in new[: max(0, self.max_passages - len(passages))]:
-                    seen.add(p.chunk_id)
-                    passages.append(p)
-                trace.append(TraceStep("retriever", "retrieve.dense", {"query": query},
-                                       {"new": [p.chunk_id for p in new]}))
-                numbered = "\n".join(f"[{i}] {p.title + ': ' if p.title else ''}{p.text}"
-                                     for i, p in enumerate(passages, 1))
-                prompt = REASON_PROMPT.format(passages=numbered, question=question,
-                                              thoughts=" ".join(thoughts) or "(none)")
-                reply = await llm.text([{"role": "user", "content": prompt}], step=STEP, kind="action",
-                                       stop=NEXT_STEP_STOP)
-                thought = first_sentence_block(reply)
-                trace.append(TraceStep("reasoner", STEP, {}, {"thought": thought}))
-                if match := _ANSWER.search(thought):
-                    text = match.group(1).strip().rstrip(".")
-                    break
-                thoughts.append(thought)
-                query = thought
-        cost.seconds = time.perf_counter() - started
-        status = "answered" if text and text.casefold() != "unknown" else ("failed" if text is None else "abstained")
+        query = question
+        for _ in range(c.max_steps):
+            new = [p for p in retriever.retrieve(query, c.k).passages if p.chunk_id not in seen]
+            for p in new[: max(0, c.max_passages - len(passages))]:
+                seen.add(p.chunk_id)
+                passages.append(p)
+            trace.append(TraceStep("retriever", "retrieve.dense", {"query": query},
+                                   {"new": [p.chunk_id for p in new]}))
+            prompt = REASON_PROMPT.format(passages=numbered_passages(passages, sep="\n"), question=question,
+                                          thoughts=" ".join(thoughts) or "(none)")
+            reply = await llm.text([{"role": "user", "content": prompt}], step=STEP, kind="action",
+                                   stop=NEXT_STEP_STOP)
+            thought = first_sentence_block(reply)
+            trace.append(TraceStep("reasoner", STEP, {}, {"thought": thought}))
+            if match := _ANSWER.search(thought):
+                text = match.group(1).strip().rstrip(".")
+                break
+            thoughts.append(thought)
+            query = thought
+        status = AnswerStatus.ANSWERED if text and text.casefold() != "unknown" else (
+            AnswerStatus.FAILED if text is None else AnswerStatus.ABSTAINED)
         return Answer(question=question, method=self.name, text=text, status=status,
-                      citations=citations_for(passages), trace=trace, cost=cost,
-                      message=None if text else f"no answer within {self.max_steps} steps")
+                      citations=citations_for(passages), trace=trace,
+                      message=None if text else f"no answer within {c.max_steps} steps")

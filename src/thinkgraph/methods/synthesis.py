@@ -6,10 +6,10 @@ import re
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Generic, Literal, TypeVar
+from typing import TYPE_CHECKING, Generic, TypeVar
 
 from thinkgraph.methods.base import NO_LLM_MESSAGE
-from thinkgraph.models import Answer, Citation, Cost, EvidenceSubgraph, Node, TraceStep
+from thinkgraph.models import Answer, AnswerStatus, Citation, Cost, EvidenceSubgraph, Node, TraceStep
 from thinkgraph.retrieval.evidence import Evidence, ScoredPassage
 from thinkgraph.tokens import TokenCounter
 
@@ -84,7 +84,7 @@ class AnswerReply(Generic[T]):
     """What an answerer's reply says: its status, the text without [n] markers, the items it cited,
     and why it failed when it did."""
 
-    status: Literal["answered", "abstained", "failed"]
+    status: AnswerStatus
     text: str | None
     cited: list[T]
     message: str | None = None
@@ -94,14 +94,14 @@ def read_answer(reply: str, items: Sequence[T], prompt_template: str) -> AnswerR
     """The one reading of an answer reply that every answerer shares: a reply echoing the prompt is a
     failure (the items shown stay cited), "Unknown" an abstention, anything else an answer."""
     if echoes_instructions(reply, prompt_template):
-        return AnswerReply("failed", None, list(items), ECHO_MESSAGE)
+        return AnswerReply(AnswerStatus.FAILED, None, list(items), ECHO_MESSAGE)
     text, cited = split_citations(reply, items)
     abstained = text.strip().strip(".").casefold() == UNKNOWN.casefold()
-    return AnswerReply("abstained" if abstained else "answered", text, cited)
+    return AnswerReply(AnswerStatus.ABSTAINED if abstained else AnswerStatus.ANSWERED, text, cited)
 
 
-def numbered_passages(passages: Sequence[ScoredPassage]) -> str:
-    return "\n\n".join(f"[{i}] {p.title + ': ' if p.title else ''}{p.text}" for i, p in enumerate(passages, 1))
+def numbered_passages(passages: Sequence[ScoredPassage], sep: str = "\n\n") -> str:
+    return sep.join(f"[{i}] {p.title + ': ' if p.title else ''}{p.text}" for i, p in enumerate(passages, 1))
 
 
 def citations_for(passages: list[ScoredPassage]) -> list[Citation]:
@@ -117,7 +117,7 @@ def evidence_subgraph(evidence: Evidence) -> EvidenceSubgraph:
 
 
 def evidence_only(question: str, method: str, evidence: Evidence, trace: list[TraceStep]) -> Answer:
-    return Answer(question=question, method=method, text=None, status="evidence_only",
+    return Answer(question=question, method=method, text=None, status=AnswerStatus.EVIDENCE_ONLY,
                   citations=citations_for(evidence.passages), evidence=evidence_subgraph(evidence),
                   trace=trace, message=NO_LLM_MESSAGE)
 

@@ -14,7 +14,7 @@ import ahocorasick
 from bm25s.stopwords import STOPWORDS_EN_PLUS
 from rapidfuzz import fuzz, process
 
-from thinkgraph.index.extract_nolm import entities_in
+from thinkgraph.names import entities_in
 
 _POSSESSIVE = re.compile(r"(?<=\w)['’]s\b")
 _NON_WORD = re.compile(r"[^\w]+")

@@ -13,9 +13,9 @@ from typing import TypeVar
 import numpy as np
 
 from thinkgraph.embed.base import Embedder
+from thinkgraph.embed.manifest import check_embedding_manifest, node_embedding_text
 from thinkgraph.embed.vector_index import VectorIndex
 from thinkgraph.graph.matrix import Adjacency, GraphMatrix, build_graph_matrix
-from thinkgraph.index.embedding_stage import check_embedding_manifest, node_embedding_text
 from thinkgraph.models import EdgeType, NodeType
 from thinkgraph.retrieval.lexical import LexicalIndex
 from thinkgraph.retrieval.linking import EntityLinker

@@ -11,7 +11,7 @@ from mcp.server.mcpserver.exceptions import ToolError
 
 from thinkgraph.api import ThinkGraph
 from thinkgraph.errors import ThinkgraphError
-from thinkgraph.methods.registry import DEFAULT_METHOD, METHOD_NAMES
+from thinkgraph.methods.catalog import DEFAULT_METHOD, METHOD_NAMES
 from thinkgraph.models import Answer, Citation
 from thinkgraph.service.security import redact
 from thinkgraph.service.workspaces import UnknownWorkspaceError, Workspaces

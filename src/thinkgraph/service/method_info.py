@@ -11,7 +11,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel
 
-from thinkgraph.methods.registry import METHOD_NAMES, NEEDS_LLM, config_model
+from thinkgraph.config import Settings
+from thinkgraph.methods.catalog import CATALOG, DEFAULT_METHOD
 from thinkgraph.service.schemas import MethodInfo, MethodSetting
 
 _FIELD = re.compile(r"^\s+(\w+)\s*:[^#]*(?:#\s*(.+))?$")
@@ -47,20 +48,28 @@ def _comments(model: type[BaseModel]) -> dict[str, str]:
     return {k: v for k, v in out.items() if v}
 
 
-def settings_of(model: type[BaseModel]) -> list[MethodSetting]:
-    comments = _comments(model)
+def settings_of(model: type[BaseModel], defaults: dict[str, Any] | None = None) -> list[MethodSetting]:
+    """``defaults``: values that replace the model's own (a method whose settings default to a
+    configured section shows the configured values)."""
+    comments = {}
+    for klass in reversed(model.__mro__):  # a subclass's settings are documented where they are declared
+        if isinstance(klass, type) and issubclass(klass, BaseModel) and klass is not BaseModel:
+            comments |= _comments(klass)
     out = []
     for name, field in model.model_fields.items():
         kind, choices = _type_of(field.annotation)
-        out.append(MethodSetting(name=name, type=kind, default=field.get_default(call_default_factory=True),
-                                 choices=choices, description=field.description or comments.get(name)))
+        default = (defaults or {}).get(name, field.get_default(call_default_factory=True))
+        out.append(MethodSetting(name=name, type=kind, default=default, choices=choices,
+                                 description=field.description or comments.get(name)))
     return out
 
 
-def method_infos() -> list[MethodInfo]:
+def method_infos(settings: Settings) -> list[MethodInfo]:
+    """Every method of the catalog, its settings' defaults as ``settings`` configure them."""
     infos = []
-    for name in METHOD_NAMES:
-        model = config_model(name)
-        infos.append(MethodInfo(name=name, needs_llm=name in NEEDS_LLM,
-                                settings=settings_of(model) if model is not None else []))
+    for record in CATALOG:
+        defaults = getattr(settings, record.defaults_from).model_dump() if record.defaults_from else None
+        infos.append(MethodInfo(name=record.name, summary=record.summary, default=record.name == DEFAULT_METHOD,
+                                needs_llm=record.needs_llm, reads=sorted(record.reads),
+                                settings=settings_of(record.config_model(), defaults)))
     return infos

@@ -82,9 +82,9 @@ async def health() -> Health:
 
 
 @router.get("/methods")
-async def methods() -> list[MethodInfo]:
+async def methods(request: Request) -> list[MethodInfo]:
     """Every method with its settings (name, type, default, choices, description)."""
-    return method_infos()
+    return method_infos(workspaces(request).settings())
 
 
 @router.get("/workspaces")

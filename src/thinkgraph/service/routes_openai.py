@@ -18,7 +18,7 @@ from fastapi.responses import StreamingResponse
 
 from thinkgraph.api import ThinkGraph
 from thinkgraph.errors import InputError
-from thinkgraph.methods.registry import METHOD_NAMES
+from thinkgraph.methods.catalog import METHOD_NAMES
 from thinkgraph.models import Answer
 from thinkgraph.service.conversation import standalone_question
 from thinkgraph.service.routes_api import workspaces

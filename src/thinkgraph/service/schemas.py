@@ -8,7 +8,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field
 
 from thinkgraph.index.pipeline import IndexReport
-from thinkgraph.methods.registry import DEFAULT_METHOD
+from thinkgraph.methods.catalog import DEFAULT_METHOD
 from thinkgraph.models import Citation, DocumentRecord, Edge, EvidenceSubgraph, Node, Provenance, TraceStep
 
 MAX_QUESTION_CHARS = 4000
@@ -71,7 +71,10 @@ class MethodSetting(BaseModel):
 
 class MethodInfo(BaseModel):
     name: str
+    summary: str = Field(description="What the method does, in one line.")
+    default: bool = Field(description="Whether this is the method used when none is named.")
     needs_llm: bool
+    reads: list[str] = Field(description="What it reads from the index besides passages and entities.")
     settings: list[MethodSetting]
 
 

@@ -11,8 +11,7 @@ from pathlib import Path
 from thinkgraph.api import ThinkGraph
 from thinkgraph.config import Settings, load_settings
 from thinkgraph.errors import InputError, ThinkgraphError
-from thinkgraph.store.factory import index_exists, list_indexes
-from thinkgraph.store.pg_location import parse_location
+from thinkgraph.store.factory import database_location, index_exists, list_indexes
 
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$")
 INDEX_FILE = "index.db"
@@ -33,7 +32,7 @@ def check_name(name: str) -> str:
 class Workspaces:
     def __init__(self, root: Path, config_path: Path | None = None, store: str | None = None) -> None:
         self.root = root.resolve()
-        self.database = parse_location(store) if store else None  # one schema per workspace there
+        self.database = database_location(store) if store else None  # one schema per workspace there
         if self.database is None:
             self.root.mkdir(parents=True, exist_ok=True)
         self.config_path = config_path

@@ -1,4 +1,8 @@
-"""The store contract every backend implements (tests/test_store_contract.py checks it on each)."""
+"""The store contract every backend implements (tests/test_store_contract.py checks it on each).
+
+The contract is split by role, one protocol per concern, so that code needing one concern can say
+so; :class:`GraphStore` is their union, what a backend implements and what most code is typed
+against."""
 
 from __future__ import annotations
 
@@ -6,7 +10,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
@@ -54,27 +58,42 @@ SECTIONS: tuple[Section, ...] = (
 SECTION_BY_NAME = {s.name: s for s in SECTIONS}
 
 
-class GraphStore(Protocol):
-    # where the index is ----------------------------------------------------------
-    # ``location`` reopens the same index with ``open_store``; for a database it may hold a password
-    # typed into the URL, so it is never printed: messages use ``describe()``. ``path`` is the local
-    # anchor for files derived from the index (the typed graph lives in ``{path}.kg``): the file
-    # itself for SQLite, a folder in the local cache for a database.
+@runtime_checkable
+class IndexLocation(Protocol):
+    """Where the index is, and the connection to it.
+
+    ``location`` reopens the same index with ``open_store``; for a database it may hold a password
+    typed into the URL, so it is never printed: messages use ``describe()``. ``path`` is the local
+    anchor for files derived from the index (the typed graph lives in ``{path}.kg``): the file
+    itself for SQLite, a folder in the local cache for a database. ``read_only``: every read works
+    and every write fails with a one-line error (an index file this user may not write); code that
+    would only keep something (a cache, usage, a derived result) checks it and skips the write."""
+
     location: str
     path: Path
+    read_only: bool
 
     def describe(self) -> str: ...
     def size_bytes(self) -> int: ...
+    def close(self) -> None: ...
 
-    # manifest ---------------------------------------------------------------
+
+@runtime_checkable
+class Manifest(Protocol):
+    """The index's key/value metadata (schema version, change counters, the content revision) and
+    its transactions: nested use joins the outer one; the outermost commits or rolls back."""
+
     def get_meta(self, key: str) -> str | None: ...
     def set_meta(self, key: str, value: str) -> None: ...
     def increment_meta(self, key: str) -> int: ...
     def content_revision(self) -> str | None: ...
     def transaction(self) -> AbstractContextManager[None]: ...
-    def close(self) -> None: ...
 
-    # documents --------------------------------------------------------------
+
+@runtime_checkable
+class DocumentStore(Protocol):
+    """The source documents of the index and their indexing status."""
+
     def upsert_document(self, doc: DocumentRecord) -> None: ...
     def get_document(self, doc_id: str) -> DocumentRecord | None: ...
     def find_document_by_hash(self, content_hash: str) -> DocumentRecord | None: ...
@@ -82,7 +101,11 @@ class GraphStore(Protocol):
     def set_document_status(self, doc_id: str, status: DocStatus, error: str | None = None) -> None: ...
     def remove_document(self, doc_id: str) -> RemovalReport: ...
 
-    # graph ------------------------------------------------------------------
+
+@runtime_checkable
+class GraphData(Protocol):
+    """The graph: nodes, edges and the provenance (document spans) of each."""
+
     def add_nodes(self, nodes: Iterable[Node]) -> None: ...
     def add_edges(self, edges: Iterable[Edge]) -> None: ...
     def add_provenance(self, records: Iterable[Provenance]) -> None: ...
@@ -100,13 +123,21 @@ class GraphStore(Protocol):
     def count_nodes(self) -> dict[str, int]: ...
     def count_edges(self) -> dict[str, int]: ...
 
-    # vectors ----------------------------------------------------------------
+
+@runtime_checkable
+class VectorStore(Protocol):
+    """One embedding per node, and nearest-neighbour search among the nodes of one type."""
+
     def put_vectors(self, node_ids: Sequence[str], vectors: np.ndarray) -> None: ...
     def get_vectors(self, node_types: Iterable[str] | None = None) -> tuple[list[str], np.ndarray]: ...
     def nodes_missing_vectors(self, node_types: Iterable[str]) -> list[Node]: ...
     def search_vectors(self, query: np.ndarray, node_type: str, k: int) -> list[tuple[str, float]]: ...
 
-    # stages, failures, LLM cache and usage, proposals, audit -------------------
+
+@runtime_checkable
+class Bookkeeping(Protocol):
+    """Stages, failures, the LLM cache and usage, proposals, audit."""
+
     def mark_done(self, stage: str, key: str) -> None: ...
     def is_done(self, stage: str, key: str) -> bool: ...
     def record_failure(self, stage: str, key: str, message: str) -> None: ...
@@ -124,14 +155,29 @@ class GraphStore(Protocol):
     def add_audit(self, action: str, payload: dict[str, Any]) -> None: ...
     def list_audit(self, limit: int = 100) -> list[dict[str, Any]]: ...
 
-    # work claims shared by processes (indexing scale-out) ------------------------
-    # A claim is a lease on one work item (kind, key) held by one owner until it expires; the
-    # store's clock decides expiry, so processes on several hosts agree.
+
+@runtime_checkable
+class ClaimStore(Protocol):
+    """Work claims shared by processes (indexing scale-out; used by ``store.claims.WorkClaims``).
+
+    A claim is a lease on one work item (kind, key) held by one owner until it expires; the
+    store's clock decides expiry, so processes on several hosts agree."""
+
     def claim(self, kind: str, key: str, owner: str, lease_s: float, *, replace: str | None = None) -> bool: ...
     def renew_claims(self, owner: str, lease_s: float) -> int: ...
     def release_claim(self, kind: str, key: str, owner: str) -> None: ...
     def live_claims(self, kind: str, key: str | None = None) -> dict[str, str]: ...
 
-    # the whole index as rows (copy between backends) --------------------------------
-    def dump(self, section: str) -> Iterator[tuple[Any, ...]]: ...
-    def load(self, section: str, rows: Iterable[tuple[Any, ...]]) -> int: ...
+
+@runtime_checkable
+class RowDump(Protocol):
+    """The whole index as rows, one :data:`SECTIONS` entry at a time (copy between backends)."""
+
+    def dump(self, name: str) -> Iterator[tuple[Any, ...]]: ...
+    def load(self, name: str, rows: Iterable[tuple[Any, ...]]) -> int: ...
+
+
+@runtime_checkable
+class GraphStore(IndexLocation, Manifest, DocumentStore, GraphData, VectorStore, Bookkeeping, ClaimStore, RowDump,
+                 Protocol):
+    """Everything a backend implements: the union of the roles above."""

@@ -39,6 +39,7 @@ class Revisions:
 
 
 def edge_key(edge: Edge) -> str:
+    """The id of an edge, the same in every backend (its provenance records are filed under it)."""
     return edge_id(edge.src, edge.type, edge.dst, str(edge.props.get("predicate", "")))
 
 

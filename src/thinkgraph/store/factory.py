@@ -29,6 +29,11 @@ def parse(location: str | Path) -> Path | PgLocation:
     return Path(location)  # a plain path (a Windows drive letter parses as a one-letter scheme)
 
 
+def database_location(url: str) -> PgLocation:
+    """A ``postgresql://`` URL parsed (a service keeps one index per schema of that database)."""
+    return parse_location(url)
+
+
 def open_store(location: str | Path, *, create: bool = True) -> GraphStore:
     target = parse(location)
     if isinstance(target, Path):

@@ -42,6 +42,10 @@ _EDGE_COLS = "src, dst, type, weight, props"
 class PostgresStore(PgVectors, PgBookkeeping, Revisions):
     """GraphStore in one PostgreSQL schema. Safe to share between threads (one connection, one lock)."""
 
+    # A database index has no read-only mode: a user without write rights gets the server's error on
+    # the first write (SQLite's is for an index file this user may not write).
+    read_only: bool = False
+
     def __init__(self, target: PgLocation | str, *, create: bool = True) -> None:
         self._target = target if isinstance(target, PgLocation) else parse_location(target)
         self.location = self._target.url

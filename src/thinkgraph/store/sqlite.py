@@ -26,7 +26,6 @@ from thinkgraph.store.common import (
     Revisions,
     document_from,
     edge_from,
-    edge_key,
     edge_row,
     node_from,
     node_row,
@@ -36,7 +35,7 @@ from thinkgraph.store.common import (
 from thinkgraph.store.sqlite_bookkeeping import SQLiteBookkeeping
 from thinkgraph.store.sqlite_connect import connect_index
 
-__all__ = ["SCHEMA_VERSION", "SQLiteStore", "edge_key"]
+__all__ = ["SCHEMA_VERSION", "SQLiteStore"]
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);

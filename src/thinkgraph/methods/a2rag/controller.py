@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import re
-import time
 from collections import Counter
 from dataclasses import dataclass, field
 
@@ -24,8 +23,14 @@ from thinkgraph.methods.a2rag.prompts import (
 from thinkgraph.methods.a2rag.retriever import AgenticRetriever, RetrievalState
 from thinkgraph.methods.base import NO_LLM_MESSAGE, MethodContext
 from thinkgraph.methods.none import NoRetrievalMethod
-from thinkgraph.methods.synthesis import ECHO_MESSAGE, citations_for, echoes_instructions, split_citations
-from thinkgraph.models import Answer, Cost, EvidenceSubgraph, Node, NodeType, TraceStep
+from thinkgraph.methods.synthesis import (
+    ECHO_MESSAGE,
+    citations_for,
+    echoes_instructions,
+    numbered_passages,
+    split_citations,
+)
+from thinkgraph.models import Answer, AnswerStatus, EvidenceSubgraph, Node, NodeType, TraceStep
 from thinkgraph.retrieval.hybrid import blend_with_passages
 
 _PREAMBLE = re.compile(r"^(?:(?:sure|okay|ok|certainly|here)\b[^:\n]*:|rewritten question\s*:)\s*", re.IGNORECASE)
@@ -71,44 +76,35 @@ class A2RAGMethod:
         return float(np.clip(summaries.scores(self.ctx.view.embed_query(question)).max(), 0.0, 1.0))
 
     async def answer(self, question: str) -> Answer:
-        started = time.perf_counter()
         llm = self.ctx.llm
         if llm is None:
-            return self._finish(await self._evidence_only(question), started, Cost())
-        with llm.meter.scope() as cost:
-            answer = await self._controlled(question, llm)
-        return self._finish(answer, started, cost)
-
-    def _finish(self, answer: Answer, started: float, cost: Cost) -> Answer:
-        answer.cost = cost
-        answer.cost.seconds = time.perf_counter() - started
-        return answer
+            return await self._evidence_only(question)
+        return await self._controlled(question, llm)
 
     async def _evidence_only(self, question: str) -> Answer:
         """Without an LLM: the gate (it needs only embeddings), then every stage, no verification."""
-        trace: list[TraceStep] = []
+        trace = self.ctx.trace
         if self.config.gate:
             score = self.gate_score(question)
             trace.append(TraceStep("controller", "gate", {"tau_g": self.config.tau_g}, {"score": score}))
             if score < self.config.tau_g:
                 self.stage_counts["abstained"] += 1
-                return Answer(question=question, method=self.name, text=None, status="abstained", trace=trace,
-                              message=f"out of scope: best summary similarity {score:.3f} < tau_g "
+                return Answer(question=question, method=self.name, text=None, status=AnswerStatus.ABSTAINED,
+                              trace=trace, message=f"out of scope: best summary similarity {score:.3f} < tau_g "
                                       f"{self.config.tau_g}", stats={"stage": "abstained"})
-        state = await self.retriever.retrieve(question, stop_when_sufficient=False)
-        trace += state.trace
+        state = await self.retriever.retrieve(question, stop_when_sufficient=False, trace=trace)
         self.stage_counts[state.stage] += 1
         chunks = blend_with_passages(self.ctx.view, question, state.ranked_chunks(),
                                      weight=self.ctx.settings.retrieval.evidence_blend,
                                      depth=self.config.evidence_chunks)
-        return Answer(question=question, method=self.name, text=None, status="evidence_only",
+        return Answer(question=question, method=self.name, text=None, status=AnswerStatus.EVIDENCE_ONLY,
                       citations=citations_for(self.retriever.passages(chunks)),
                       evidence=self._subgraph(state), trace=trace, message=NO_LLM_MESSAGE,
                       stats={"stage": state.stage, "variant": NO_LLM_VARIANT})
 
     async def _controlled(self, question: str, llm: LLM) -> Answer:
         c = self.config
-        trace: list[TraceStep] = []
+        trace = self.ctx.trace
         if c.gate:
             score = self.gate_score(question)
             trace.append(TraceStep("controller", "gate", {"tau_g": c.tau_g}, {"score": score}))
@@ -127,12 +123,11 @@ class A2RAGMethod:
         c = self.config
         self.stage_counts["abstained"] += 1
         if c.out_of_scope == "no_retrieval":
-            fallback = await NoRetrievalMethod(self.ctx).answer(question)
-            fallback.trace = trace + fallback.trace
+            fallback = await NoRetrievalMethod(self.ctx).answer(question)  # records on the same trace
             fallback.method = self.name
             fallback.stats = {"stage": "abstained"}
             return fallback
-        return Answer(question=question, method=self.name, text=None, status="abstained", trace=trace,
+        return Answer(question=question, method=self.name, text=None, status=AnswerStatus.ABSTAINED, trace=trace,
                       message=f"out of scope: best summary similarity {score:.3f} < tau_g {c.tau_g}",
                       stats={"stage": "abstained", "outcome": "out_of_scope"})
 
@@ -143,8 +138,7 @@ class A2RAGMethod:
         c = self.config
         query = question
         for attempt in range(c.i_max + 1):
-            state = await self.retriever.retrieve(query)
-            trace += state.trace
+            state = await self.retriever.retrieve(query, trace=trace)
             self.seed_failures += state.seeds.extraction_error is not None
             passages = self.retriever.passages(state.ranked_chunks()[: c.evidence_chunks])
             reply = await self._generate(llm, query, state, passages)
@@ -167,7 +161,7 @@ class A2RAGMethod:
         if self.config.hitl:
             proposals = await propose_triples(self.ctx.store, llm, question, reply, passages)
             trace.append(TraceStep("controller", "hitl.propose", {}, {"proposals": proposals}))
-        return Answer(question=question, method=self.name, text=text, status="answered",
+        return Answer(question=question, method=self.name, text=text, status=AnswerStatus.ANSWERED,
                       citations=citations_for(used), evidence=attempts[-1].evidence, trace=trace,
                       stats={"stage": state.stage, "attempts": len(attempts), "outcome": "verified",
                              **self._seed_stats(trace)})
@@ -186,7 +180,7 @@ class A2RAGMethod:
         trace.append(TraceStep("controller", "abstain", {"attempts": len(attempts)},
                                {"unverified_draft": last.answer if last else None,
                                 "failure": last.failure if last else None}))
-        return Answer(question=question, method=self.name, text=None, status="abstained", trace=trace,
+        return Answer(question=question, method=self.name, text=None, status=AnswerStatus.ABSTAINED, trace=trace,
                       message=message, evidence=last.evidence if last else EvidenceSubgraph(),
                       stats={"stage": "failed", "attempts": len(attempts),
                              "outcome": "budget_reached" if budget_reached else "retries_exhausted",
@@ -199,8 +193,8 @@ class A2RAGMethod:
 
     async def _generate(self, llm: LLM, query: str, state: RetrievalState, passages: list) -> str:
         triples = "\n".join(self.retriever.triples_text(state.facts)) or "(none)"
-        numbered = "\n".join(f"[{i}] {p.title + ': ' if p.title else ''}{p.text}" for i, p in enumerate(passages, 1))
-        prompt = ANSWER.format(question=query, triples=triples, passages=numbered or "(none)")
+        numbered = numbered_passages(passages, sep="\n") or "(none)"
+        prompt = ANSWER.format(question=query, triples=triples, passages=numbered)
         return (await llm.text([{"role": "user", "content": prompt}], step="a2rag.answer", kind="answer")).strip()
 
     async def _triple_check(self, llm: LLM, query: str, reply: str, state: RetrievalState,

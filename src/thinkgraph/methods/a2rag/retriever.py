@@ -85,8 +85,11 @@ class AgenticRetriever:
                   if c in vectors.position]
         return [c for c, _ in sorted(scored, key=lambda t: (-t[1], t[0]))]
 
-    async def retrieve(self, query: str, *, stop_when_sufficient: bool = True) -> RetrievalState:
-        state = RetrievalState(query=query)
+    async def retrieve(self, query: str, *, stop_when_sufficient: bool = True,
+                       trace: list[TraceStep] | None = None) -> RetrievalState:
+        """The stages for ``query``; each step is recorded on ``trace`` (the question's, so that it is
+        heard as it happens) or on a list of the state's own."""
+        state = RetrievalState(query=query, trace=[] if trace is None else trace)
         started = time.perf_counter()
         state.seeds = await self.aligner.seeds(query)
         seeds = list(state.seeds.entities)

@@ -13,11 +13,11 @@ from rapidfuzz import fuzz, process
 
 from thinkgraph.errors import LLMUnavailableError, StructuredOutputError
 from thinkgraph.ids import normalize_name
-from thinkgraph.index.extract_nolm import entities_in
 from thinkgraph.llm.service import LLM
 from thinkgraph.methods.a2rag.config import A2RAGConfig
 from thinkgraph.methods.a2rag.graph import EntityGraph
 from thinkgraph.methods.a2rag.prompts import QUERY_SEEDS
+from thinkgraph.names import entities_in
 from thinkgraph.retrieval.views import IndexView
 
 SEED_STEP = "a2rag.seeds"

@@ -5,15 +5,16 @@ the `none` method."""
 from __future__ import annotations
 
 import json
-import time
-from dataclasses import dataclass
-from typing import Literal
+from dataclasses import dataclass, field
+from typing import ClassVar, Literal
 
-from thinkgraph.errors import ConfigError
+from pydantic import BaseModel, ConfigDict, Field
+
 from thinkgraph.methods.base import MethodContext
 from thinkgraph.methods.kgr.method import typed_graph_for
 from thinkgraph.methods.kgr.prompts import KG_RAG_ANSWER
-from thinkgraph.models import Answer, EvidenceSubgraph, Node, TraceStep
+from thinkgraph.methods.run import llm_required_error
+from thinkgraph.models import Answer, AnswerStatus, EvidenceSubgraph, Node, TraceStep
 from thinkgraph.typedkg import TypedGraph
 
 MAX_FEATURE_CHARS = 600
@@ -32,11 +33,17 @@ def node_block(graph: TypedGraph, node: int, *, neighbors: bool) -> str:
     return "\n".join(lines)
 
 
+class KGRagConfig(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    top_k: int = Field(5, ge=1)  # nodes retrieved for the question
+
+
 @dataclass
 class KGRagMethod:
     ctx: MethodContext
-    mode: Literal["text", "graph"] = "text"
-    top_k: int = 5  # nodes retrieved for the question
+    config: KGRagConfig = field(default_factory=KGRagConfig)
+    mode: ClassVar[Literal["text", "graph"]] = "text"
 
     @property
     def name(self) -> str:
@@ -44,21 +51,27 @@ class KGRagMethod:
 
     async def answer(self, question: str) -> Answer:
         graph = typed_graph_for(self.ctx)
-        started = time.perf_counter()
-        hits = graph.search(question, self.top_k)
+        hits = graph.search(question, self.config.top_k)
         context = "\n".join(node_block(graph, h.node, neighbors=self.mode == "graph") for h in hits)
         nodes = [Node(h.ext_id, graph.node_type(h.node), h.text, {"score": h.score}) for h in hits]
-        trace = [TraceStep("retriever", f"{self.mode}_rag.retrieve", {"question": question},
-                           {"nodes": [h.ext_id for h in hits]})]
+        trace = self.ctx.trace
+        trace.append(TraceStep("retriever", f"{self.mode}_rag.retrieve", {"question": question},
+                               {"nodes": [h.ext_id for h in hits]}))
         llm = self.ctx.llm
-        if llm is None:
-            raise ConfigError(f"method {self.name!r} needs an LLM endpoint (set THINKGRAPH_LLM_BASE_URL)")
-        with llm.meter.scope() as cost:
-            prompt = KG_RAG_ANSWER.format(context=context or "(none)", question=question)
-            reply = (await llm.text([{"role": "user", "content": prompt}], step=f"kg.{self.mode}_rag",
-                                     kind="answer")).strip()
-        cost.seconds = time.perf_counter() - started
+        if llm is None:  # (the run envelope says so first)
+            raise llm_required_error(self.name)
+        prompt = KG_RAG_ANSWER.format(context=context or "(none)", question=question)
+        reply = (await llm.text([{"role": "user", "content": prompt}], step=f"kg.{self.mode}_rag",
+                                kind="answer")).strip()
         trace.append(TraceStep("responder", f"{self.mode}_rag.answer", {}, {"reply": reply}))
-        status = "abstained" if reply.strip(".").casefold() == "unknown" else "answered"
+        status = AnswerStatus.ABSTAINED if reply.strip(".").casefold() == "unknown" else AnswerStatus.ANSWERED
         return Answer(question=question, method=self.name, text=reply, status=status,
-                      evidence=EvidenceSubgraph(nodes=nodes), trace=trace, cost=cost)
+                      evidence=EvidenceSubgraph(nodes=nodes), trace=trace)
+
+
+class KGTextRAGMethod(KGRagMethod):
+    mode = "text"
+
+
+class KGGraphRAGMethod(KGRagMethod):
+    mode = "graph"

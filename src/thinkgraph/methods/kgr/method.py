@@ -3,7 +3,6 @@ got and interaction agent / explore, on an imported typed graph or on the corpus
 
 from __future__ import annotations
 
-import time
 from itertools import count
 
 from thinkgraph.errors import ConfigError
@@ -16,8 +15,9 @@ from thinkgraph.methods.kgr.explore import ExploreStepper
 from thinkgraph.methods.kgr.search import Evaluator, SearchResult, Stepper, run_chain, run_tree
 from thinkgraph.methods.kgr.state import ChainState
 from thinkgraph.methods.kgr.trace import Recorder
+from thinkgraph.methods.run import llm_required_error
 from thinkgraph.methods.synthesis import citations_for
-from thinkgraph.models import Answer, EvidenceSubgraph, Node
+from thinkgraph.models import Answer, AnswerStatus, EvidenceSubgraph, Node
 from thinkgraph.retrieval.evidence import passages_from_scores
 from thinkgraph.typedkg import TypedGraph
 from thinkgraph.typedkg.location import open_typed_graph
@@ -43,15 +43,13 @@ class KGRMethod:
 
     async def answer(self, question: str) -> Answer:
         llm = self.ctx.llm
-        if llm is None:
-            raise ConfigError("method 'kgr' needs an LLM endpoint (set THINKGRAPH_LLM_BASE_URL)")
+        if llm is None:  # (the run envelope says so first)
+            raise llm_required_error(self.name)
         graph = typed_graph_for(self.ctx)
-        started = time.perf_counter()
-        recorder = Recorder()
-        with llm.meter.limit(self.config.max_calls) as cost:
+        recorder = Recorder(self.ctx.trace)
+        with llm.meter.limit(self.config.max_calls):
             result = await self._search(llm, graph, question, recorder)
-        cost.seconds = time.perf_counter() - started
-        return self._answer(question, graph, result, recorder, cost)
+        return self._answer(question, graph, result, recorder)
 
     def stepper(self, llm: LLM, graph: TypedGraph, question: str, recorder: Recorder, ids: count) -> Stepper:
         c = self.config
@@ -70,8 +68,7 @@ class KGRMethod:
         evaluator = Evaluator(llm, question, self.config.evaluator, recorder, few_shot=self.config.few_shot)
         return await run_tree(stepper, evaluator, root, self.config, merge=self.config.strategy == "got")
 
-    def _answer(self, question: str, graph: TypedGraph, result: SearchResult, recorder: Recorder,
-                cost: object) -> Answer:
+    def _answer(self, question: str, graph: TypedGraph, result: SearchResult, recorder: Recorder) -> Answer:
         best = result.best
         nodes = []
         for ext in (best.nodes if best else []):
@@ -89,10 +86,11 @@ class KGRMethod:
         if best is not None:
             stats["grounded"] = bool(nodes)
         return Answer(question=question, method=self.name, text=best.answer if best else None,
-                      status="answered" if best else "failed", citations=citations_for(passages),
+                      status=AnswerStatus.ANSWERED if best else AnswerStatus.FAILED,
+                      citations=citations_for(passages),
                       evidence=EvidenceSubgraph(nodes=nodes, path_texts=[f"{h} -> {r} -> {t}" for h, r, t in
                                                                          (best.triples if best else [])]),
-                      trace=recorder.steps, cost=cost,  # type: ignore[arg-type]
+                      trace=recorder.steps,
                       message=self._message(result, bool(nodes)), stats=stats)
 
     def _message(self, result: SearchResult, grounded: bool) -> str | None:

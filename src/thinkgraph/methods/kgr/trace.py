@@ -12,7 +12,7 @@ from thinkgraph.models import TraceStep
 
 @dataclass
 class Recorder:
-    steps: list[TraceStep] = field(default_factory=list)
+    steps: list[TraceStep] = field(default_factory=list)  # the question's trace (methods.base.MethodContext)
     invalid_actions: int = 0
     parse_failures: int = 0
 

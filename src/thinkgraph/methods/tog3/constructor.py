@@ -50,7 +50,7 @@ class Constructor:
     @property
     def writes(self) -> bool:
         """Whether extracted triplets go into the index: asked for, and the index can be written."""
-        return self.config.write_triplets and not getattr(self.retriever.view.store, "read_only", False)
+        return self.config.write_triplets and not self.retriever.view.store.read_only
 
     async def evolve(self, sub_query: str, current: Subgraph, trace: list[TraceStep]) -> Subgraph:
         new = await self.retriever.retrieve(sub_query, trace)
@@ -91,7 +91,7 @@ class Constructor:
                     store.add_provenance(records.provenance)
                     mark_outdated(store)
                 self.log.written = True
-            self.log.read_only = getattr(store, "read_only", False)
+            self.log.read_only = store.read_only
             self.log.chunks.append(node.id)
             self.log.triples += len(new)
             found += new

@@ -4,7 +4,6 @@ evolutions; then a final answer synthesised from the whole trajectory H_K and it
 
 from __future__ import annotations
 
-import time
 from collections import Counter
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -21,7 +20,7 @@ from thinkgraph.methods.tog3.config import ToG3Config
 from thinkgraph.methods.tog3.constructor import Constructor
 from thinkgraph.methods.tog3.prompts import EVOLVE_QUERY, FINAL, REASONING, RESPOND, SUFFICIENCY
 from thinkgraph.methods.tog3.trajectory import Trajectory, synthesise
-from thinkgraph.models import Answer, Edge, EdgeType, EvidenceSubgraph, Node, NodeType, TraceStep
+from thinkgraph.models import Answer, AnswerStatus, Edge, EdgeType, EvidenceSubgraph, Node, NodeType, TraceStep
 from thinkgraph.retrieval.evidence import passages_from_scores
 from thinkgraph.retrieval.hybrid import blend_with_passages
 
@@ -49,23 +48,18 @@ class ToG3Method:
         llm = self.ctx.llm
         if llm is None:
             return await self._evidence_only(question)
-        started = time.perf_counter()
-        with llm.meter.scope() as cost:
-            answer = await self._macer(question, llm)
-        answer.cost = cost
-        answer.cost.seconds = time.perf_counter() - started
-        return answer
+        return await self._macer(question, llm)
 
     async def _evidence_only(self, question: str) -> Answer:
         """The Retriever's hybrid vector-graph retrieval and rerank alone (no keyword expansion, no
         agents): what evaluation measures as ToG-3's retrieval without an LLM."""
-        trace: list[TraceStep] = []
+        trace = self.ctx.trace
         graph = await self.retriever.retrieve(question, trace)
         graph.passages = blend_with_passages(self.ctx.view, question, graph.passages,
                                              weight=self.ctx.settings.retrieval.evidence_blend,
                                              depth=max(len(graph.passages), self.config.context_passages))
         passages = passages_from_scores(self.ctx.store, [(cid, 0.0) for cid in graph.passages])
-        return Answer(question=question, method=self.name, text=None, status="evidence_only",
+        return Answer(question=question, method=self.name, text=None, status=AnswerStatus.EVIDENCE_ONLY,
                       citations=citations_for(passages), trace=trace, message=NO_LLM_MESSAGE,
                       evidence=self._evidence(graph), stats={"variant": NO_LLM_VARIANT})
 
@@ -88,7 +82,7 @@ class ToG3Method:
 
     async def _macer(self, q: str, llm: LLM) -> Answer:
         c = self.config
-        trace: list[TraceStep] = []
+        trace = self.ctx.trace
         constructor = Constructor(self.retriever, llm, c)
         run = Trajectory(q)
         try:  # one call of the budget is kept for the final synthesis

@@ -45,7 +45,7 @@ def proposition_communities(graph: PropositionGraph, store: GraphStore, max_size
     edges = [(int(r), graph.n + int(c)) for r, c in zip(coo.row, coo.col, strict=True)]
     found = hierarchical_leiden(graph.n + len(graph.connectors), edges, max_cluster_size=max_size)
     communities = [(len(c.members), sorted(m for m in c.members if m < graph.n)) for c in found]
-    if getattr(store, "read_only", False):  # a read-only index answers but keeps nothing
+    if store.read_only:  # a read-only index answers but keeps nothing
         return communities
     store.set_meta(META_KEY, json.dumps({"key": key, "communities": communities}, separators=(",", ":")))
     log.info("topg: %d communities computed and cached for this version of the index", len(communities))

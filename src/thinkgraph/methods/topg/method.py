@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import re
-import time
 from dataclasses import dataclass, field
 from functools import cached_property
 
@@ -18,7 +17,7 @@ from thinkgraph.methods.topg.global_mode import CommunityReporter, GlobalExplore
 from thinkgraph.methods.topg.graph import PropositionGraph, build_proposition_graph
 from thinkgraph.methods.topg.prompts import EVAL, NAIVE_ANSWER, NEXT_QUESTIONS, SELECT
 from thinkgraph.methods.topg.suggest import Suggester
-from thinkgraph.models import Answer, EvidenceSubgraph, Node, TraceStep
+from thinkgraph.models import Answer, AnswerStatus, EvidenceSubgraph, Node, TraceStep
 from thinkgraph.retrieval.evidence import passages_from_scores
 from thinkgraph.retrieval.hybrid import blend_with_passages
 
@@ -70,17 +69,11 @@ class ToPGMethod:
         return "\n".join(f"[{i}] {self.suggester.graph.texts[p]}" for i, p in enumerate(props, 1))
 
     async def answer(self, question: str) -> Answer:
-        started = time.perf_counter()
         llm = self.ctx.llm
         if llm is None:
-            answer = await self._without_llm(question)
-        else:
-            with llm.meter.scope() as cost:
-                run = {"naive": self._naive, "local": self._local, "global": self._global}[self.config.mode]
-                answer = await run(question, llm)
-            answer.cost = cost
-        answer.cost.seconds = time.perf_counter() - started
-        return answer
+            return await self._without_llm(question)
+        run = {"naive": self._naive, "local": self._local, "global": self._global}[self.config.mode]
+        return await run(question, llm)
 
     async def _without_llm(self, question: str) -> Answer:
         """The retrieval each mode can do without Select, Eval or any prompt, named in the stats."""
@@ -91,7 +84,7 @@ class ToPGMethod:
         # the walk's passages blended with the hybrid passage ranking (never worse than dense)
         chunks = blend_with_passages(self.ctx.view, question, self.suggester.passages_of(props),
                                      weight=self.ctx.settings.retrieval.evidence_blend, depth=MAX_CITED_PASSAGES)
-        answer = self._answer(question, None, "evidence_only", props, trace, chunks=chunks)
+        answer = self._answer(question, None, AnswerStatus.EVIDENCE_ONLY, props, trace, chunks=chunks)
         answer.stats["variant"] = NO_LLM_VARIANTS[self.config.mode]
         answer.message = NO_LLM_MESSAGE
         return answer
@@ -100,7 +93,7 @@ class ToPGMethod:
         """Alg. 2 without an LLM: the question alone seeds (no decomposition), every suggestion is kept
         (no Select, so Rocchio has no pruned set), then Alg. 3 picks the communities a report would
         read; the anchors, in the order collected, are the evidence."""
-        trace: list[TraceStep] = []
+        trace = self.ctx.trace
 
         async def keep_all(query: str, suggested: list[int]) -> list[int]:
             return suggested
@@ -116,7 +109,8 @@ class ToPGMethod:
         best ``EVIDENCE_SEEDS`` propositions with every suggestion kept."""
         vec = self.ctx.view.embed_query(question)
         naive = self.suggester.naive(vec)
-        trace = [TraceStep("suggester", "suggest.naive", {"k": self.config.k}, {"propositions": len(naive)})]
+        trace = self.ctx.trace
+        trace.append(TraceStep("suggester", "suggest.naive", {"k": self.config.k}, {"propositions": len(naive)}))
         if self.config.mode == "naive":
             return naive, trace
         pool = naive[:EVIDENCE_SEEDS]
@@ -126,7 +120,7 @@ class ToPGMethod:
             trace.append(TraceStep("suggester", "suggest.local", {"iteration": iteration + 1}, {"new": len(new)}))
         return pool, trace
 
-    def _answer(self, question: str, text: str | None, status: str, props: list[int],
+    def _answer(self, question: str, text: str | None, status: AnswerStatus, props: list[int],
                 trace: list[TraceStep], message: str | None = None, *, budget_reached: bool = False,
                 chunks: list[str] | None = None) -> Answer:
         g = self.suggester.graph
@@ -144,11 +138,12 @@ class ToPGMethod:
         props = self.suggester.naive(self.ctx.view.embed_query(question))
         prompt = NAIVE_ANSWER.format(question=question, facts=self._facts(props))
         reply = (await llm.text([{"role": "user", "content": prompt}], step="topg.naive_answer", kind="answer")).strip()
-        trace = [TraceStep("suggester", "suggest.naive", {"k": self.config.k}, {"propositions": len(props)}),
-                 TraceStep("responder", "topg.naive_answer", {}, {"reply": reply})]
+        trace = self.ctx.trace
+        trace.append(TraceStep("suggester", "suggest.naive", {"k": self.config.k}, {"propositions": len(props)}))
+        trace.append(TraceStep("responder", "topg.naive_answer", {}, {"reply": reply}))
         cited = [props[int(n) - 1] for n in _CITE.findall(reply) if 1 <= int(n) <= len(props)]
         text = _CITE.sub("", reply).strip()
-        status = "abstained" if text.strip(".").casefold() == "unknown" else "answered"
+        status = AnswerStatus.ABSTAINED if text.strip(".").casefold() == "unknown" else AnswerStatus.ANSWERED
         return self._answer(question, text, status, cited or props, trace)
 
     async def _select(self, llm: LLM, question: str, suggested: list[int], trace: list[TraceStep]) -> list[int]:
@@ -171,16 +166,16 @@ class ToPGMethod:
     async def _local(self, question: str, llm: LLM) -> Answer:
         """Alg. 1 under the call budget; when it runs out, the facts found so far are the evidence."""
         c = self.config
-        trace: list[TraceStep] = []
+        trace = self.ctx.trace
         found: list[int] = []
         try:
             with llm.meter.limit(c.max_calls):
                 answer = await self._local_loop(question, llm, found, trace)
         except CallBudgetReached:
             trace.append(TraceStep("controller", "budget_reached", {"max_calls": c.max_calls}, {"facts": len(found)}))
-            return self._answer(question, None, "failed", found, trace, budget_reached=True,
+            return self._answer(question, None, AnswerStatus.FAILED, found, trace, budget_reached=True,
                                 message=f"stopped at the call budget (max_calls={c.max_calls}) without an answer")
-        return answer or self._answer(question, None, "failed", found, trace,
+        return answer or self._answer(question, None, AnswerStatus.FAILED, found, trace,
                                       message=f"no answer from the collected facts after {c.max_iter} iterations")
 
     async def _local_loop(self, question: str, llm: LLM, found: list[int], trace: list[TraceStep]) -> Answer | None:
@@ -204,7 +199,7 @@ class ToPGMethod:
             verdict = await self._eval(llm, question, found, trace, iteration)
             if verdict is not None and verdict.answerable and verdict.answer.strip():
                 used = [found[n - 1] for n in verdict.facts if 1 <= n <= len(found)] or found
-                return self._answer(question, verdict.answer.strip(), "answered", used, trace)
+                return self._answer(question, verdict.answer.strip(), AnswerStatus.ANSWERED, used, trace)
             if iteration + 1 < c.max_iter:
                 queries = await self._next_questions(llm, question, found, trace) or [question]
         return None
@@ -214,7 +209,7 @@ class ToPGMethod:
         that runs out ends the collection or the intermediate answers; the report is written from
         what was gathered."""
         c = self.config
-        trace: list[TraceStep] = []
+        trace = self.ctx.trace
 
         async def select(q: str, suggested: list[int]) -> list[int]:
             return await self._select(llm, q, suggested, trace)
@@ -233,10 +228,11 @@ class ToPGMethod:
         text = await reporter.write(question, llm)
         note = f"stopped at the call budget (max_calls={c.max_calls})" if budget_reached else None
         if text is None:
-            return self._answer(question, None, "failed", explorer.anchors, trace, budget_reached=budget_reached,
+            return self._answer(question, None, AnswerStatus.FAILED, explorer.anchors, trace,
+                                budget_reached=budget_reached,
                                 message="; ".join(x for x in (note, "no community around the collected facts "
                                                                     "gave usable material") if x))
-        return self._answer(question, text, "answered", reporter.used or explorer.anchors, trace,
+        return self._answer(question, text, AnswerStatus.ANSWERED, reporter.used or explorer.anchors, trace,
                             message=note, budget_reached=budget_reached)
 
     async def _eval(self, llm: LLM, question: str, found: list[int], trace: list[TraceStep],

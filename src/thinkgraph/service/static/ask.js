@@ -10,8 +10,8 @@
   async function loadMethods() {
     try { methods = await TG.call("/v1/methods"); } catch (e) { TG.notice(e.message); return; }
     $("method").innerHTML = "";
-    methods.forEach((m) => $("method").append(TG.el("option", { value: m.name, text: m.name + (m.needs_llm ? " (LLM)" : "") })));
-    $("method").value = "ppr";
+    methods.forEach((m) => $("method").append(TG.el("option", { value: m.name, title: m.summary, text: m.name + (m.needs_llm ? " (LLM)" : "") })));
+    $("method").value = (methods.find((m) => m.default) || methods[0]).name;
     buildOptions();
   }
 

@@ -1,4 +1,4 @@
-"""`thinkgraph serve and mcp` commands (registered on the main CLI app)."""
+"""`thinkgraph serve and mcp` commands (registered on the app of thinkgraph.cli.app)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,8 @@ from pathlib import Path
 import typer
 from rich.markup import escape
 
-from thinkgraph.cli import app, one_line_errors, out
+from thinkgraph.cli.app import app, one_line_errors
+from thinkgraph.cli.output import out
 from thinkgraph.errors import ConfigError, InputError
 
 

@@ -1,4 +1,4 @@
-"""`thinkgraph eval and questions` commands (registered on the main CLI app)."""
+"""`thinkgraph eval and questions` commands (registered on the app of thinkgraph.cli.app)."""
 
 from __future__ import annotations
 
@@ -14,8 +14,10 @@ from rich.table import Table
 
 from thinkgraph.api import ThinkGraph
 from thinkgraph.asyncutil import run_sync
-from thinkgraph.cli import _open, app, one_line_errors, out
+from thinkgraph.cli.app import app, one_line_errors, open_index
+from thinkgraph.cli.output import out
 from thinkgraph.errors import ConfigError, InputError, UsageError
+from thinkgraph.methods import catalog
 
 
 @app.command("eval")
@@ -23,8 +25,9 @@ from thinkgraph.errors import ConfigError, InputError, UsageError
 def evaluate(
     ctx: typer.Context,
     questions: Path = typer.Argument(..., help="Questions JSONL (id, question, answer, supporting_ids, ...)."),
-    method: list[str] = typer.Option(["ppr"], "--method", "-m",
-                                     help="NAME or NAME:key=value,... (repeat to compare methods)."),
+    method: list[str] = typer.Option([catalog.DEFAULT_METHOD], "--method", "-m",
+                                     help="NAME or NAME:key=value,... (repeat to compare methods); NAME one of: "
+                                     f"{', '.join(catalog.METHOD_NAMES)}"),
     out: Path = typer.Option(Path("eval-out"), "--out", help="Folder for records, summary, report and plots."),
     retrieval_only: bool = typer.Option(False, "--retrieval-only", help="Recall@k of the retrievers; no LLM."),
     limit: int | None = typer.Option(None, "--limit", help="Only the first N questions."),
@@ -92,13 +95,9 @@ def evaluate(
 def _check_method_options(tg: ThinkGraph, specs: list[Any]) -> None:
     """A method option that the method refuses is one line before any question is asked (otherwise
     every question would be recorded as an error)."""
-    from thinkgraph.methods.base import MethodContext
-    from thinkgraph.methods.registry import make_method
-
-    context = MethodContext(store=tg.store, view=tg.view, settings=tg.settings, llm=None)
     for spec in specs:
         if spec.options:
-            make_method(spec.method, context, **spec.options)
+            catalog.get(spec.method).make_config(tg.settings, spec.options)
 
 
 def _write_eval_outputs(out: Path, rows: list[dict[str, Any]], title: str, index_stats: dict[str, Any],
@@ -143,7 +142,7 @@ def questions(
     """Generate abstract questions about the indexed corpus (users -> tasks -> questions; needs an LLM)."""
     from thinkgraph.eval.question_gen import generate_questions, write_questions
 
-    with _open(ctx, create=False) as tg:
+    with open_index(ctx, create=False) as tg:
         if tg.llm is None:
             raise ConfigError("generating questions needs an LLM: set THINKGRAPH_LLM_BASE_URL")
         made = run_sync(generate_questions(tg.store, tg.llm, n_users=users, n_tasks=tasks, n_questions=per_task))

@@ -1,4 +1,5 @@
-"""`thinkgraph copy SRC DST`: move an index between SQLite and PostgreSQL (registered on the main app)."""
+"""`thinkgraph copy SRC DST`: move an index between SQLite and PostgreSQL (registered on the app of
+thinkgraph.cli.app)."""
 
 from __future__ import annotations
 
@@ -7,7 +8,8 @@ import json
 import typer
 from rich.markup import escape
 
-from thinkgraph.cli import app, one_line_errors, out
+from thinkgraph.cli.app import app, one_line_errors
+from thinkgraph.cli.output import out
 
 
 @app.command()

@@ -1,0 +1,108 @@
+"""The envelope every method call goes through, so that no method repeats it: the LLM requirement,
+timing, the cost meter, the endpoint step of the trace, an empty answer made a failure, the top-k cut,
+citations narrowed to their sentences with pages, and the edges among the evidence nodes. A method's
+``answer`` returns its core result (text, status, citations, evidence, message, stats) with the steps
+recorded on its context's trace; ``run_method`` returns it complete."""
+
+from __future__ import annotations
+
+import time
+from typing import TYPE_CHECKING, Any
+
+from thinkgraph.errors import ConfigError, InputError
+from thinkgraph.methods import catalog
+from thinkgraph.models import Answer, AnswerStatus, Cost, TraceStep
+
+if TYPE_CHECKING:
+    from thinkgraph.methods.base import Method
+    from thinkgraph.store.base import GraphStore
+
+EMPTY_ANSWER_MESSAGE = "the model returned an empty answer"
+# The LLM layer's counters, reported per question as the difference before and after it.
+_LLM_COUNTERS = ("repairs", "parse_failures", "format_refusals", "truncations", "cut_replies")
+EVIDENCE_EDGE_NODES = 60  # the evidence nodes whose edges are looked up when a method gave none
+
+
+def check_question(question: str) -> None:
+    """One-line errors for a question no method can use."""
+    if not question.strip():
+        raise InputError("the question is empty")
+    try:
+        question.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise InputError(f"the question is not valid text (character {exc.start}: a lone surrogate)") from None
+
+
+def llm_required_error(name: str) -> ConfigError:
+    return ConfigError(f"method {name!r} needs an LLM endpoint (set THINKGRAPH_LLM_BASE_URL)")
+
+
+async def run_method(method: Method, question: str, *, top_k: int | None = None) -> Answer:
+    """Ask ``method`` (built on its context) and return the complete Answer."""
+    ctx = method.ctx
+    if catalog.get(method.name).needs_llm and ctx.llm is None:
+        raise llm_required_error(method.name)
+    llm = ctx.llm
+    started = time.perf_counter()
+    if llm is None:
+        answer = await method.answer(question)
+        cost = Cost()
+    else:
+        before = llm.describe()
+        with llm.meter.scope() as cost:
+            answer = await method.answer(question)
+        answer.trace.append(_llm_step(before, llm.describe()))
+    answer.cost = cost
+    answer.cost.seconds = time.perf_counter() - started
+    if answer.status == AnswerStatus.ANSWERED and not (answer.text or "").strip():
+        answer.status, answer.message = AnswerStatus.FAILED, EMPTY_ANSWER_MESSAGE
+    if top_k is not None:
+        del answer.citations[top_k:]
+    finish_evidence(answer, ctx.store)
+    return answer
+
+
+def finish_evidence(answer: Answer, store: GraphStore) -> None:
+    """Each citation narrowed to its best-matching sentence, with its page; the evidence's edges."""
+    from thinkgraph.citations import focus_answer
+
+    chunks = store.get_nodes(list(dict.fromkeys(c.chunk_id for c in answer.citations)))
+    focus_answer(answer, {n.id: n.text for n in chunks})
+    _add_pages(answer, store)
+    _connect_evidence(answer, store)
+
+
+def _connect_evidence(answer: Answer, store: GraphStore, limit: int = EVIDENCE_EDGE_NODES) -> None:
+    """The edges among the evidence nodes, when a method returned nodes without them, so that the
+    evidence reads as a subgraph (a chunk and the entities it mentions, relations between them)."""
+    nodes = list(dict.fromkeys(n.id for n in answer.evidence.nodes[:limit]))
+    if answer.evidence.edges or len(nodes) < 2:
+        return
+    seen: set[tuple[str, str, str]] = set()
+    for edge in store.edges_among(nodes):
+        key = (edge.src, edge.dst, str(edge.type))
+        if key not in seen:
+            seen.add(key)
+            answer.evidence.edges.append(edge)
+
+
+def _add_pages(answer: Answer, store: GraphStore) -> None:
+    """Page numbers for citations into paged documents (their page starts are kept on the node)."""
+    from thinkgraph.ids import document_node_id
+    from thinkgraph.index.formats import page_of
+
+    docs = {c.doc_id for c in answer.citations}
+    nodes = {n.props.get("doc_id"): n for n in store.get_nodes([document_node_id(d) for d in docs])}
+    for citation in answer.citations:
+        node = nodes.get(citation.doc_id)
+        starts = node.props.get("page_starts") if node else None
+        if starts and citation.start is not None:
+            citation.page = page_of(starts, citation.start)
+
+
+def _llm_step(before: dict[str, Any], after: dict[str, Any]) -> TraceStep:
+    """The model and endpoint a question used, the structured-output form negotiated with it, and how
+    many repairs, unusable replies, refused forms and cut prompts the question cost."""
+    outputs = {k: v for k, v in after.items() if k not in _LLM_COUNTERS}
+    outputs |= {k: after[k] - before[k] for k in _LLM_COUNTERS}
+    return TraceStep(agent="llm", action="endpoint", outputs=outputs)
