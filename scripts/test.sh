@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
-# Runs the linter and the whole test suite in ./.venv (created and installed if needed).
+# Runs the linter, the layer contracts, the type checker and the whole test suite in ./.venv (created and
+# installed if needed).
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 source "$ROOT/scripts/env.sh" dev
 cd "$ROOT"
 ruff check src tests benchmarks
+lint-imports --no-cache          # the layers of docs/architecture.md ([tool.importlinter] in pyproject.toml)
+mypy                             # [tool.mypy]: strict on graph/, store/, llm/, retrieval/
 python -m pytest "$@"

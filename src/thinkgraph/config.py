@@ -228,8 +228,8 @@ def load_settings(path: str | Path | None = None, env: Mapping[str, str] | None 
         first = exc.errors()[0]
         where = ".".join(str(p) for p in first["loc"])
         raise ConfigError(f"invalid configuration at {where}: {first['msg']}") from exc
-    if key := env.get(settings.llm.api_key_env):
-        settings.llm.api_key = SecretStr(key)
-    if key := env.get(settings.embedding.api_key_env):
-        settings.embedding.api_key = SecretStr(key)
+    if llm_key := env.get(settings.llm.api_key_env):
+        settings.llm.api_key = SecretStr(llm_key)
+    if embedding_key := env.get(settings.embedding.api_key_env):
+        settings.embedding.api_key = SecretStr(embedding_key)
     return settings

@@ -41,5 +41,5 @@ def main() -> None:
         if show is None:
             raise
         show()
-        sys.exit(ExitCode.USAGE if getattr(exc, "exit_code", 2) == 2 else exc.exit_code)  # type: ignore[attr-defined]
+        sys.exit(ExitCode.USAGE if getattr(exc, "exit_code", 2) == 2 else exc.exit_code)
     sys.exit(code if isinstance(code, int) else ExitCode.OK)

@@ -119,6 +119,6 @@ def print_answer(answer: Answer, trace: bool) -> None:
                       f"tokens={step.cost.prompt_tokens}+{step.cost.completion_tokens}", highlight=False)
             out.print(escape(f"    in: {json.dumps(step.inputs, default=str)[:300]}"), highlight=False)
             out.print(escape(f"    out: {json.dumps(step.outputs, default=str)[:300]}"), highlight=False)
-    c = answer.cost
-    out.print(f"cost: {c.calls} LLM calls ({c.cached_calls} cached), {c.prompt_tokens}+{c.completion_tokens} "
-              f"tokens, {c.seconds:.2f}s")
+    cost = answer.cost
+    out.print(f"cost: {cost.calls} LLM calls ({cost.cached_calls} cached), {cost.prompt_tokens}+"
+              f"{cost.completion_tokens} tokens, {cost.seconds:.2f}s")

@@ -53,4 +53,5 @@ class HashingEmbedder:
         norms = np.linalg.norm(out, axis=1)
         out[norms == 0, 0] = 1.0  # an empty text still gets a unit vector
         norms[norms == 0] = 1.0
-        return out / norms[:, None]
+        unit: np.ndarray = out / norms[:, None]
+        return unit

@@ -64,7 +64,7 @@ class LocalEmbedder:
         from sentence_transformers import SentenceTransformer
         from transformers.utils import logging as hf_logging
 
-        hf_logging.disable_progress_bar()  # keep CLI output clean
+        hf_logging.disable_progress_bar()  # type: ignore[no-untyped-call]  # keep CLI output clean
 
         return SentenceTransformer(str(self._path), device=self.device, local_files_only=True)
 
@@ -126,11 +126,13 @@ class LocalEmbedder:
         onnx = self._onnx
         if onnx is None:
             return self._torch(texts)
-        return onnx.encode(texts) if len(texts) <= ONNX_BATCH else onnx.encode_many(texts, ONNX_BATCH)
+        vectors: np.ndarray = onnx.encode(texts) if len(texts) <= ONNX_BATCH else onnx.encode_many(texts, ONNX_BATCH)
+        return vectors
 
     def _torch(self, texts: list[str]) -> np.ndarray:
-        return self._model.encode(texts, batch_size=self.batch_size, convert_to_numpy=True,
-                                  normalize_embeddings=True, show_progress_bar=False)
+        vectors: np.ndarray = self._model.encode(texts, batch_size=self.batch_size, convert_to_numpy=True,
+                                                 normalize_embeddings=True, show_progress_bar=False)
+        return vectors
 
     def embed(self, texts: list[str]) -> np.ndarray:
         if not texts:

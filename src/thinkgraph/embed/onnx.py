@@ -68,7 +68,8 @@ class OnnxEncoder:
         hidden = self.session.run(None, feed)[0]
         weights = mask[:, :, None].astype(np.float32)
         pooled = (hidden * weights).sum(axis=1) / np.maximum(weights.sum(axis=1), 1e-9)
-        return (pooled / np.maximum(np.linalg.norm(pooled, axis=1, keepdims=True), 1e-12)).astype(np.float32)
+        unit: np.ndarray = (pooled / np.maximum(np.linalg.norm(pooled, axis=1, keepdims=True), 1e-12))
+        return unit.astype(np.float32)
 
     def encode_many(self, texts: list[str], batch_size: int = 64) -> np.ndarray:
         """Batches of similar length (little padding), results in input order."""
@@ -98,7 +99,8 @@ def export(model_dir: Path, target: Path, st_model: Any) -> float:
             self.bert = bert
 
         def forward(self, *tensors: torch.Tensor) -> torch.Tensor:
-            return self.bert(**dict(zip(names, tensors, strict=True))).last_hidden_state
+            hidden: torch.Tensor = self.bert(**dict(zip(names, tensors, strict=True))).last_hidden_state
+            return hidden
 
     transformer = Hidden().eval()
     args = tuple(sample[n] for n in names)

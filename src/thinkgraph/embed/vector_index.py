@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+from typing import Any
 
 import numpy as np
 
@@ -19,7 +20,7 @@ class VectorIndex:
         if len(ids) >= ann_threshold and len(ids) > 0:
             self._ann = self._build_ann(ef, seed)
 
-    def _build_ann(self, ef: int, seed: int):  # noqa: ANN202 - hnswlib has no types
+    def _build_ann(self, ef: int, seed: int) -> Any:  # (hnswlib has no types)
         try:
             import hnswlib
         except ImportError:

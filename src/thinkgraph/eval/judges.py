@@ -85,8 +85,8 @@ async def judge_pair(llm: LLM, question: str, answer_a: str, answer_b: str) -> d
         if forward is None or backward is None:
             out[criterion] = "failed"
             continue
-        first_pick = "a" if getattr(forward, criterion) == 1 else "b"
-        second_pick = "b" if getattr(backward, criterion) == 1 else "a"
+        first_pick: Outcome = "a" if getattr(forward, criterion) == 1 else "b"
+        second_pick: Outcome = "b" if getattr(backward, criterion) == 1 else "a"
         out[criterion] = first_pick if first_pick == second_pick else "inconsistent"
     return out
 
@@ -125,4 +125,4 @@ def elo_rating(win_rate: float, reference_rating: float = ELO_REFERENCE_RATING) 
 
 def elo_win_probability(rating_i: float, rating_j: float) -> float:
     """P(i beats j) = 1 / (1 + 10^((R_j - R_i) / 400))."""
-    return 1.0 / (1.0 + 10.0 ** ((rating_j - rating_i) / 400.0))
+    return float(1.0 / (1.0 + 10.0 ** ((rating_j - rating_i) / 400.0)))

@@ -10,6 +10,7 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import Any
 
 _ARTICLES = re.compile(r"\b(a|an|the)\b")
 _PUNCT = str.maketrans("", "", string.punctuation)
@@ -64,7 +65,7 @@ def recall_at_k(retrieved: Sequence[str], gold: Sequence[str], k: int) -> float:
 
 
 @lru_cache(maxsize=1)
-def _rouge():  # noqa: ANN202 - rouge_score has no types
+def _rouge() -> Any:  # (rouge_score has no types)
     from rouge_score import rouge_scorer
 
     return rouge_scorer.RougeScorer(["rougeL"], use_stemmer=False)

@@ -105,7 +105,7 @@ async def generate_questions(store: GraphStore, llm: LLM, *, n_users: int = N_US
         return [q.strip() for q in reply.questions if q.strip()][:n_questions]
 
     batches = await asyncio.gather(*(ask(user, task) for user, task in pairs))
-    out = []
+    out: list[AbstractQuestion] = []
     for (user, task), questions in zip(pairs, batches, strict=True):
         out += [AbstractQuestion(f"abstract-{len(out) + i + 1}", q, user, task) for i, q in enumerate(questions)]
     return out

@@ -40,7 +40,7 @@ class LocalGraph:
 
     @property
     def n(self) -> int:
-        return self.degree.shape[0]
+        return int(self.degree.shape[0])
 
 
 def _gather_rows(g: LocalGraph, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -9,7 +9,7 @@ import numpy as np
 import scipy.sparse as sp
 
 
-class Adjacency(sp.csr_matrix):
+class Adjacency(sp.csr_matrix):  # type: ignore[misc]  # (scipy.sparse is untyped)
     """A CSR adjacency that keeps what PageRank derives from it (``graph.ppr.operator_of``), so the
     transition is built once per graph instead of on every query. Treat it as immutable."""
 

@@ -48,7 +48,8 @@ class PPROperator:
         """S @ x in float64 (small graphs, tight tolerances)."""
         s = self.symmetric
         assert s is not None
-        return s @ x
+        product: np.ndarray = s @ x
+        return product
 
     def multiply32(self, x32: np.ndarray, pool: ThreadPoolExecutor) -> np.ndarray:
         """S @ x in float32, one row block per thread (scipy's kernel releases the GIL)."""
@@ -94,7 +95,7 @@ def _row_blocks(s: sp.csr_matrix) -> list[sp.csr_matrix]:
 def operator_of(adjacency: sp.spmatrix) -> PPROperator:
     """The operator kept on ``adjacency`` (an :class:`Adjacency` from ``build_graph_matrix``), built
     on first use; a plain matrix gets a fresh one."""
-    cached = getattr(adjacency, "ppr_operator", None)
+    cached: PPROperator | None = getattr(adjacency, "ppr_operator", None)
     if cached is not None:
         return cached
     op = build_operator(adjacency)
@@ -110,7 +111,8 @@ def _reset(personalization: np.ndarray, n: int) -> np.ndarray:
     total = p.sum()
     if total <= 0 or np.any(p < 0):
         raise ValueError("personalization must be non-negative with a positive sum")
-    return p / total
+    reset: np.ndarray = p / total
+    return reset
 
 
 def solve(op: PPROperator, personalization: np.ndarray, *, damping: float = 0.85, tol: float = DEFAULT_TOL,
@@ -199,7 +201,8 @@ def _solve_cg32(op: PPROperator, p: np.ndarray, d: float, tol: float, max_iter: 
 
 def _normalised(y: np.ndarray) -> np.ndarray:
     np.maximum(y, 0.0, out=y)  # round-off can leave tiny negatives on unreachable nodes
-    return y / y.sum()
+    scores: np.ndarray = y / y.sum()
+    return scores
 
 
 def _solve_power(op: PPROperator, p: np.ndarray, d: float, tol: float, max_iter: int) -> np.ndarray:
@@ -215,7 +218,8 @@ def _solve_power(op: PPROperator, p: np.ndarray, d: float, tol: float, max_iter:
         x = x_next
         if err < tol:
             break
-    return x / x.sum()
+    scores: np.ndarray = x / x.sum()
+    return scores
 
 
 def personalized_pagerank(

@@ -9,7 +9,10 @@ from thinkgraph.models import Chunk, SourceDocument
 
 
 class Extractor(Protocol):
-    name: str
-    uses_llm: bool
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def uses_llm(self) -> bool: ...
 
     async def extract(self, doc: SourceDocument, chunk: Chunk) -> Extraction: ...

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
+from typing import TypedDict
 
 from thinkgraph.tokens import TokenCounter
 
@@ -13,6 +14,13 @@ PER_MESSAGE_OVERHEAD = 4  # role and separators, as chat templates add them
 SAFETY_FACTOR = 1.15  # our WordPiece count underestimates most LLM tokenizers a little
 TRUNCATION_MARK = "\n[... truncated to fit the context window ...]"
 
+
+
+class Message(TypedDict):
+    """One chat message (OpenAI chat format)."""
+
+    role: str
+    content: str
 
 def prompt_tokens(messages: Sequence[dict[str, str]], counter: TokenCounter) -> int:
     raw = sum(counter.count(m["content"]) + PER_MESSAGE_OVERHEAD for m in messages)
@@ -27,11 +35,11 @@ def upper_bound_tokens(messages: Sequence[dict[str, str]]) -> int:
 
 
 def fit_messages(
-    messages: Sequence[dict[str, str]], *, context_window: int, max_tokens: int, counter: TokenCounter
+    messages: Sequence[Message], *, context_window: int, max_tokens: int, counter: TokenCounter
 ) -> tuple[list[dict[str, str]], bool]:
     """Messages that fit ``context_window - max_tokens``: the longest message is cut at its end
     until the whole fits. Returns the messages and whether anything was cut."""
-    fitted = [dict(m) for m in messages]
+    fitted: list[dict[str, str]] = [{"role": m["role"], "content": m["content"]} for m in messages]
     allowed = context_window - max_tokens
     if allowed <= 0:
         raise ValueError(f"max_tokens {max_tokens} leaves no room in a context window of {context_window}")

@@ -7,7 +7,7 @@ the model sends. Free-text descriptions are cut rather than refused, since a lon
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Any
 
 from pydantic import AfterValidator, Field, StringConstraints
 
@@ -27,6 +27,6 @@ Statement = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1
 Description = Annotated[str, AfterValidator(_cut)]
 
 
-def bounded_list(**kwargs: object) -> object:
+def bounded_list(**kwargs: Any) -> Any:
     """A list field holding at most MAX_ITEMS_PER_REPLY items."""
-    return Field(max_length=MAX_ITEMS_PER_REPLY, **kwargs)  # type: ignore[call-overload]
+    return Field(max_length=MAX_ITEMS_PER_REPLY, **kwargs)

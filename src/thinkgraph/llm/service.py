@@ -9,7 +9,7 @@ import json
 import logging
 import time
 from collections.abc import Sequence
-from typing import Any, Protocol, TypedDict, TypeVar
+from typing import Any, Protocol, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
@@ -17,6 +17,7 @@ from thinkgraph.config import CallKind, LLMSettings
 from thinkgraph.errors import ConfigError, StructuredOutputError
 from thinkgraph.llm.accounting import UsageMeter, token_listeners
 from thinkgraph.llm.backend import ChatBackend, ChatRequest, ChatResult, OpenAICompatibleBackend, ResponseFormatRejected
+from thinkgraph.llm.context import Message as Message  # (re-exported: the methods build messages)
 from thinkgraph.llm.context import fit_messages, prompt_tokens
 from thinkgraph.llm.dialects import (
     NEGOTIATION_ORDER,
@@ -52,11 +53,6 @@ REPAIR_PROMPT = (
     "Reply again with only one JSON value that follows this JSON schema, no prose and no code fence:\n"
     "{schema}"
 )
-
-
-class Message(TypedDict):
-    role: str
-    content: str
 
 
 class ResponseCache(Protocol):

@@ -116,7 +116,8 @@ class GraphRetriever:
         reset[rows] += self.settings.passage_weight * prior
         if reset.sum() <= 0:
             return None
-        return personalized_pagerank(graph.adjacency, reset, damping=self.settings.damping)[rows]
+        scores: np.ndarray = personalized_pagerank(graph.adjacency, reset, damping=self.settings.damping)[rows]
+        return scores
 
     def retrieve(self, question: str, top_k: int | None = None) -> Evidence:
         top_k = top_k or self.settings.top_k

@@ -47,7 +47,9 @@ class LexicalIndex:
         return len(self.ids)
 
     def _tokenize(self, texts: list[str]) -> list[list[str]]:
-        return bm25s.tokenize(texts, stopwords="en", stemmer=self._stemmer, return_ids=False, show_progress=False)
+        tokens: list[list[str]] = bm25s.tokenize(texts, stopwords="en", stemmer=self._stemmer, return_ids=False,
+                                                 show_progress=False)
+        return tokens
 
     def scores(self, query: str) -> np.ndarray:
         """BM25 score per text (zeros when no query term occurs in the collection)."""

@@ -107,7 +107,8 @@ def write_arrays(folder: Path, **arrays: np.ndarray) -> None:
 
 
 def read_array(folder: Path, key: str) -> np.ndarray:
-    return np.load(folder / f"{key}.npy", mmap_mode="r", allow_pickle=False)
+    array: np.ndarray = np.load(folder / f"{key}.npy", mmap_mode="r", allow_pickle=False)
+    return array
 
 
 def write_json(folder: Path, key: str, value: Any) -> None:

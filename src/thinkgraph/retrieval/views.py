@@ -77,7 +77,8 @@ class IndexView:
                             lambda linker, f: write_json(f, "by_key", linker.by_key))
 
     def embed_query(self, text: str) -> np.ndarray:
-        return self.embedder.embed([text])[0]
+        row: np.ndarray = self.embedder.embed([text])[0]
+        return row
 
     @cached_property
     def entity_passage_graph(self) -> GraphMatrix:

@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable, MutableMapping
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
@@ -55,7 +55,7 @@ class BodyLimit:
             return
         seen = 0
 
-        async def counted() -> dict[str, Any]:
+        async def counted() -> MutableMapping[str, Any]:
             nonlocal seen
             message = await receive()
             seen += len(message.get("body", b""))
@@ -117,6 +117,7 @@ def _openapi(app: FastAPI) -> dict[str, Any]:
                         "application/json": {"schema": {"$ref": "#/components/schemas/ErrorOut"}}}}
         for unused in ("HTTPValidationError", "ValidationError"):
             schema.get("components", {}).get("schemas", {}).pop(unused, None)
+    assert app.openapi_schema is not None  # (app.openapi() made it)
     return app.openapi_schema
 
 
@@ -149,7 +150,7 @@ def create_app(settings: ServiceSettings) -> FastAPI:
     settings.check()
 
     @asynccontextmanager
-    async def lifespan(app: FastAPI):  # noqa: ANN202
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         yield
         await app.state.jobs.close()
         app.state.workspaces.close()

@@ -32,7 +32,7 @@ def answer_payload(answer: Answer) -> dict[str, Any]:
     citations, and one without any says it is unsupported."""
     text = answer.text or ""
     cut = len(text) > MAX_ANSWER_CHARS
-    status = answer.status
+    status: str = answer.status
     if status == "answered" and not answer.citations:
         status = "unsupported"  # the method answered without citing a source
     return {"answer": text[:MAX_ANSWER_CHARS] + (" [cut]" if cut else ""), "status": status,
@@ -66,7 +66,8 @@ def build_mcp_server(spaces: Workspaces) -> MCPServer:
         async def run(tg: ThinkGraph) -> list[dict[str, Any]]:
             return [{"id": d.id, "title": d.title, "status": str(d.status), "chars": d.n_chars, "error": d.error}
                     for d in tg.store.list_documents()]
-        return await guarded(workspace, None, run)
+        listed: list[dict[str, Any]] = await guarded(workspace, None, run)
+        return listed
 
     @server.tool()
     async def ask(question: str, method: str = DEFAULT_METHOD, workspace: str = DEFAULT_WORKSPACE) -> dict[str, Any]:

@@ -51,7 +51,7 @@ def _comments(model: type[BaseModel]) -> dict[str, str]:
 def settings_of(model: type[BaseModel], defaults: dict[str, Any] | None = None) -> list[MethodSetting]:
     """``defaults``: values that replace the model's own (a method whose settings default to a
     configured section shows the configured values)."""
-    comments = {}
+    comments: dict[str, str] = {}
     for klass in reversed(model.__mro__):  # a subclass's settings are documented where they are declared
         if isinstance(klass, type) and issubclass(klass, BaseModel) and klass is not BaseModel:
             comments |= _comments(klass)

@@ -34,11 +34,13 @@ MAX_FILES = 50
 
 
 def workspaces(request: Request) -> Workspaces:
-    return request.app.state.workspaces
+    spaces: Workspaces = request.app.state.workspaces
+    return spaces
 
 
 def jobs(request: Request) -> Jobs:
-    return request.app.state.jobs
+    queue: Jobs = request.app.state.jobs
+    return queue
 
 
 def document_id_from_filename(filename: str) -> str:

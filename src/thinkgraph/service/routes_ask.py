@@ -3,6 +3,8 @@ passages citations point into."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from fastapi import APIRouter, Request
 from fastapi.responses import StreamingResponse
 
@@ -14,7 +16,7 @@ from thinkgraph.service.schemas import AskIn, PassageOut, Retrieved, RetrieveIn
 from thinkgraph.service.streaming import run_events, sse
 
 router = APIRouter(prefix="/v1/workspaces/{ws}")
-EVENTS_DOC = {200: {"content": {"text/event-stream": {"schema": {
+EVENTS_DOC: dict[int | str, dict[str, Any]] = {200: {"content": {"text/event-stream": {"schema": {
     "type": "string", "description": "with stream=true: events started, trace (each step as the method records it), "
     "llm_call, token (answer text as the model streams it), then answer (the Answer) or error"}}}}}
 

@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import json
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from thinkgraph.ids import edge_id
-from thinkgraph.models import DocStatus, DocumentRecord, Edge, Node, Provenance
+from thinkgraph.models import DocStatus, DocumentRecord, Edge, Node, Proposal, Provenance
 from thinkgraph.store.base import SECTION_BY_NAME, Section
 
 SCHEMA_VERSION = 1
@@ -109,3 +109,9 @@ def upsert_sql(part: Section, mark: str) -> str:
     action = "DO UPDATE SET " + ", ".join(f'"{c}" = excluded."{c}"' for c in rest) if rest else "DO NOTHING"
     return (f"INSERT INTO {part.name} ({_cols(part.columns)}) VALUES ({values})"
             f" ON CONFLICT ({_cols(part.key)}) {action}")
+
+
+def proposal_from_row(row: Sequence[Any]) -> Proposal:
+    """A proposals row (id, question, subject, predicate, object, chunk_id, doc_id, status)."""
+    return Proposal(question=row[1], subject=row[2], predicate=row[3], object=row[4], chunk_id=row[5],
+                    doc_id=row[6], status=row[7], id=row[0])

@@ -38,7 +38,8 @@ def open_store(location: str | Path, *, create: bool = True) -> GraphStore:
     target = parse(location)
     if isinstance(target, Path):
         return SQLiteStore(target, create=create)
-    return _postgres()(target, create=create)
+    store: GraphStore = _postgres()(target, create=create)
+    return store
 
 
 def shown_location(location: str | Path) -> str:

@@ -16,7 +16,7 @@ import numpy as np
 import psycopg
 
 from thinkgraph.models import Proposal
-from thinkgraph.store.common import GRAPH_SECTIONS, section, select_sql, upsert_sql
+from thinkgraph.store.common import GRAPH_SECTIONS, proposal_from_row, section, select_sql, upsert_sql
 
 LOAD_BATCH = 2000
 _LEASE = "clock_timestamp() + make_interval(secs => %s)"
@@ -83,7 +83,7 @@ class PgBookkeeping:
         query = "SELECT id, question, subject, predicate, object, chunk_id, doc_id, status FROM proposals"
         rows = self._rows(query + " WHERE status = %s ORDER BY id", (status,)) if status else \
             self._rows(query + " ORDER BY id")
-        return [Proposal(*r[1:], id=r[0]) for r in rows]
+        return [proposal_from_row(r) for r in rows]
 
     def set_proposal_status(self, proposal_id: int, status: str) -> None:
         with self.transaction():

@@ -4,6 +4,7 @@ index's own schema, pgvector, and the checks on open (marker, schema version).""
 from __future__ import annotations
 
 import hashlib
+from typing import Any
 
 import psycopg
 from pgvector.psycopg import register_vector
@@ -73,7 +74,7 @@ def lock_key(schema: str) -> int:
 
 
 def connect(target: PgLocation) -> psycopg.Connection:
-    defaults = {"connect_timeout": CONNECT_TIMEOUT_S, "application_name": "thinkgraph"}
+    defaults: dict[str, Any] = {"connect_timeout": CONNECT_TIMEOUT_S, "application_name": "thinkgraph"}
     try:
         given = conninfo_to_dict(target.conninfo)
         return psycopg.connect(target.conninfo, password=target.password, autocommit=True,
@@ -86,7 +87,7 @@ def connect(target: PgLocation) -> psycopg.Connection:
 def _vector_schema(conn: psycopg.Connection, *, create: bool) -> str:
     row = conn.execute("SELECT extnamespace::regnamespace::text FROM pg_extension WHERE extname = 'vector'").fetchone()
     if row is not None:
-        return row[0]
+        return str(row[0])
     if not create:
         raise ConfigError(NO_PGVECTOR)
     try:

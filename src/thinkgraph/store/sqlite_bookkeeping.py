@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from thinkgraph.models import Proposal
-from thinkgraph.store.common import GRAPH_SECTIONS, section, select_sql, upsert_sql
+from thinkgraph.store.common import GRAPH_SECTIONS, proposal_from_row, section, select_sql, upsert_sql
 
 LOAD_BATCH = 2000
 
@@ -68,13 +68,14 @@ class SQLiteBookkeeping:
                 " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
                 (proposal.question, proposal.subject, proposal.predicate, proposal.object, proposal.chunk_id,
                  proposal.doc_id, proposal.status, time.time()))
-            return int(cur.lastrowid)
+            assert cur.lastrowid is not None  # (an INSERT always sets it)
+            return cur.lastrowid
 
     def list_proposals(self, status: str | None = None) -> list[Proposal]:
         sql = "SELECT id, question, subject, predicate, object, chunk_id, doc_id, status FROM proposals"
         rows = self._db.execute(sql + " WHERE status=? ORDER BY id", (status,)) if status else \
             self._db.execute(sql + " ORDER BY id")
-        return [Proposal(*r[1:], id=r[0]) for r in rows]
+        return [proposal_from_row(r) for r in rows]
 
     def set_proposal_status(self, proposal_id: int, status: str) -> None:
         with self.transaction():
@@ -152,3 +153,4 @@ class SQLiteBookkeeping:
             if name in GRAPH_SECTIONS:
                 self._revise()
         return done
+

@@ -50,7 +50,8 @@ class TypedGraph:
         self._embedder = embedder
 
     def _load(self, name: str) -> np.ndarray:
-        return np.load(self.path / name, mmap_mode="r")
+        array: np.ndarray = np.load(self.path / name, mmap_mode="r")
+        return array
 
     def _blob(self, name: str) -> np.ndarray:
         file = self.path / name

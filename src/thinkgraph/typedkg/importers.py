@@ -81,7 +81,7 @@ class _ByteRange:
 
     def read(self, size: int = -1) -> bytes:
         size = self.left if size < 0 else min(size, self.left)
-        data = self.stream.read(size)
+        data: bytes = self.stream.read(size)
         self.left -= len(data)
         return data
 
@@ -161,7 +161,7 @@ def _under_one_prefix(events: Iterator[tuple[str, str, Any]], section: list[str]
             yield prefix, event, value
 
 
-def _add_nodes(builder: TypedGraphBuilder, node_type: str, nodes: dict) -> int:
+def _add_nodes(builder: TypedGraphBuilder, node_type: str, nodes: dict[str, Any]) -> int:
     read = 0
     for ext_id, record in nodes.items():
         if not isinstance(record, dict) or not isinstance(record.get("features", {}), dict) \

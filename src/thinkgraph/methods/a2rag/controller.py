@@ -31,6 +31,7 @@ from thinkgraph.methods.synthesis import (
     split_citations,
 )
 from thinkgraph.models import Answer, AnswerStatus, EvidenceSubgraph, Node, NodeType, TraceStep
+from thinkgraph.retrieval.evidence import ScoredPassage
 from thinkgraph.retrieval.hybrid import blend_with_passages
 
 _PREAMBLE = re.compile(r"^(?:(?:sure|okay|ok|certainly|here)\b[^:\n]*:|rewritten question\s*:)\s*", re.IGNORECASE)
@@ -154,7 +155,8 @@ class A2RAGMethod:
             trace.append(TraceStep("controller", f"rewrite.{failure}", {"reason": reason}, {"query": query}))
         return None
 
-    async def _verified(self, question: str, llm: LLM, reply: str, state: RetrievalState, passages: list,
+    async def _verified(self, question: str, llm: LLM, reply: str, state: RetrievalState,
+                        passages: list[ScoredPassage],
                         attempts: list[Attempt], trace: list[TraceStep]) -> Answer:
         self.stage_counts[state.stage] += 1
         text, used = split_citations(reply, passages)
@@ -191,7 +193,7 @@ class A2RAGMethod:
         failed = sum(s.action == "seeds.extraction_failed" for s in trace)
         return {"seed_extraction_failures": failed} if failed else {}
 
-    async def _generate(self, llm: LLM, query: str, state: RetrievalState, passages: list) -> str:
+    async def _generate(self, llm: LLM, query: str, state: RetrievalState, passages: list[ScoredPassage]) -> str:
         triples = "\n".join(self.retriever.triples_text(state.facts)) or "(none)"
         numbered = numbered_passages(passages, sep="\n") or "(none)"
         prompt = ANSWER.format(question=query, triples=triples, passages=numbered)

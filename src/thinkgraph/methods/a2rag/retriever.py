@@ -6,6 +6,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 from functools import cached_property
+from typing import Any
 
 import numpy as np
 from pydantic import BaseModel
@@ -115,8 +116,10 @@ class AgenticRetriever:
                 break
         return state
 
-    def _run_stage(self, stage: str, state: RetrievalState, seeds: list[int], query_vec: np.ndarray) -> dict:
+    def _run_stage(self, stage: str, state: RetrievalState, seeds: list[int],
+                   query_vec: np.ndarray) -> dict[str, Any]:
         c = self.config
+        outputs: dict[str, Any]
         if stage == "local":
             facts, filtered = local_facts(self.graph, seeds, state.seeds.relations)
             new = facts

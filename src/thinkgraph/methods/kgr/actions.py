@@ -83,7 +83,8 @@ class GraphEnvironment:
 
     def run_one(self, action: Action) -> Observation:
         try:
-            return getattr(self, f"_{action.name}")(*action.args)
+            observed: Observation = getattr(self, f"_{action.name}")(*action.args)
+            return observed
         except TypeError:
             wanted = "one argument" if action.name in ("RetrieveNode", "Finish") else "two arguments"
             return Observation(f"{action.name} takes {wanted}; got {action.render()}.", invalid=True)

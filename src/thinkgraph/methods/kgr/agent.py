@@ -17,7 +17,7 @@ MERGE_STEP = "kgr.merge"
 
 
 class AgentStepper:
-    def __init__(self, llm: LLM, env: GraphEnvironment, question: str, recorder: Recorder, ids: count, *,
+    def __init__(self, llm: LLM, env: GraphEnvironment, question: str, recorder: Recorder, ids: count[int], *,
                  few_shot: bool = True) -> None:
         self.llm, self.env, self.question, self.recorder, self.ids = llm, env, question, recorder, ids
         self.few_shot = few_shot

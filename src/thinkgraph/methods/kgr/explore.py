@@ -33,7 +33,7 @@ _YES = re.compile(r"^\W*yes\b", re.IGNORECASE)
 
 class ExploreStepper:
     def __init__(self, llm: LLM, graph: TypedGraph, config: KGRConfig, question: str, recorder: Recorder,
-                 ids: count) -> None:
+                 ids: count[int]) -> None:
         self.llm, self.graph, self.config, self.question = llm, graph, config, question
         self.recorder, self.ids = recorder, ids
         self.graph_definition = graph.describe()

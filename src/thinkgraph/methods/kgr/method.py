@@ -51,7 +51,7 @@ class KGRMethod:
             result = await self._search(llm, graph, question, recorder)
         return self._answer(question, graph, result, recorder)
 
-    def stepper(self, llm: LLM, graph: TypedGraph, question: str, recorder: Recorder, ids: count) -> Stepper:
+    def stepper(self, llm: LLM, graph: TypedGraph, question: str, recorder: Recorder, ids: count[int]) -> Stepper:
         c = self.config
         if c.interaction == "agent":
             env = GraphEnvironment(graph, retrieve_k=c.retrieve_k, max_neighbors=c.max_neighbors,

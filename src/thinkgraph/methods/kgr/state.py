@@ -31,7 +31,7 @@ class ChainState:
     score: float | None = None
     seen: dict[str, bool] = field(default_factory=dict)  # explore: linked node -> visited
 
-    def child(self, ids: count, step: Step, answer: str | None = None,
+    def child(self, ids: count[int], step: Step, answer: str | None = None,
               seen: dict[str, bool] | None = None) -> ChainState:
         return ChainState(next(ids), self.steps + [step], (self.id,), self.depth + 1, answer,
                           seen=dict(self.seen if seen is None else seen))

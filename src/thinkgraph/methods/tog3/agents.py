@@ -57,7 +57,7 @@ class Retriever:
     llm: LLM | None  # None: retrieval only, without keyword expansion
 
     def _types(self) -> list[str]:
-        types = [NodeType.CHUNK, NodeType.TRIPLET]
+        types: list[str] = [NodeType.CHUNK, NodeType.TRIPLET]
         return types + [NodeType.COMMUNITY] if self.config.use_communities else types
 
     async def keywords(self, query: str) -> list[str]:

@@ -6,13 +6,14 @@ and its passage (ToPG's OpenIE variant)."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 import numpy as np
 import scipy.sparse as sp
 
 from thinkgraph.embed.vector_index import VectorIndex
-from thinkgraph.models import EdgeType, NodeType
+from thinkgraph.models import Edge, EdgeType, NodeType
 from thinkgraph.retrieval.views import IndexView
 
 
@@ -34,7 +35,7 @@ class PropositionGraph:
         return len(self.ids)
 
 
-def _synonym_representatives(edges) -> dict[str, str]:  # noqa: ANN001 - an iterable of Edge
+def _synonym_representatives(edges: Iterable[Edge]) -> dict[str, str]:
     """Union-find over synonym pairs: each entity maps to the smallest id of its synonym group."""
     parent: dict[str, str] = {}
 
