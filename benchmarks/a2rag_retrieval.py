@@ -57,7 +57,7 @@ def main() -> None:
             times = []
             for q in questions:
                 started = time.perf_counter()
-                state = await retriever.retrieve(q["question"], stop_when_sufficient=False)
+                state = await retriever.retrieve(q["question"])
                 times.append(time.perf_counter() - started)
                 for stage in out:
                     out[stage].append(doc_ids(tg, state.ranked_chunks(stage)))

@@ -25,6 +25,11 @@ KINDS = {
     "reason": "Write only the\nNEXT sentence",
 }
 
+# The call pattern these tests script: seeds extracted by the LLM, a separate sufficiency verdict after
+# each stage, three Triple-Check calls (the paper's literal forms; the defaults merge them, see
+# tests/test_a2rag_cost.py).
+LITERAL = {"seed_source": "llm", "sufficiency": "llm", "triple_check": "separate"}
+
 
 class Script:
     """Replies per kind of prompt, in order; the last reply of a kind repeats. Records the calls."""
@@ -66,7 +71,7 @@ def tg_factory(open_bridge):  # noqa: ANN001, ANN201
 async def test_sufficient_at_stage_one_answers_with_citations(tg_factory) -> None:  # noqa: ANN001
     script = Script(seeds=[SEEDS], sufficiency=[ENOUGH], answer=["Acme Corp [1]"], rel=[PASS], grd=[PASS], ans=[PASS])
     tg = tg_factory(script)
-    answer = await tg.aask("Which company did Alice Stone found?", method="a2rag")
+    answer = await tg.aask("Which company did Alice Stone found?", method="a2rag", **LITERAL)
     assert answer.status == "answered" and answer.text == "Acme Corp"
     assert script.kinds() == ["seeds", "sufficiency", "answer", "rel", "grd", "ans"]
     assert answer.citations and answer.citations[0].doc_id == "c1"
@@ -81,10 +86,10 @@ async def test_escalates_local_bridge_ppr_in_order(tg_factory) -> None:  # noqa:
                     sufficiency=[NOT_ENOUGH, NOT_ENOUGH], answer=["Rivertown [1]"], rel=[PASS], grd=[PASS],
                     ans=[PASS])
     tg = tg_factory(script)
-    from thinkgraph.methods.a2rag import A2RAGMethod
+    from thinkgraph.methods.a2rag import A2RAGConfig, A2RAGMethod
     from thinkgraph.methods.base import MethodContext
 
-    method = A2RAGMethod(MethodContext(tg.store, tg.view, tg.settings, tg.llm))
+    method = A2RAGMethod(MethodContext(tg.store, tg.view, tg.settings, tg.llm), A2RAGConfig(**LITERAL))
     answer = await run_method(method, "Where is the company of Alice Stone, the town where Carol Diaz was born?")
     stages = [s.action for s in answer.trace if s.action.startswith("stage.")]
     assert stages == ["stage.local", "stage.bridge", "stage.ppr"]
@@ -105,7 +110,7 @@ async def test_each_failure_type_triggers_its_rewrite(tg_factory, failure: str, 
     script = Script(seeds=[SEEDS], sufficiency=[ENOUGH], answer=["Acme [1]", "Acme Corp [1]"],
                     rewrite=["Which company was founded by Alice Stone?"], **replies)
     tg = tg_factory(script)
-    answer = await tg.aask("Alice Stone founded what?", method="a2rag")
+    answer = await tg.aask("Alice Stone founded what?", method="a2rag", **LITERAL)
     assert answer.status == "answered" and answer.text == "Acme Corp"
     rewrites = [prompt for kind, prompt in script.calls if kind == "rewrite"]
     assert len(rewrites) == 1 and rewrite_marker in rewrites[0]
@@ -118,7 +123,7 @@ async def test_first_failed_check_stops_the_others(tg_factory) -> None:  # noqa:
     script = Script(seeds=[SEEDS], sufficiency=[ENOUGH], answer=["x"], rel=[fail("off")], rewrite=["q2"],
                     grd=[PASS], ans=[PASS])
     tg = tg_factory(script)
-    await tg.aask("Alice Stone founded what?", method="a2rag", i_max=0)
+    await tg.aask("Alice Stone founded what?", method="a2rag", **LITERAL, i_max=0)
     assert script.kinds() == ["seeds", "sufficiency", "answer", "rel"]  # no grd/ans, no rewrite left to use
 
 
@@ -127,7 +132,7 @@ async def test_an_answer_that_echoes_the_prompt_fails_without_the_checks(tg_fact
             "source passages). Cite passages by number like . Keep the answer short.")  # Gemma 270M did this
     script = Script(seeds=[SEEDS], sufficiency=[ENOUGH], answer=[echo], rel=[PASS], grd=[PASS], ans=[PASS])
     tg = tg_factory(script)
-    answer = await tg.aask("Alice Stone founded what?", method="a2rag", i_max=0)
+    answer = await tg.aask("Alice Stone founded what?", method="a2rag", **LITERAL, i_max=0)
     assert answer.status == "abstained" and answer.text is None
     assert "repeated the prompt's instructions" in answer.message
     assert script.kinds() == ["seeds", "sufficiency", "answer"]  # no verifier call spent on it
@@ -138,7 +143,7 @@ async def test_retry_bound_then_abstain(tg_factory) -> None:  # noqa: ANN001
                     ans=[fail("Unknown does not resolve it")],
                     rewrite=["sharper question", "even sharper question"])  # distinct: no cache hits
     tg = tg_factory(script)
-    answer = await tg.aask("Alice Stone founded what?", method="a2rag", i_max=2)
+    answer = await tg.aask("Alice Stone founded what?", method="a2rag", **LITERAL, i_max=2)
     # verified-or-abstain: no answer passed, so none is given; the last draft stays in the trace only
     assert answer.status == "abstained" and answer.text is None and "3 attempt(s)" in answer.message
     assert answer.stats["stage"] == "failed" and answer.stats["outcome"] == "retries_exhausted"
@@ -149,7 +154,7 @@ async def test_retry_bound_then_abstain(tg_factory) -> None:  # noqa: ANN001
 async def test_gate_abstains_without_any_llm_call(tg_factory) -> None:  # noqa: ANN001
     script = Script()
     tg = tg_factory(script)
-    answer = await tg.aask("zymurgy fermentation yeast recipe", method="a2rag")
+    answer = await tg.aask("zymurgy fermentation yeast recipe", method="a2rag", **LITERAL)
     assert answer.status == "abstained" and "out of scope" in answer.message and script.calls == []
     gate = answer.trace[0]
     assert gate.action == "gate" and gate.outputs["score"] < 0.2
@@ -159,19 +164,19 @@ async def test_gate_fallback_answers_without_retrieval(tg_factory) -> None:  # n
     script = Script()
     script.backend.rules.append(("from your own knowledge", "No idea"))
     tg = tg_factory(script)
-    answer = await tg.aask("zymurgy fermentation yeast recipe", method="a2rag", out_of_scope="no_retrieval")
+    answer = await tg.aask("zymurgy fermentation yeast recipe", method="a2rag", **LITERAL, out_of_scope="no_retrieval")
     assert answer.text == "No idea" and answer.trace[0].action == "gate"
 
 
 async def test_gate_can_be_switched_off_and_threshold_moved(tg_factory) -> None:  # noqa: ANN001
     tg = tg_factory(None)  # the gate needs no LLM
-    assert (await tg.aask("zymurgy fermentation yeast recipe", method="a2rag")).status == "abstained"
-    answer = await tg.aask("zymurgy fermentation yeast recipe", method="a2rag", gate=False)
+    assert (await tg.aask("zymurgy fermentation yeast recipe", method="a2rag", **LITERAL)).status == "abstained"
+    answer = await tg.aask("zymurgy fermentation yeast recipe", method="a2rag", **LITERAL, gate=False)
     assert answer.status == "evidence_only" and answer.trace[0].action == "seeds"
     script = Script(seeds=[SEEDS], sufficiency=[ENOUGH], answer=["x [1]"], rel=[PASS], grd=[PASS], ans=[PASS])
     tg = tg_factory(script)
-    assert (await tg.aask("Alice Stone founded what?", method="a2rag", tau_g=0.99)).status == "abstained"
-    assert (await tg.aask("Alice Stone founded what?", method="a2rag", tau_g=0.99, gate=False)).status == "answered"
+    assert (await tg.aask("Alice Stone founded what?", method="a2rag", **LITERAL, tau_g=0.99)).status == "abstained"
+    assert (await tg.aask("Alice Stone founded what?", method="a2rag", **LITERAL, tau_g=0.99, gate=False)).status == "answered"
 
 
 async def test_hitl_proposals_approve_and_reject(tg_factory) -> None:  # noqa: ANN001
@@ -182,7 +187,7 @@ async def test_hitl_proposals_approve_and_reject(tg_factory) -> None:  # noqa: A
     script = Script(seeds=[SEEDS], sufficiency=[ENOUGH], answer=["Acme Corp [1]"], rel=[PASS], grd=[PASS],
                     ans=[PASS], propose=[proposals])
     tg = tg_factory(script)
-    answer = await tg.aask("Which company did Alice Stone found?", method="a2rag", hitl=True)
+    answer = await tg.aask("Which company did Alice Stone found?", method="a2rag", **LITERAL, hitl=True)
     ids = next(s for s in answer.trace if s.action == "hitl.propose").outputs["proposals"]
     assert len(ids) == 2  # the one pointing at no passage is dropped
     pending = tg.store.list_proposals("pending")
@@ -205,7 +210,7 @@ async def test_malformed_check_output_is_repaired_or_fails_cleanly(tg_factory) -
     script = Script(seeds=["not json", "still not", "nope"], sufficiency=[ENOUGH], answer=["Acme Corp [1]"],
                     rel=["yes it is", json.dumps({"pass": True})], grd=[PASS], ans=[PASS])
     tg = tg_factory(script)
-    answer = await tg.aask("Which company did Alice Stone found?", method="a2rag")
+    answer = await tg.aask("Which company did Alice Stone found?", method="a2rag", **LITERAL)
     assert answer.status == "answered"  # seeds fell back to the model-free extractor; rel was repaired
     assert tg.llm.meter.parse_failures == 1
 
@@ -213,7 +218,7 @@ async def test_malformed_check_output_is_repaired_or_fails_cleanly(tg_factory) -
 async def test_unknown_option_is_a_clear_error(tg_factory) -> None:  # noqa: ANN001
     tg = tg_factory(None)
     with pytest.raises(ConfigError, match="a2rag option"):
-        await tg.aask("q?", method="a2rag", i_maxx=3)
+        await tg.aask("q?", method="a2rag", **LITERAL, i_maxx=3)
 
 
 async def test_ircot_answers_or_hits_its_step_limit(tg_factory) -> None:  # noqa: ANN001

@@ -22,6 +22,11 @@ NEEDLES = {"seeds": "Find what the question below talks about", "sufficiency": "
            "grd": "Is every claim in the answer supported", "ans": "Does the answer fully resolve",
            "rewrite": "Reply with the rewritten question only"}
 
+# The call pattern these tests script: seeds extracted by the LLM, a separate sufficiency verdict after
+# each stage, three Triple-Check calls (the paper's literal forms; the defaults merge them, see
+# tests/test_a2rag_cost.py).
+LITERAL = {"seed_source": "llm", "sufficiency": "llm", "triple_check": "separate"}
+
 
 def prompt_of(request: ChatRequest) -> str:
     return request.messages[0]["content"]
@@ -78,13 +83,13 @@ class Reader:
 def method(tg, **options) -> A2RAGMethod:  # noqa: ANN001, ANN003
     from thinkgraph.methods.a2rag import A2RAGConfig
 
-    return A2RAGMethod(MethodContext(tg.store, tg.view, tg.settings, tg.llm), A2RAGConfig(**options))
+    return A2RAGMethod(MethodContext(tg.store, tg.view, tg.settings, tg.llm), A2RAGConfig(**(LITERAL | options)))
 
 
 async def test_escalation_reaches_the_bridge_passage_and_the_verified_answer_cites_it(open_bridge) -> None:  # noqa: ANN001
     reader = Reader()
     tg = open_bridge(reader.backend)
-    answer = await tg.aask(QUESTION, method="a2rag")
+    answer = await tg.aask(QUESTION, method="a2rag", **LITERAL)
     assert answer.text == "Rivertown" and answer.status == "answered"
     # stage 1 holds only (Alice Stone, founded, Acme Corp); one seed has no bridge; PPR map-back finds it
     stages = [s.action for s in answer.trace if s.action.startswith("stage.")]
@@ -99,7 +104,7 @@ async def test_escalation_reaches_the_bridge_passage_and_the_verified_answer_cit
 async def test_unverified_answers_end_in_abstention_and_rewrites_see_the_evidence(open_bridge) -> None:  # noqa: ANN001
     reader = Reader(answer=lambda p: "Paris [1]", sufficiency=lambda p: json.dumps({"sufficient": True}))
     tg = open_bridge(reader.backend)
-    answer = await tg.aask(QUESTION, method="a2rag", i_max=1)
+    answer = await tg.aask(QUESTION, method="a2rag", **LITERAL, i_max=1)
     assert answer.status == "abstained" and answer.text is None and not answer.citations
     # no claim of support, but what was retrieved is still the evidence (Recall@k measures it)
     assert "c1" in {n.props.get("doc_id") for n in answer.evidence.nodes if n.type == "chunk"}
@@ -145,13 +150,13 @@ async def test_no_seed_in_the_graph_is_its_own_stage(open_bridge) -> None:  # no
     assert [s.action for s in answer.trace if s.action.startswith("stage.")][-1] == "stage.dense_fallback"
     assert answer.status == "abstained" and answer.stats["stage"] == "failed"
     assert answer.trace[[s.action for s in answer.trace].index("stage.dense_fallback")].outputs["dense_fallback"]
-    evidence = await tg.aretrieve("quantum chromodynamics lecture", method="a2rag", gate=False)
+    evidence = await tg.aretrieve("quantum chromodynamics lecture", method="a2rag", **LITERAL, gate=False)
     assert evidence.stats["stage"] == "dense_fallback" and evidence.stats["variant"].startswith("no LLM")
 
 
 async def test_call_budget_abstains_with_its_outcome(open_bridge) -> None:  # noqa: ANN001
     reader = Reader()
     tg = open_bridge(reader.backend)
-    answer = await tg.aask(QUESTION, method="a2rag", max_calls=3)
+    answer = await tg.aask(QUESTION, method="a2rag", **LITERAL, max_calls=3)
     assert answer.status == "abstained" and answer.stats["outcome"] == "budget_reached"
     assert answer.cost.calls == 3 and "call budget (max_calls=3)" in answer.message

@@ -211,6 +211,23 @@ async def test_kgr_on_a_corpus_built_index_cites_passages(open_bridge) -> None: 
     assert Path(f"{tg.store.path}.kg").is_dir()  # built once, reused while the index is unchanged
 
 
+@pytest.mark.parametrize("linking, by", [("shared", "name"), ("vector", "vector")])
+async def test_explore_links_names_to_the_indexs_entities_first(open_bridge, linking: str, by: str) -> None:  # noqa: ANN001
+    """On a corpus-built index an extracted name is linked to the entity of that name (the shared
+    linker, as ppr links question entities); the vector search over node texts is the fallback."""
+    backend = ScriptedBackend(script=["Alice Stone founded a company.", "Finish[Acme Corp]"],
+                              rules=[("List the entities in the text", "Entities: [Alice Stone]"),
+                                  ("attributes of this entity", "[name]"), ("relations of this entity", "[founded]"),
+                                  ("reached from the entity through the relation", "[Acme Corp]"), (END, "[Yes]")])
+    tg = open_bridge(backend)
+    answer = await tg.aask("Which company did Alice Stone found?", "kgr", interaction="explore",
+                           entity_linking=linking)
+    link = next(s for s in answer.trace if s.action == "link")
+    alice = next(n.id for n in tg.store.iter_nodes("entity") if n.text == "Alice Stone")
+    assert link.outputs["by"] == [by] and (linking == "vector" or link.outputs["nodes"] == [alice])
+    assert answer.text == "Acme Corp"
+
+
 async def test_kgr_needs_an_llm_and_a_graph(kg, tmp_path: Path) -> None:  # noqa: ANN001
     from thinkgraph.errors import ConfigError
 

@@ -53,7 +53,7 @@ def reply_schemas() -> dict[str, type[BaseModel]]:
 def test_the_source_has_structured_calls_to_fuzz() -> None:
     names = set(reply_schemas())
     assert "thinkgraph.index.extract_llm.ExtractionReply" in names
-    assert "thinkgraph.methods.a2rag.controller.CheckVerdict" in names and len(names) >= 15
+    assert "thinkgraph.methods.a2rag.verify.CheckVerdict" in names and len(names) >= 15
 
 
 def _cycling(replies: list[str]) -> ScriptedBackend:

@@ -40,6 +40,14 @@ class IndexView:
         check_embedding_manifest(self.store, self.embedder)
         self._vector_indexes: dict[str, VectorIndex] = {}
         self._lexical_indexes: dict[str, LexicalIndex] = {}
+        self._memo: dict[str, object] = {}
+
+    def memo(self, key: str, build: Callable[[], T]) -> T:
+        """What a method derives from this view (A2RAG's entity graph, ToPG's proposition graph), built
+        once per view, i.e. once per content revision of the index, not once per question."""
+        if key not in self._memo:
+            self._memo[key] = build()
+        return self._memo[key]  # type: ignore[return-value]
 
     def _cached(self, name: str, read: Callable[[Path], T], build: Callable[[], T],
                 write: Callable[[T, Path], None]) -> T:

@@ -7,20 +7,17 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict, Field
 
-from thinkgraph.errors import CallBudgetReached, StructuredOutputError
+from thinkgraph.errors import CallBudgetReached
 from thinkgraph.llm.service import LLM
 from thinkgraph.methods.a2rag.config import A2RAGConfig
 from thinkgraph.methods.a2rag.hitl import propose_triples
 from thinkgraph.methods.a2rag.prompts import (
     ANSWER,
-    CHECK_ADEQUACY,
-    CHECK_GROUNDING,
-    CHECK_RELEVANCE,
     REWRITE,
 )
-from thinkgraph.methods.a2rag.retriever import AgenticRetriever, RetrievalState
+from thinkgraph.methods.a2rag.retriever import AgenticRetriever, Judge, RetrievalState
+from thinkgraph.methods.a2rag.verify import Verifier
 from thinkgraph.methods.base import NO_LLM_MESSAGE, MethodContext
 from thinkgraph.methods.none import NoRetrievalMethod
 from thinkgraph.methods.synthesis import (
@@ -28,23 +25,24 @@ from thinkgraph.methods.synthesis import (
     citations_for,
     echoes_instructions,
     numbered_passages,
+    read_answer,
     split_citations,
 )
 from thinkgraph.models import Answer, AnswerStatus, EvidenceSubgraph, Node, NodeType, TraceStep
 from thinkgraph.retrieval.evidence import ScoredPassage
-from thinkgraph.retrieval.hybrid import blend_with_passages
 
 _PREAMBLE = re.compile(r"^(?:(?:sure|okay|ok|certainly|here)\b[^:\n]*:|rewritten question\s*:)\s*", re.IGNORECASE)
-# What runs without an LLM, as evaluation reports name it.
-NO_LLM_VARIANT = ("no LLM: model-free seeds; local, bridge and PPR stages all run (no sufficiency check, "
-                  "no Triple-Check)")
-CHECKS = ("rel", "grd", "ans")
+DRAFT_STEP = "a2rag.answer"
 
 
-class CheckVerdict(BaseModel):
-    model_config = ConfigDict(populate_by_name=True)
-    passed: bool = Field(alias="pass")  # "pass" is a Python keyword; the JSON keeps the prompt's name
-    reason: str = ""
+def no_llm_variant(config: A2RAGConfig) -> str:
+    """What runs without an LLM, as evaluation reports name it."""
+    shared = config.retrieval == "shared"
+    seeds = "linked question entities" if shared else "phrase seeds by the hybrid matcher"
+    ranking = "ranked by the shared walk; stage 3 the walk" if shared else \
+        "ranked by cosine; stage 3 degree-normalised PPR with map-back"
+    return (f"no LLM, retrieval={config.retrieval}: {seeds}; local, bridge and PPR stages all run, chunks "
+            f"{ranking} (no sufficiency judgement, no Triple-Check)")
 
 
 @dataclass
@@ -63,11 +61,18 @@ class A2RAGMethod:
     config: A2RAGConfig = field(default_factory=A2RAGConfig)
     name: str = "a2rag"
     stage_counts: Counter[str] = field(default_factory=Counter)  # Fig. 4: where questions ended
-    unusable_verdicts: int = 0  # Triple-Check replies that stayed unparseable after the repairs
     seed_failures: int = 0  # seed extractions whose reply was unusable (the model-free extractor stood in)
 
     def __post_init__(self) -> None:
-        self.retriever = AgenticRetriever(self.ctx.view, self.config, self.ctx.llm)
+        self.retriever = AgenticRetriever(self.ctx.view, self.config, self.ctx.llm,
+                                          walk_settings=self.ctx.settings.retrieval)
+        self.verifier = Verifier(self.ctx.llm, joint=self.config.triple_check == "joint") \
+            if self.ctx.llm is not None else None
+
+    @property
+    def unusable_verdicts(self) -> int:
+        """Triple-Check replies that stayed unparseable after the repairs."""
+        return self.verifier.unusable if self.verifier is not None else 0
 
     # gate -------------------------------------------------------------------------
     def gate_score(self, question: str) -> float:
@@ -93,15 +98,13 @@ class A2RAGMethod:
                 return Answer(question=question, method=self.name, text=None, status=AnswerStatus.ABSTAINED,
                               trace=trace, message=f"out of scope: best summary similarity {score:.3f} < tau_g "
                                       f"{self.config.tau_g}", stats={"stage": "abstained"})
-        state = await self.retriever.retrieve(question, stop_when_sufficient=False, trace=trace)
+        state = await self.retriever.retrieve(question, trace=trace)
         self.stage_counts[state.stage] += 1
-        chunks = blend_with_passages(self.ctx.view, question, state.ranked_chunks(),
-                                     weight=self.ctx.settings.retrieval.evidence_blend,
-                                     depth=self.config.evidence_chunks)
+        chunks = state.ranked_chunks()[: self.config.evidence_chunks]
         return Answer(question=question, method=self.name, text=None, status=AnswerStatus.EVIDENCE_ONLY,
                       citations=citations_for(self.retriever.passages(chunks)),
                       evidence=self._subgraph(state), trace=trace, message=NO_LLM_MESSAGE,
-                      stats={"stage": state.stage, "variant": NO_LLM_VARIANT})
+                      stats={"stage": state.stage, "variant": no_llm_variant(self.config)})
 
     async def _controlled(self, question: str, llm: LLM) -> Answer:
         c = self.config
@@ -137,15 +140,22 @@ class A2RAGMethod:
         """Alg. 1 lines 6-20: retrieve, answer, Triple-Check; on failure a type-conditioned rewrite and
         another try, at most I_max retries. The verified answer, or None when none passed."""
         c = self.config
+        assert self.verifier is not None  # (an LLM is set)
         query = question
         for attempt in range(c.i_max + 1):
-            state = await self.retriever.retrieve(query, trace=trace)
+            # the paper's separate check runs after every stage; a draft is asked again only on new evidence
+            state = await self.retriever.retrieve(query, judge=self._judge(llm, trace), trace=trace,
+                                                  judge_unchanged=c.sufficiency == "llm")
             self.seed_failures += state.seeds.extraction_error is not None
             passages = self.retriever.passages(state.ranked_chunks()[: c.evidence_chunks])
-            reply = await self._generate(llm, query, state, passages)
-            trace.append(TraceStep("responder", "a2rag.answer", {"query": query}, {"reply": reply}))
+            if state.draft is not None:  # the draft that judged its stage sufficient is the candidate
+                reply = state.draft
+            else:
+                reply = await self._generate(llm, query, state, passages)
+                trace.append(TraceStep("responder", DRAFT_STEP, {"query": query, "stage": state.stage},
+                                       {"reply": reply}))
             failure, reason = ("ans", ECHO_MESSAGE) if echoes_instructions(reply, ANSWER) else \
-                await self._triple_check(llm, query, reply, state, trace)
+                await self.verifier.triple_check(query, reply, self.retriever.evidence_text(state), trace)
             attempts.append(Attempt(query, reply, failure, reason, state.stage, self._subgraph(state)))
             if failure is None:
                 return await self._verified(question, llm, reply, state, passages, attempts, trace)
@@ -193,31 +203,35 @@ class A2RAGMethod:
         failed = sum(s.action == "seeds.extraction_failed" for s in trace)
         return {"seed_extraction_failures": failed} if failed else {}
 
+    def _judge(self, llm: LLM, trace: list[TraceStep]) -> Judge | None:
+        """The sufficiency judgement after each stage (config ``sufficiency``)."""
+        mode = self.config.sufficiency
+        if mode == "all":
+            return None
+        verifier = self.verifier
+        assert verifier is not None
+
+        async def verdict(state: RetrievalState) -> bool:
+            return await verifier.sufficient(state.query, self.retriever.evidence_text(state), state.stage, trace)
+
+        async def draft(state: RetrievalState) -> bool:
+            """A draft answer from the evidence so far; "Unknown" (or an echoed prompt) escalates."""
+            passages = self.retriever.passages(state.ranked_chunks()[: self.config.evidence_chunks])
+            reply = await self._generate(llm, state.query, state, passages)
+            read = read_answer(reply, passages, ANSWER)
+            sufficient = read.status == AnswerStatus.ANSWERED
+            trace.append(TraceStep("responder", DRAFT_STEP, {"query": state.query, "stage": state.stage},
+                                   {"reply": reply, "sufficient": sufficient}))
+            state.draft = reply if sufficient else None
+            return sufficient
+
+        return verdict if mode == "llm" else draft
+
     async def _generate(self, llm: LLM, query: str, state: RetrievalState, passages: list[ScoredPassage]) -> str:
         triples = "\n".join(self.retriever.triples_text(state.facts)) or "(none)"
         numbered = numbered_passages(passages, sep="\n") or "(none)"
         prompt = ANSWER.format(question=query, triples=triples, passages=numbered)
         return (await llm.text([{"role": "user", "content": prompt}], step="a2rag.answer", kind="answer")).strip()
-
-    async def _triple_check(self, llm: LLM, query: str, reply: str, state: RetrievalState,
-                            trace: list[TraceStep]) -> tuple[str | None, str]:
-        """Relevance, grounding, adequacy in that order; the first failed check is the failure type."""
-        evidence = self.retriever.evidence_text(state)
-        prompts = {"rel": CHECK_RELEVANCE.format(question=query, evidence=evidence),
-                   "grd": CHECK_GROUNDING.format(answer=reply, evidence=evidence),
-                   "ans": CHECK_ADEQUACY.format(question=query, answer=reply)}
-        for check in CHECKS:
-            try:
-                verdict = await llm.json([{"role": "user", "content": prompts[check]}], CheckVerdict,
-                                         step=f"a2rag.check.{check}", kind="verdict")
-            except StructuredOutputError as exc:  # an unusable verdict is a failed check, never a crash
-                verdict = CheckVerdict(passed=False, reason=f"the verifier's verdict was unusable ({exc})")
-                self.unusable_verdicts += 1
-            trace.append(TraceStep("verifier", f"check.{check}", {}, {"pass": verdict.passed,
-                                                                      "reason": verdict.reason}))
-            if not verdict.passed:
-                return check, verdict.reason
-        return None, ""
 
     async def _rewrite(self, llm: LLM, query: str, reply: str, state: RetrievalState, failure: str,
                        reason: str) -> str:

@@ -54,6 +54,21 @@ Reply with JSON only: {{"pass": true or false, "reason": "one sentence"}}
 Question: {question}
 Answer: {answer}"""
 
+TRIPLE_CHECK = """Check the answer below against the question and the evidence on three points, in order:
+1. relevant: is the evidence about what the question asks? Judge the evidence only, not the answer.
+2. grounded: is every claim of the answer stated in the evidence? An answer that adds facts the
+   evidence does not state is not grounded.
+3. resolves: does the answer fully resolve the question (the right kind of answer, every part and
+   constraint of the question addressed)? "Unknown" does not resolve it.
+Reply with JSON only: {{"relevant": true or false, "grounded": true or false, "resolves": true or false,
+"reason": "one sentence on the first point that fails, or ok"}}
+
+Question: {question}
+Answer: {answer}
+
+Evidence:
+{evidence}"""
+
 # Eq. 6: each rewrite sees the question, the failed answer, the evidence E it was checked against and
 # the verifier's reason, and is conditioned on the failure type.
 REWRITE = {

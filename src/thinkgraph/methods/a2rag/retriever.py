@@ -1,35 +1,30 @@
 """The agentic retriever: state <q, S_V, S_R, E>, local -> bridge -> PPR escalation with a
-sufficiency check after each stage, every stage at most once (§III-C.4)."""
+sufficiency judgement after each stage, every stage at most once (§III-C.4)."""
 
 from __future__ import annotations
 
 import time
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
 
 import numpy as np
-from pydantic import BaseModel
 
-from thinkgraph.errors import LLMUnavailableError, StructuredOutputError
+from thinkgraph.config import RetrievalSettings
 from thinkgraph.llm.service import LLM
 from thinkgraph.methods.a2rag.config import A2RAGConfig
 from thinkgraph.methods.a2rag.graph import EntityGraph, Fact, build_entity_graph
-from thinkgraph.methods.a2rag.prompts import SUFFICIENCY
 from thinkgraph.methods.a2rag.seeds import SeedAligner, Seeds
 from thinkgraph.methods.a2rag.stages import bridge_facts, local_facts, ppr_map_back
 from thinkgraph.models import NodeType, TraceStep
 from thinkgraph.retrieval.evidence import ScoredPassage, passages_from_scores
+from thinkgraph.retrieval.graph import GraphRetriever
 from thinkgraph.retrieval.views import IndexView
 
 STAGES = ("local", "bridge", "ppr")
 DENSE_FALLBACK = "dense_fallback"  # stage 3 without any seed in the graph: dense retrieval over chunks
-SUFFICIENCY_STEP = "a2rag.sufficiency"
-
-
-class SufficiencyVerdict(BaseModel):
-    sufficient: bool
-    missing: str = ""
+ENTITY_GRAPH_MEMO = "a2rag.entity_graph"
 
 
 @dataclass
@@ -41,12 +36,20 @@ class RetrievalState:
     stage: str = "none"  # the last stage run
     sufficient: bool = False
     trace: list[TraceStep] = field(default_factory=list)
+    # retrieval="shared": the walk's score of every chunk, by which the evidence is ranked
+    walk: dict[str, float] | None = None
+    walk_seeded: bool = False  # whether the shared walk had a seed (else it ranked by the text alone)
+    draft: str | None = None  # sufficiency="answer": the draft that judged the last stage sufficient
 
     def ranked_chunks(self, through: str | None = None) -> list[str]:
-        """Chunks of the stages run (up to ``through``), interleaved stage by stage so that each
-        stage contributes its best."""
+        """Chunks of the stages run (up to ``through``): by the shared walk's score, or (paper)
+        interleaved stage by stage so that each stage contributes its best."""
         last = STAGES.index(through) + 1 if through else len(STAGES)
         lists = [self.stage_chunks[s] for s in STAGES[:last] if s in self.stage_chunks]
+        if self.walk is not None:
+            walk = self.walk
+            pooled = dict.fromkeys(c for chunks in lists for c in chunks)
+            return sorted(pooled, key=lambda c: -walk.get(c, 0.0))
         out: list[str] = []
         seen: set[str] = set()
         for rank in range(max((len(x) for x in lists), default=0)):
@@ -57,21 +60,32 @@ class RetrievalState:
         return out
 
 
+# Decides after a stage whether the evidence suffices (the controller's answer draft or verdict).
+Judge = Callable[[RetrievalState], Awaitable[bool]]
+
+
 class AgenticRetriever:
     def __init__(self, view: IndexView, config: A2RAGConfig, llm: LLM | None = None,
-                 graph: EntityGraph | None = None) -> None:
+                 graph: EntityGraph | None = None, walk_settings: RetrievalSettings | None = None) -> None:
+        """``walk_settings``: the [retrieval] settings of the shared walk (retrieval="shared")."""
         self.view = view
         self.config = config
         self.llm = llm
         self._graph = graph
+        self.walk_settings = walk_settings or RetrievalSettings()
 
     @cached_property
     def graph(self) -> EntityGraph:
-        return self._graph or build_entity_graph(self.view)
+        """The given graph (a degraded copy in the extraction-loss test), or the view's, built once."""
+        return self._graph or self.view.memo(ENTITY_GRAPH_MEMO, lambda: build_entity_graph(self.view))
 
     @cached_property
     def aligner(self) -> SeedAligner:
         return SeedAligner(self.view, self.graph, self.config, self.llm)
+
+    @cached_property
+    def walker(self) -> GraphRetriever:
+        return GraphRetriever(self.view, self.walk_settings)
 
     def triples_text(self, facts: list[Fact]) -> list[str]:
         names = self.graph.names
@@ -86,10 +100,20 @@ class AgenticRetriever:
                   if c in vectors.position]
         return [c for c, _ in sorted(scored, key=lambda t: (-t[1], t[0]))]
 
-    async def retrieve(self, query: str, *, stop_when_sufficient: bool = True,
-                       trace: list[TraceStep] | None = None) -> RetrievalState:
-        """The stages for ``query``; each step is recorded on ``trace`` (the question's, so that it is
-        heard as it happens) or on a list of the state's own."""
+    def _walk(self, state: RetrievalState, query_vec: np.ndarray) -> None:
+        """The shared walk (``ppr``'s ranking: linked entities and fact seeds, the second hop) over
+        every passage; without any seed it is the hybrid text ranking."""
+        ids = self.view.vectors(NodeType.CHUNK).ids
+        ranking = self.walker.passage_ranking(state.query, query_vec)
+        state.walk = {cid: float(score) for cid, score in zip(ids, ranking.scores, strict=True)}
+        state.walk_seeded = bool(ranking.seeds)
+
+    async def retrieve(self, query: str, *, judge: Judge | None = None, trace: list[TraceStep] | None = None,
+                       judge_unchanged: bool = False) -> RetrievalState:
+        """The stages for ``query``, each judged by ``judge`` before the next (none: every stage); a
+        stage that changed nothing the judge sees is not judged again unless ``judge_unchanged``. Each
+        step is recorded on ``trace`` (the question's, so that it is heard as it happens) or on a
+        list of the state's own."""
         state = RetrievalState(query=query, trace=[] if trace is None else trace)
         started = time.perf_counter()
         state.seeds = await self.aligner.seeds(query)
@@ -99,19 +123,24 @@ class AgenticRetriever:
                                          {"error": state.seeds.extraction_error}))
         state.trace.append(TraceStep("retriever", "seeds", {"query": query}, {
             "mentions": state.seeds.mentions, "entities": [self.graph.names[s] for s in seeds],
-            "relations": sorted(state.seeds.relations), "source": state.seeds.source},
-            seconds=time.perf_counter() - started))
+            "relations": sorted(state.seeds.relations), "source": state.seeds.source,
+            "linked": state.seeds.linked}, seconds=time.perf_counter() - started))
         query_vec = self.view.embed_query(query)
+        if self.config.retrieval == "shared":
+            self._walk(state, query_vec)
         for stage in STAGES:
             started = time.perf_counter()
+            before = (len(state.facts), set(state.ranked_chunks()[: self.config.evidence_chunks]))
             outputs = self._run_stage(stage, state, seeds, query_vec)
+            # a stage that changed neither the facts nor the passages shown cannot change the judgement
+            changed = before != (len(state.facts), set(state.ranked_chunks()[: self.config.evidence_chunks]))
             # no seed reached the graph: stage 3 grounded on the text instead, a stage of its own in
             # the Fig. 4 breakdown (its chunks keep stage 3's slot in the ranking)
             state.stage = DENSE_FALLBACK if outputs.get("dense_fallback") else stage
             state.trace.append(TraceStep("retriever", f"stage.{state.stage}", {"seeds": len(seeds)}, outputs,
                                          seconds=time.perf_counter() - started))
-            last = stage == STAGES[-1]  # nothing to escalate to: no check after the last stage
-            if stop_when_sufficient and not last and await self._sufficient(state):
+            last = stage == STAGES[-1]  # nothing to escalate to: no judgement after the last stage
+            if judge is not None and not last and (changed or judge_unchanged) and await judge(state):
                 state.sufficient = True
                 break
         return state
@@ -120,48 +149,48 @@ class AgenticRetriever:
                    query_vec: np.ndarray) -> dict[str, Any]:
         c = self.config
         outputs: dict[str, Any]
+        if stage == "ppr":
+            return self._global_stage(state, seeds, query_vec)
         if stage == "local":
-            facts, filtered = local_facts(self.graph, seeds, state.seeds.relations)
-            new = facts
-            outputs = {"facts": len(facts), "relation_filtered": filtered}
-        elif stage == "bridge":
-            bridges, paths, new = bridge_facts(self.graph, seeds, c.k_hops, c.max_paths_per_pair, c.max_bridges)
-            outputs = {"bridges": [self.graph.names[b] for b in bridges], "paths": len(paths), "facts": len(new)}
+            new, filtered = local_facts(self.graph, seeds, state.seeds.relations)
+            outputs = {"facts": len(new), "relation_filtered": filtered}
         else:
-            top, chunk_scores = ppr_map_back(self.graph, seeds, c.alpha, c.top_l)
-            if not top:  # no seed reached the graph: ground on the text directly
-                hits = self.view.vectors(NodeType.CHUNK).search(query_vec, c.top_l)
-                chunk_scores = {cid: score for cid, score in hits}
-            ranked = [cid for cid, _ in sorted(chunk_scores.items(), key=lambda t: (-t[1], t[0]))]
-            state.stage_chunks[stage] = ranked
-            return {"top_nodes": [self.graph.names[n] for n in top[:10]], "chunks": len(ranked),
-                    "dense_fallback": not top}
+            bridges, paths, new = bridge_facts(self.graph, seeds, c.k_hops, c.max_paths_per_pair, c.max_bridges,
+                                               state.seeds.relations)
+            outputs = {"bridges": [self.graph.names[b] for b in bridges], "paths": len(paths), "facts": len(new)}
         known = set(state.facts)
         state.facts.extend(f for f in new if f not in known)
         chunk_ids = {cid for f in new for cid in f.chunks}
-        state.stage_chunks[stage] = self._rank_by_query(chunk_ids, query_vec)
+        state.stage_chunks[stage] = self._rank(chunk_ids, state, query_vec)
         outputs["chunks"] = len(state.stage_chunks[stage])
         return outputs
+
+    def _rank(self, chunk_ids: set[str], state: RetrievalState, query_vec: np.ndarray) -> list[str]:
+        if state.walk is None:
+            return self._rank_by_query(chunk_ids, query_vec)
+        walk = state.walk
+        return sorted(chunk_ids, key=lambda c: (-walk.get(c, 0.0), c))
+
+    def _global_stage(self, state: RetrievalState, seeds: list[int], query_vec: np.ndarray) -> dict[str, Any]:
+        """Stage 3: the shared walk's top-L passages, or (paper) eqs. 9-12 with map-back; with no seed
+        in the graph (paper) the text is searched directly."""
+        c = self.config
+        if state.walk is not None:
+            walk = state.walk
+            ranked = sorted(walk, key=lambda cid: (-walk[cid], cid))[: c.top_l]
+            state.stage_chunks["ppr"] = ranked
+            return {"walk": "shared", "chunks": len(ranked), "dense_fallback": not state.walk_seeded}
+        top, chunk_scores = ppr_map_back(self.graph, seeds, c.alpha, c.top_l)
+        if not top:  # no seed reached the graph: ground on the text directly
+            hits = self.view.vectors(NodeType.CHUNK).search(query_vec, c.top_l)
+            chunk_scores = {cid: score for cid, score in hits}
+        ranked = [cid for cid, _ in sorted(chunk_scores.items(), key=lambda t: (-t[1], t[0]))]
+        state.stage_chunks["ppr"] = ranked
+        return {"top_nodes": [self.graph.names[n] for n in top[:10]], "chunks": len(ranked),
+                "dense_fallback": not top}
 
     def evidence_text(self, state: RetrievalState) -> str:
         passages = self.passages(state.ranked_chunks()[: self.config.evidence_chunks])
         triples = "\n".join(self.triples_text(state.facts)) or "(none)"
         body = "\n".join(f"[{i}] {p.title + ': ' if p.title else ''}{p.text}" for i, p in enumerate(passages, 1))
         return f"Facts:\n{triples}\n\nPassages:\n{body or '(none)'}"
-
-    async def _sufficient(self, state: RetrievalState) -> bool:
-        if self.llm is None or self.config.sufficiency == "all":
-            return False
-        if not state.facts and not state.stage_chunks.get(state.stage):
-            return False
-        prompt = SUFFICIENCY.format(question=state.query, evidence=self.evidence_text(state))
-        try:
-            verdict = await self.llm.json([{"role": "user", "content": prompt}], SufficiencyVerdict,
-                                          step=SUFFICIENCY_STEP, kind="verdict")
-        except StructuredOutputError:
-            return False  # unsure: escalate (the failure is counted by the LLM layer)
-        except LLMUnavailableError:
-            raise
-        state.trace.append(TraceStep("retriever", f"sufficiency.{state.stage}", {},
-                                     {"sufficient": verdict.sufficient, "missing": verdict.missing}))
-        return verdict.sufficient

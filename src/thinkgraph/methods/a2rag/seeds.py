@@ -18,6 +18,7 @@ from thinkgraph.methods.a2rag.config import A2RAGConfig
 from thinkgraph.methods.a2rag.graph import EntityGraph
 from thinkgraph.methods.a2rag.prompts import QUERY_SEEDS
 from thinkgraph.names import entities_in
+from thinkgraph.retrieval.linking import strip_mentions
 from thinkgraph.retrieval.views import IndexView
 
 SEED_STEP = "a2rag.seeds"
@@ -34,8 +35,9 @@ class Seeds:
     relation_mentions: list[str] = field(default_factory=list)
     entities: dict[int, float] = field(default_factory=dict)  # entity row -> match confidence
     relations: set[str] = field(default_factory=set)
-    source: str = "llm"  # llm | model_free (no LLM, or the model's extraction was unusable)
+    source: str = "phrases"  # phrases | llm | model_free (the model's extraction was unusable)
     extraction_error: str | None = None  # why the model's extraction was unusable
+    linked: list[str] = field(default_factory=list)  # names of the seeds linked in the question (shared)
 
 
 class SeedAligner:
@@ -63,28 +65,39 @@ class SeedAligner:
     def _predicates(self) -> list[str]:
         return sorted({f.predicate for f in self.graph.facts})
 
-    async def mentions(self, question: str) -> tuple[QueryMentions, str | None]:
-        """The question's entity and relation mentions, and why the model's extraction could not be
-        used (None when it was, or when no LLM is set): then the model-free extractor stands in."""
-        failure = None
-        if self.llm is not None:
-            try:
-                return await self.llm.json([{"role": "user", "content": QUERY_SEEDS.format(question=question)}],
-                                           QueryMentions, step=SEED_STEP, kind="query"), None
-            except StructuredOutputError as exc:  # counted by the LLM layer too
-                failure = str(exc)
-            except LLMUnavailableError:
-                raise
-        return QueryMentions(entities=entities_in(question) or [question]), failure
+    def phrases(self, question: str) -> QueryMentions:
+        """The model-free mentions (§III-C's phrase extractor): name-like phrases, and as the relation
+        phrase what the question says besides them."""
+        names = entities_in(question)
+        relation = strip_mentions(question, names).strip(" ?.!")
+        return QueryMentions(entities=names or [question], relations=[relation] if relation and names else [])
+
+    async def mentions(self, question: str) -> tuple[QueryMentions, str | None, str]:
+        """The question's entity and relation mentions, why the model's extraction could not be used
+        (None when it was, or when none was asked for), and where the mentions came from."""
+        if self.llm is None or self.config.seed_source == "phrases":
+            return self.phrases(question), None, "phrases"
+        try:
+            return await self.llm.json([{"role": "user", "content": QUERY_SEEDS.format(question=question)}],
+                                       QueryMentions, step=SEED_STEP, kind="query"), None, "llm"
+        except StructuredOutputError as exc:  # counted by the LLM layer too; the phrases stand in
+            return self.phrases(question), str(exc), "model_free"
+        except LLMUnavailableError:
+            raise
 
     async def seeds(self, question: str) -> Seeds:
-        found, failure = await self.mentions(question)
-        seeds = Seeds(mentions=found.entities, relation_mentions=found.relations,
-                      source="llm" if self.llm is not None and failure is None else "model_free",
+        found, failure, source = await self.mentions(question)
+        seeds = Seeds(mentions=found.entities, relation_mentions=found.relations, source=source,
                       extraction_error=failure)
-        for mention in found.entities:
-            for row, score in self.align_entity(mention):
-                seeds.entities[row] = max(seeds.entities.get(row, 0.0), score)
+        if self.config.retrieval == "shared":
+            for link in self.view.entity_linker.link(question):
+                if (row := self.graph.index.get(link.entity_id)) is not None:
+                    seeds.entities[row] = max(seeds.entities.get(row, 0.0), link.confidence)
+            seeds.linked = [self.graph.names[r] for r in seeds.entities]
+        if not seeds.entities:  # (shared: no entity of the index is named; the hybrid matcher tries)
+            for mention in found.entities:
+                for row, score in self.align_entity(mention):
+                    seeds.entities[row] = max(seeds.entities.get(row, 0.0), score)
         best = sorted(seeds.entities.items(), key=lambda kv: -kv[1])[: self.config.max_seeds]
         seeds.entities = dict(best)
         if self.config.relation_seeds:

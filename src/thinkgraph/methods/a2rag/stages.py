@@ -29,9 +29,12 @@ def local_facts(graph: EntityGraph, seeds: Collection[int], relations: Collectio
 
 
 def bridge_facts(graph: EntityGraph, seeds: Collection[int], k: int, max_paths: int,
-                 max_bridges: int) -> tuple[list[int], list[list[int]], list[Fact]]:
+                 max_bridges: int, relations: Collection[str] = ()) -> tuple[list[int], list[list[int]], list[Fact]]:
     """Stage 2 (eq. 8): bridge nodes within ``k`` hops of at least two seeds, and the facts on up to
-    ``max_paths`` shortest paths from each such seed to each bridge. Returns (bridges, paths, facts)."""
+    ``max_paths`` shortest paths from each such seed to each bridge. Relation seeds steer the search
+    (§IV-E: S_R "suppresses edges inconsistent with the query's relational intent"): among bridges
+    reached from as many seeds, those with an incident fact of a seed relation come first.
+    Returns (bridges, paths, facts)."""
     seeds = list(seeds)
     if len(seeds) < 2:
         return [], [], []
@@ -41,7 +44,12 @@ def bridge_facts(graph: EntityGraph, seeds: Collection[int], k: int, max_paths: 
         for node in dist:
             count.setdefault(node, []).append(seed)
     candidates = [(node, ss) for node, ss in count.items() if len(ss) >= 2]
-    candidates.sort(key=lambda t: (-len(t[1]), sum(reach[s][t[0]] for s in t[1]), t[0]))
+    wanted = set(relations)
+
+    def steered(node: int) -> int:
+        return int(bool(wanted) and any(f.predicate in wanted for f in graph.incident_facts(node)))
+
+    candidates.sort(key=lambda t: (-len(t[1]), -steered(t[0]), sum(reach[s][t[0]] for s in t[1]), t[0]))
     bridges = [node for node, _ in candidates[:max_bridges]]
     paths: list[list[int]] = []
     trees = {s: shortest_path_tree(graph.adjacency, s) for s in seeds}

@@ -26,6 +26,10 @@ class KGRConfig(BaseModel):
     retrieve_k: int = Field(1, ge=1)  # nodes RetrieveNode returns (Graph-CoT returns the best one)
     max_neighbors: int = Field(50, ge=1)  # neighbours listed in one observation or pruning prompt
     max_observation_chars: int = Field(4000, ge=200)
+    # Explore's entity linking (the paper leaves it open): "shared" (ours) links an extracted name to
+    # the index's entity of that name first, as `ppr` links question entities (retrieval/linking.py),
+    # and to the nearest node text only when none is named; "vector": the nearest node text alone.
+    entity_linking: Literal["shared", "vector"] = "shared"
     few_shot: bool = True  # App. F: every prompt carries examples (ours, methods/kgr/examples.py)
     # Our bound, not the paper's: LLM calls per question. The paper's ToT/GoT defaults (n = 10,
     # k = t = 3, agent) need 94 / 131 calls; explore mode costs several calls per step. When

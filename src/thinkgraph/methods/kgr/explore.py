@@ -25,6 +25,7 @@ from thinkgraph.methods.kgr.prompts import (
 )
 from thinkgraph.methods.kgr.state import ChainState, Step, bracket_list, merge_steps
 from thinkgraph.methods.kgr.trace import Recorder
+from thinkgraph.retrieval.linking import EntityLinker
 from thinkgraph.typedkg import TypedGraph
 
 _FINISH = re.compile(r"Finish\s*\[(.*)\]", re.IGNORECASE | re.DOTALL)
@@ -33,9 +34,11 @@ _YES = re.compile(r"^\W*yes\b", re.IGNORECASE)
 
 class ExploreStepper:
     def __init__(self, llm: LLM, graph: TypedGraph, config: KGRConfig, question: str, recorder: Recorder,
-                 ids: count[int]) -> None:
+                 ids: count[int], linker: EntityLinker | None = None) -> None:
+        """``linker``: the index's entity names (retrieval/linking.py), tried before the nearest node
+        text; None links by vector search alone (an imported typed graph has its own node ids)."""
         self.llm, self.graph, self.config, self.question = llm, graph, config, question
-        self.recorder, self.ids = recorder, ids
+        self.recorder, self.ids, self.linker = recorder, ids, linker
         self.graph_definition = graph.describe()
 
     def _examples(self, prompt: str) -> str:
@@ -85,14 +88,26 @@ class ExploreStepper:
         if names is None:
             self.recorder.parse_failures += 1
             names = []
-        linked = []
+        linked: list[str] = []
+        how: list[str] = []
         for name in names:
-            hits = self.graph.search(name, 1)
-            if hits:
-                linked.append(hits[0].ext_id)
-                seen.setdefault(hits[0].ext_id, False)
-        self.recorder.note("link", {"entities": names}, {"nodes": linked})
+            node, by = self._node_named(name)
+            if node is not None:
+                linked.append(node)
+                how.append(by)
+                seen.setdefault(node, False)
+        self.recorder.note("link", {"entities": names}, {"nodes": linked, "by": how})
         return linked
+
+    def _node_named(self, name: str) -> tuple[str | None, str]:
+        """The node an extracted name stands for: an entity of the index with that name (exact, or
+        fuzzy for a spelling variant), else the node whose text is nearest."""
+        if self.linker is not None:
+            for link in sorted(self.linker.link(name), key=lambda lk: -lk.confidence):
+                if self.graph.lookup(link.entity_id) is not None:
+                    return link.entity_id, "name"
+        hits = self.graph.search(name, 1)
+        return (hits[0].ext_id, "vector") if hits else (None, "")
 
     async def graph_explore(self, state: ChainState, seen: dict[str, bool]) -> tuple[list[tuple[str, str, str]],
                                                                                   list[str]]:

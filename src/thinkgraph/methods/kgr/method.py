@@ -57,7 +57,8 @@ class KGRMethod:
             env = GraphEnvironment(graph, retrieve_k=c.retrieve_k, max_neighbors=c.max_neighbors,
                                    max_chars=c.max_observation_chars)
             return AgentStepper(llm, env, question, recorder, ids, few_shot=c.few_shot)
-        return ExploreStepper(llm, graph, c, question, recorder, ids)
+        linker = self.ctx.view.entity_linker if c.entity_linking == "shared" else None
+        return ExploreStepper(llm, graph, c, question, recorder, ids, linker=linker)
 
     async def _search(self, llm: LLM, graph: TypedGraph, question: str, recorder: Recorder) -> SearchResult:
         ids = count(1)
