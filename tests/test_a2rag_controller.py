@@ -176,7 +176,8 @@ async def test_gate_can_be_switched_off_and_threshold_moved(tg_factory) -> None:
     script = Script(seeds=[SEEDS], sufficiency=[ENOUGH], answer=["x [1]"], rel=[PASS], grd=[PASS], ans=[PASS])
     tg = tg_factory(script)
     assert (await tg.aask("Alice Stone founded what?", method="a2rag", **LITERAL, tau_g=0.99)).status == "abstained"
-    assert (await tg.aask("Alice Stone founded what?", method="a2rag", **LITERAL, tau_g=0.99, gate=False)).status == "answered"
+    open_gate = await tg.aask("Alice Stone founded what?", method="a2rag", **LITERAL, tau_g=0.99, gate=False)
+    assert open_gate.status == "answered"
 
 
 async def test_hitl_proposals_approve_and_reject(tg_factory) -> None:  # noqa: ANN001

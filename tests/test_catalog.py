@@ -16,6 +16,7 @@ from thinkgraph.config import Settings
 from thinkgraph.errors import ConfigError, UnknownMethodError
 from thinkgraph.methods import catalog
 from thinkgraph.methods.base import MethodContext
+from thinkgraph.methods.passages import NaiveConfig
 from thinkgraph.methods.run import EMPTY_ANSWER_MESSAGE, run_method
 from thinkgraph.models import Answer, AnswerStatus, Citation, TraceStep
 from thinkgraph.testing import ScriptedBackend
@@ -103,6 +104,7 @@ class ScriptedMethod:
     """A method double: records two steps and returns what the test gives it."""
 
     ctx: MethodContext
+    config: BaseModel = field(default_factory=NaiveConfig)
     reply: str | None = "an answer"
     citations: list[Citation] = field(default_factory=list)
     name: str = "naive"  # a catalog name: the envelope reads the record

@@ -110,7 +110,8 @@ async def test_retrieval_only_rows_name_the_llm_free_variant_that_ran(open_bridg
     rows = await EvalRunner(open_bridge(), specs, tmp_path / "out", retrieval_only=True).run(qs)
     variants = {r["method"]: r.get("variant") for r in rows}
     assert variants["ppr"] is None  # ppr without an LLM is ppr's retrieval: nothing stands in for it
-    assert variants["a2rag"].startswith("no LLM: model-free seeds; local, bridge and PPR stages all run")
+    assert variants["a2rag"].startswith("no LLM, retrieval=shared: linked question entities; local, bridge and "
+                                        "PPR stages all run")
     assert variants["tog3"].startswith("no LLM: Retriever only")
     assert "Suggest-local walk" in variants["topg"] and "Alg. 2 anchors" in variants["topg:mode=global,min_facts=5"]
     text = render_report(rows, title="T")

@@ -25,18 +25,42 @@ _STOP = {
     "unlike", "like", "according", "along", "around", "throughout", "within", "without", "upon", "among",
 }
 MAX_ENTITIES_PER_SENTENCE = 12
+# Ordinals start names ("Second World War", "First Baptist Church"): kept when a name follows them.
+_ORDINALS = frozenset({"first", "second", "third", "fourth", "fifth"})
+# Day and month names are parts of dates, not entities, when they stand alone ("every Friday").
+_CALENDAR = frozenset({
+    "monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday", "january", "february",
+    "march", "april", "may", "june", "july", "august", "september", "october", "november", "december"})
+_CONNECTORS = frozenset({"of", "the", "de", "du", "la", "von", "van", "der", "and", "for", "in", "on", "at", "&"})
 
 
 def clean_name(phrase: str) -> str | None:
+    """A name-like phrase without the function words around it, or None when nothing of a name is left
+    (a lone stop word, a day or month name)."""
     words = phrase.split()
-    while words and words[0].casefold() in _STOP:
+    while words and words[0].casefold() in _STOP and not (words[0].casefold() in _ORDINALS and len(words) > 1):
         words = words[1:]
     while words and words[-1].casefold() in _STOP:
         words = words[:-1]
     name = " ".join(words).strip(" .'-")
-    if len(name) < 2 or name.casefold() in _STOP:
+    if len(name) < 2 or name.casefold() in _STOP or name.casefold() in _CALENDAR:
         return None
     return name
+
+
+def is_name_like(text: str) -> bool:
+    """Whether a text (a document title) reads as a name: every word capitalised, a number or a
+    function word ("2014 FIFA World Cup", "Arthur's Magazine", "Born to Run"), not a heading that
+    describes ("People of the Harbor Hill story", "List of tallest buildings")."""
+    words = text.split()
+    return bool(words) and (words[0][:1].isupper() or words[0][:1].isdigit()) and all(
+        w[:1].isupper() or w[:1].isdigit() or w.casefold() in _CONNECTORS or w.casefold() in _STOP for w in words)
+
+
+def body_lines(text: str) -> str:
+    """``text`` without its Markdown heading lines (a heading names a topic; the names in it recur in
+    the body, and its other words make fragments such as "People of the Harbor Hill")."""
+    return "\n".join("" if line.lstrip().startswith("#") else line for line in text.split("\n"))
 
 
 def entities_in(sentence: str) -> list[str]:

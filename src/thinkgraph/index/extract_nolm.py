@@ -15,9 +15,16 @@ from typing import Any
 from thinkgraph.errors import ConfigError
 from thinkgraph.index.records import EntitySpec, Extraction, PropositionSpec
 from thinkgraph.models import Chunk, SourceDocument
-from thinkgraph.names import MAX_ENTITIES_PER_SENTENCE, YEAR, clean_name, entities_in
+from thinkgraph.names import MAX_ENTITIES_PER_SENTENCE, YEAR, body_lines, clean_name, entities_in, is_name_like
 
 _SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'(])|\n{2,}")
+def document_entity(doc: SourceDocument) -> str | None:
+    """The document's title as an entity when it reads as a name (a file stem like "notes-2" or a
+    describing heading like "People of the Harbor Hill story" does not)."""
+    title = clean_name(doc.title.strip()) if doc.title else None
+    return title if title and is_name_like(title) else None
+
+
 class NoLMExtractor:
     name = "nolm"
     uses_llm = False
@@ -28,11 +35,11 @@ class NoLMExtractor:
     async def extract(self, doc: SourceDocument, chunk: Chunk) -> Extraction:
         out = Extraction()
         seen: set[str] = set()
-        title = clean_name(doc.title.strip()) if doc.title else None
-        if title and title[0].isupper():  # a name-like title (a file stem like "notes-2" is not)
+        title = document_entity(doc)
+        if title:
             out.entities.append(EntitySpec(title))
             seen.add(title)
-        for sentence in _SENTENCE.split(chunk.text):
+        for sentence in _SENTENCE.split(body_lines(chunk.text)):
             names = entities_in(sentence)
             for name in names:
                 if name not in seen:
@@ -98,11 +105,11 @@ class SpacyExtractor:
     async def extract(self, doc: SourceDocument, chunk: Chunk) -> Extraction:
         out = Extraction()
         position: dict[str, int] = {}  # case-folded name -> its place in out.entities
-        title = clean_name(doc.title.strip()) if doc.title else None
-        if title and title[0].isupper():
+        title = document_entity(doc)
+        if title:
             out.entities.append(EntitySpec(title))
             position[title.casefold()] = 0
-        for sentence in self.nlp(chunk.text).sents:
+        for sentence in self.nlp(body_lines(chunk.text)).sents:
             found = self.sentence_entities(sentence)
             for name, label in found:
                 at = position.get(name.casefold())

@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol
 
+from pydantic import BaseModel
+
 from thinkgraph.config import Settings
 from thinkgraph.models import Answer
 from thinkgraph.retrieval.views import IndexView
@@ -36,5 +38,6 @@ class Method(Protocol):
 
     name: str
     ctx: MethodContext
+    config: BaseModel  # its catalog record's settings model
 
     async def answer(self, question: str) -> Answer: ...

@@ -40,7 +40,8 @@ def llm_required_error(name: str) -> ConfigError:
 async def run_method(method: Method, question: str, *, top_k: int | None = None) -> Answer:
     """Ask ``method`` (built on its context) and return the complete Answer."""
     ctx = method.ctx
-    if catalog.get(method.name).needs_llm and ctx.llm is None:
+    record = catalog.get(method.name)
+    if record.needs_llm and ctx.llm is None:
         raise llm_required_error(method.name)
     llm = ctx.llm
     started = time.perf_counter()
@@ -59,7 +60,19 @@ async def run_method(method: Method, question: str, *, top_k: int | None = None)
     if top_k is not None:
         del answer.citations[top_k:]
     finish_evidence(answer, ctx.store)
+    say_what_the_index_lacks(answer, record.name, record.needs(method.config), ctx.store)
     return answer
+
+
+def say_what_the_index_lacks(answer: Answer, method: str, parts: frozenset[catalog.IndexPart],
+                             store: GraphStore) -> None:
+    """The parts the method reads that the index lacks, one line each, in the message and the stats."""
+    from thinkgraph.methods.needs import index_lacks
+
+    lacks = index_lacks(method, parts, store)
+    if lacks:
+        answer.stats["index_lacks"] = lacks
+        answer.message = "; ".join([m for m in (answer.message,) if m] + lacks)
 
 
 def finish_evidence(answer: Answer, store: GraphStore) -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -31,6 +31,7 @@ class Ranking:
 
     scores: np.ndarray  # over the passages, in the order of the chunk vectors
     seeds: dict[str, float]  # the reset weights of the walks (entity id -> weight)
+    question_seeds: dict[str, float] = field(default_factory=dict)  # the first walk's: what the question names
     residual_question: str | None = None  # the second walk's query, when it is not the question
     chained: str | None = None  # the passage the chain lifted to second place
 
@@ -59,7 +60,8 @@ class GraphRetriever:
         prior = self._prior(question, query_vec)
         rows = self.view.chunk_rows
         links = self.view.entity_linker.link(question) if s.link_entities else []
-        ranking = Ranking(prior, self.seed_entities(question, query_vec, links))
+        first = self.seed_entities(question, query_vec, links)
+        ranking = Ranking(prior, first, question_seeds=dict(first))
         ppr = self._walk(ranking.seeds, prior, rows) if len(rows) == len(chunks) else None
         if ppr is None:
             return ranking
@@ -130,7 +132,10 @@ class GraphRetriever:
                             residual_question=ranking.residual_question, chained_passage=ranking.chained)
         names = {n.id: n.text for n in self.view.store.get_nodes(list(seeds))}
         evidence.seeds = sorted(((e, names.get(e, e), w) for e, w in seeds.items()), key=lambda t: -t[2])
-        self._add_paths(evidence, [e for e, _, _ in evidence.seeds])
+        # paths start from what the question names (its linked entities, or the seeds of its facts),
+        # never from a bridge the first walk found: a reader follows them from the question
+        asked = sorted(ranking.question_seeds, key=lambda e: -ranking.question_seeds[e])
+        self._add_paths(evidence, asked)
         return evidence
 
     def _add_paths(self, evidence: Evidence, seeds: list[str]) -> None:
