@@ -132,6 +132,7 @@ async def test_end_to_end_run_scores_answers_and_cost(open_bridge, tmp_path: Pat
     (row,) = await runner.run(load_questions(FIXTURES / "questions_small.jsonl"))
     assert row["em"] == pytest.approx(100 / 3) and row["em_substring"] == pytest.approx(200 / 3)
     assert row["calls_mean"] == 1 and row["prompt_tokens_p95"] > 0
+    assert 0 < row["seconds_p50"] <= row["seconds_p95"]  # the median beside mean and P95
     assert row["abstained"] == pytest.approx(100 / 3)  # "Unknown" is an abstention, and it is reported
     summary = json.loads((tmp_path / "out" / "summary.json").read_text())
     assert summary[0]["method"] == "naive"
@@ -146,7 +147,7 @@ async def test_correctness_judge_and_pairwise_elo_through_the_runner(open_bridge
     def judge_pair_reply(request) -> str:  # noqa: ANN001
         prompt = request.messages[0]["content"]
         first_is_ppr = prompt.index("PPR") < prompt.index("NAIVE")
-        return json.dumps({c: (1 if first_is_ppr else 2) for c in
+        return json.dumps({c: {"winner": 1 if first_is_ppr else 2, "explanation": "ppr's is better"} for c in
                            ("comprehensiveness", "diversity", "empowerment", "overall")})
 
     backend = ScriptedBackend(rules=[("Decide whether the predicted answer", '{"correct": true}'),
@@ -162,7 +163,8 @@ async def test_correctness_judge_and_pairwise_elo_through_the_runner(open_bridge
     overall = result["methods"]["ppr"]["criteria"]["overall"]
     assert result["methods"]["ppr"]["pairs"] == 2 and overall["win_rate"] == 1.0
     assert overall["elo"] == pytest.approx(1600 + 400 * 2.99957, abs=0.1) and overall["inconsistent"] == 0
-    assert (tmp_path / "out" / "pairwise.json").exists()
+    saved = json.loads((tmp_path / "out" / "pairwise.json").read_text())
+    assert saved["methods"]["ppr"]["questions"][0]["explanations"]["a_first"]["overall"] == "ppr's is better"
     with pytest.raises(ConfigError, match="retrieval-only"):
         EvalRunner(tg, [MethodSpec.parse("naive")], tmp_path / "y", retrieval_only=True, judge=True)
 
@@ -175,14 +177,15 @@ def test_markdown_report_tables() -> None:
     rows = [{"method": "naive", "questions": 3, "errors": 0, "em": 33.3333, "recall@5": 50.0, **cost},
             {"method": "ppr", "questions": 3, "errors": 1, "em": 66.6667, "recall@5": 75.0, **cost}]
     pair = {"reference": "naive", "methods": {"ppr": {"pairs": 3, "criteria": {
-        "overall": {"win_rate": 0.75, "elo": 1790.8, "inconsistent": 1, "failed": 0}}}}}
+        "overall": {"win_rate": 0.75, "elo": 1790.8, "inconsistent": 1, "failed": 0, "win_rate_ci95": [0.5, 1.0],
+                    "elo_ci95": [1600.0, 2800.0], "counts": {"a": 2, "tie_inconsistent": 1}}}}}}
     stats = {"nodes": {"chunk": 4}, "edges": {"OPENREL": 7}, "size_bytes": 2_000_000,
              "llm_usage": {"index.extract_triplets": {"calls": 4}, "answer.from_passages": {"calls": 9}}}
     text = render_report(rows, title="T", index_stats=stats, pairwise=pair)
     assert "| naive | 3 | 33.3 |" in text and "| ppr | 3 | 66.7 |" in text
     assert "## Retrieval (%)" in text and "| ppr | 3 | 75.0 |" in text
     assert "| indexing LLM calls | 4 |" in text and "| chunk nodes | 4 |" in text
-    assert "| ppr | overall | 75.0 | 1790.8 | 1 | 3 |" in text
+    assert "| ppr | overall | 75.0 | 50.0-100.0 | 1790.8 | 1600.0-2800.0 | 2 | 0 | 1 | 0 | 0 | 0 | 0 | 3 |" in text
 
 
 async def test_recall_counts_retrieved_passages_citation_recall_apart_and_no_llm_is_refused(
@@ -202,3 +205,22 @@ async def test_recall_counts_retrieved_passages_citation_recall_apart_and_no_llm
     assert row["judge_failures"] == len(qs) and "llm_correct" not in row
     record = json.loads((tmp_path / "a" / "records.jsonl").read_text().splitlines()[0])
     assert len(record["cited"]) == 1 and len(record["retrieved"]) > 1
+
+
+async def test_an_abstention_is_not_a_correct_answer_and_accuracy_is_shown_both_ways(open_bridge,  # noqa: ANN001
+                                                                                      tmp_path: Path) -> None:
+    judged: list[str] = []
+
+    def judge(request) -> str:  # noqa: ANN001 - a judge that would call anything correct
+        judged.append(request.messages[-1]["content"])
+        return '{"correct": true}'
+
+    def answer(request) -> str:  # noqa: ANN001
+        return "Unknown" if "valley" in request.messages[-1]["content"].rsplit("Question: ", 1)[1] else "Alice [1]"
+
+    backend = ScriptedBackend(rules=[("Decide whether the predicted answer", judge), ("Passages:", answer)])
+    qs = load_questions(FIXTURES / "questions_small.jsonl")
+    (row,) = await EvalRunner(open_bridge(backend), [MethodSpec.parse("naive")], tmp_path / "o", judge=True).run(qs)
+    assert len(judged) == 2 and not any("Predicted answer: Unknown" in p for p in judged)  # no call for it
+    assert row["llm_correct"] == pytest.approx(200 / 3) and row["llm_correct_answered"] == 100.0
+    assert row["abstained"] == pytest.approx(100 / 3)

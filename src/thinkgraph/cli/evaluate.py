@@ -119,7 +119,7 @@ def _print_summary(rows: list[dict[str, Any]], title: str) -> None:
     from thinkgraph.eval.report import display_name
 
     columns = [k for k in rows[0] if k != "method" and isinstance(rows[0][k], int | float)
-               and (not k.endswith("_p95") or k == "seconds_p95")] if rows else []
+               and (not k.endswith(("_p50", "_p95")) or k in ("seconds_p50", "seconds_p95"))] if rows else []
     table = Table(title=title)
     table.add_column("method")
     for col in columns:

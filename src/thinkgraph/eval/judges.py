@@ -5,10 +5,11 @@ verdicts agree; win rates, and the ELO conversion of ToG-3 App. F.3."""
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass, field
 from typing import Literal
 
-from pydantic import BaseModel
+from pydantic import BaseModel, field_validator
 
 from thinkgraph.errors import StructuredOutputError
 from thinkgraph.llm.service import LLM
@@ -29,8 +30,10 @@ PAIRWISE_PROMPT = """Compare two answers to the question on four criteria:
 - diversity: how varied its perspectives and insights are;
 - empowerment: how well it helps the reader understand the topic and make informed judgements;
 - overall: the best answer considering the three criteria together.
-For each criterion name the better answer, 1 or 2.
-Reply with JSON only: {{"comprehensiveness": 1 or 2, "diversity": 1 or 2, "empowerment": 1 or 2, "overall": 1 or 2}}
+For each criterion name the better answer, 1 or 2, and explain the choice in one sentence.
+Reply with JSON only: {{"comprehensiveness": {{"winner": 1 or 2, "explanation": "..."}},
+"diversity": {{"winner": 1 or 2, "explanation": "..."}}, "empowerment": {{"winner": 1 or 2, "explanation": "..."}},
+"overall": {{"winner": 1 or 2, "explanation": "..."}}}}
 
 Question: {question}
 
@@ -45,11 +48,26 @@ class CorrectnessVerdict(BaseModel):
     correct: bool
 
 
+class CriterionVerdict(BaseModel):
+    """One criterion's winner and why (ToG-3 Fig. 17 asks for the explanation)."""
+
+    winner: Literal[1, 2]
+    explanation: str = ""
+
+    @field_validator("winner", mode="before")
+    @classmethod
+    def _answer_number(cls, value: object) -> object:
+        """"Answer 2", "2" or 2: models name the winner in several ways."""
+        if isinstance(value, str) and (digits := re.findall(r"[12]", value)):
+            return int(digits[-1])
+        return value
+
+
 class PairwiseVerdict(BaseModel):
-    comprehensiveness: Literal[1, 2]
-    diversity: Literal[1, 2]
-    empowerment: Literal[1, 2]
-    overall: Literal[1, 2]
+    comprehensiveness: CriterionVerdict
+    diversity: CriterionVerdict
+    empowerment: CriterionVerdict
+    overall: CriterionVerdict
 
 
 async def judge_correct(llm: LLM, question: str, golds: list[str], prediction: str | None) -> float | None:
@@ -68,7 +86,16 @@ async def judge_correct(llm: LLM, question: str, golds: list[str], prediction: s
 Outcome = Literal["a", "b", "inconsistent", "failed"]
 
 
-async def judge_pair(llm: LLM, question: str, answer_a: str, answer_b: str) -> dict[str, Outcome]:
+@dataclass
+class PairJudgement:
+    """Per criterion the outcome, and the judge's explanations in each order ("a_first": answer a was
+    shown as answer 1)."""
+
+    outcomes: dict[str, Outcome]
+    explanations: dict[str, dict[str, str]] = field(default_factory=dict)
+
+
+async def judge_pair(llm: LLM, question: str, answer_a: str, answer_b: str) -> PairJudgement:
     """Per criterion: "a" or "b" when both orders agree, "inconsistent" when the verdict follows the
     position (position bias), "failed" when a reply could not be parsed."""
     async def ask(first: str, second: str) -> PairwiseVerdict | None:
@@ -85,35 +112,12 @@ async def judge_pair(llm: LLM, question: str, answer_a: str, answer_b: str) -> d
         if forward is None or backward is None:
             out[criterion] = "failed"
             continue
-        first_pick: Outcome = "a" if getattr(forward, criterion) == 1 else "b"
-        second_pick: Outcome = "b" if getattr(backward, criterion) == 1 else "a"
+        first_pick: Outcome = "a" if getattr(forward, criterion).winner == 1 else "b"
+        second_pick: Outcome = "b" if getattr(backward, criterion).winner == 1 else "a"
         out[criterion] = first_pick if first_pick == second_pick else "inconsistent"
-    return out
-
-
-@dataclass
-class WinRates:
-    """Win rate of method a over b per criterion, among consistent verdicts; position bias apart."""
-
-    wins_a: dict[str, int] = field(default_factory=dict)
-    wins_b: dict[str, int] = field(default_factory=dict)
-    inconsistent: dict[str, int] = field(default_factory=dict)
-    failed: dict[str, int] = field(default_factory=dict)
-
-    @classmethod
-    def from_outcomes(cls, outcomes: list[dict[str, Outcome]]) -> WinRates:
-        rates = cls()
-        for criterion in CRITERIA:
-            values = [o[criterion] for o in outcomes]
-            rates.wins_a[criterion] = values.count("a")
-            rates.wins_b[criterion] = values.count("b")
-            rates.inconsistent[criterion] = values.count("inconsistent")
-            rates.failed[criterion] = values.count("failed")
-        return rates
-
-    def rate_a(self, criterion: str) -> float | None:
-        decided = self.wins_a[criterion] + self.wins_b[criterion]
-        return None if decided == 0 else self.wins_a[criterion] / decided
+    explanations = {order: {c: getattr(v, c).explanation for c in CRITERIA}
+                    for order, v in (("a_first", forward), ("b_first", backward)) if v is not None}
+    return PairJudgement(out, explanations)
 
 
 def elo_rating(win_rate: float, reference_rating: float = ELO_REFERENCE_RATING) -> float:

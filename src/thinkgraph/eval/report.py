@@ -7,8 +7,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-ANSWER_METRICS = ("em", "em_substring", "f1", "precision", "recall", "rouge_l", "llm_correct", "accuracy",
-                  "factual_f1", "similarity", "abstained")
+ANSWER_METRICS = ("em", "em_substring", "f1", "precision", "recall", "rouge_l", "llm_correct", "llm_correct_answered",
+                  "accuracy", "accuracy_answered", "factual_f1", "similarity", "abstained")
 RETRIEVAL_METRICS = ("recall@2", "recall@5", "recall@10", "citation_recall")
 COST_COLUMNS = ("calls", "prompt_tokens", "completion_tokens", "seconds")
 
@@ -73,12 +73,16 @@ def render_report(rows: Sequence[dict[str, Any]], *, title: str, index_stats: di
             parts += [f"## {heading}", "", _table(["method", "questions", *present],
                       [[display_name(r), str(r["questions"]), *(_fmt(r.get(m)) for m in present)] for r in rows]), ""]
     judged = any("judge_failures" in r for r in rows)
-    header = ["method", "errors", *(["judge failures"] if judged else [])] + [f"{c} mean" for c in COST_COLUMNS] \
-        + [f"{c} P95" for c in COST_COLUMNS]
+    stats = ("mean", "p50", "p95")
+    header = ["method", "errors", *(["judge failures"] if judged else [])] + \
+        [f"{c} {'median' if s == 'p50' else s.upper() if s == 'p95' else s}" for c in COST_COLUMNS for s in stats]
     parts += ["## Cost per question", "", _table(header, [
         [display_name(r), str(r["errors"]), *([str(r.get("judge_failures", 0))] if judged else []),
-         *(_fmt(float(r[f"{c}_mean"])) for c in COST_COLUMNS),
-         *(_fmt(float(r[f"{c}_p95"])) for c in COST_COLUMNS)] for r in rows]), ""]
+         *(_fmt(float(r.get(f"{c}_{s}", 0.0))) for c in COST_COLUMNS for s in stats)] for r in rows]), ""]
+    if any("llm_correct_answered" in r or "accuracy_answered" in r for r in rows):
+        parts += ["`llm_correct` and `accuracy` count every question (an abstention is not a correct answer); "
+                  "the `_answered` columns count only the questions the method answered; `abstained` is the "
+                  "share it declined.", ""]
     if index_stats:
         nodes, edges = index_stats.get("nodes", {}), index_stats.get("edges", {})
         usage = index_stats.get("llm_usage", {})
@@ -89,16 +93,34 @@ def render_report(rows: Sequence[dict[str, Any]], *, title: str, index_stats: di
                        ["index size (MB)", f"{index_stats.get('size_bytes', 0) / 1e6:.1f}"]]
         parts += ["## Index", "", _table(["item", "count"], index_rows), ""]
     if pairwise:
-        ref = pairwise["reference"]
-        rows_p = []
-        for label, data in pairwise["methods"].items():
-            for criterion, v in data["criteria"].items():
-                rows_p.append([label, criterion, _fmt(None if v["win_rate"] is None else 100 * v["win_rate"]),
-                               _fmt(v["elo"]), str(v["inconsistent"]), str(data["pairs"])])
-        parts += [f"## Pairwise against {ref} (ELO: {ref} = 1600)", "",
-                  _table(["method", "criterion", "win rate (%)", "ELO", "position-biased", "pairs"], rows_p), ""]
+        parts += _pairwise_section(pairwise)
     parts += _sections(rows, loss, plots)
     return "\n".join(parts)
+
+
+def _interval(values: Sequence[float] | None, scale: float = 1.0) -> str:
+    return "-" if not values else f"{scale * values[0]:.1f}-{scale * values[1]:.1f}"
+
+
+def _pairwise_section(pairwise: dict[str, Any]) -> list[str]:
+    ref = pairwise["reference"]
+    rows = []
+    for label, data in pairwise["methods"].items():
+        for criterion, v in data["criteria"].items():
+            counts = v.get("counts", {})
+            rows.append([label, criterion, _fmt(None if v["win_rate"] is None else 100 * v["win_rate"]),
+                         _interval(v.get("win_rate_ci95"), 100.0), _fmt(v["elo"]), _interval(v.get("elo_ci95")),
+                         str(counts.get("a", 0)), str(counts.get("b", 0)), str(v["inconsistent"]),
+                         str(v["failed"]), str(counts.get("a_only_answered", 0)),
+                         str(counts.get("b_only_answered", 0)), str(counts.get("neither_answered", 0)),
+                         str(data["pairs"])])
+    header = ["method", "criterion", "win rate (%)", "95% CI", "ELO", "ELO 95% CI", "wins", "losses",
+              "ties: position-biased", "ties: unreadable", "only it answered", f"only {ref} answered",
+              "neither answered", "questions"]
+    return [f"## Pairwise against {ref} (ELO: {ref} = 1600)", "",
+            "Every question counts: an answer against an abstention or failure wins, two empty sides tie, and "
+            "so do verdicts that follow the answers' positions or could not be read (ties count one half). "
+            "Intervals: bootstrap over the questions.", "", _table(header, rows), ""]
 
 
 def write_report(path: str | Path, text: str) -> Path:

@@ -16,11 +16,11 @@ from thinkgraph.api import ThinkGraph
 from thinkgraph.errors import ConfigError, ThinkgraphError, UnknownMethodError
 from thinkgraph.eval.accuracy import answer_accuracy
 from thinkgraph.eval.datasets import Question
-from thinkgraph.eval.judges import CRITERIA, WinRates, elo_rating, judge_correct, judge_pair
+from thinkgraph.eval.judges import judge_correct
 from thinkgraph.eval.metrics import exact_match, percentile, recall_at_k, rouge_l, substring_match, token_f1
 from thinkgraph.eval.taxonomy import error_type
 from thinkgraph.methods import catalog
-from thinkgraph.models import Answer
+from thinkgraph.models import Answer, AnswerStatus
 
 # Methods whose wrong answers get the error taxonomy of KG-grounded reasoning (eval/taxonomy.py); the
 # others report an outcome too (tog3's termination, a2rag's verification), but the taxonomy is kgr's.
@@ -186,7 +186,9 @@ class EvalRunner:
                         None if self.retrieval_only else cited)
         judge_failures = 0
         if self.judge and q.answers and self.tg.llm is not None:
-            verdict = await judge_correct(self.tg.llm, q.question, list(q.answers), answer.text)
+            # an abstention, a failure or "Unknown" is not a correct answer, whatever its text
+            given = answer.text if answer.status == AnswerStatus.ANSWERED else None
+            verdict = await judge_correct(self.tg.llm, q.question, list(q.answers), given)
             if verdict is not None:  # an unparseable verdict is left out of the mean, and counted
                 metrics["llm_correct"] = verdict
             judge_failures += verdict is None
@@ -230,6 +232,10 @@ class EvalRunner:
             row |= metric_means(rs, keys)
             if not self.retrieval_only and rs:  # verified-or-abstain methods: how often they declined
                 row["abstained"] = 100 * sum(r["status"] == "abstained" for r in rs) / len(rs)
+                answered = [r for r in rs if r["status"] == "answered"]
+                for key in ("llm_correct", "accuracy"):  # over all questions above; over answered ones here
+                    if key in keys:
+                        row[f"{key}_answered"] = metric_means(answered, [key])[key] if answered else 0.0
             variants = Counter(str((r.get("stats") or {}).get("variant")) for r in rs
                                if (r.get("stats") or {}).get("variant"))
             if variants:  # an LLM-free stand-in ran, not the method: the report names what ran
@@ -242,6 +248,7 @@ class EvalRunner:
             for name in ("calls", "prompt_tokens", "completion_tokens", "seconds"):
                 values = [c[name] for c in costs]
                 row[f"{name}_mean"] = statistics.mean(values) if values else 0.0
+                row[f"{name}_p50"] = statistics.median(values) if values else 0.0
                 row[f"{name}_p95"] = percentile(values, 95)
             stats = method_stats([{k: v for k, v in (r.get("stats") or {}).items() if k != "variant"} for r in rs])
             if stats:
@@ -252,33 +259,18 @@ class EvalRunner:
 
 async def pairwise(tg: ThinkGraph, out_dir: str | Path, questions: Sequence[Question], reference: str,
                    labels: Sequence[str]) -> dict[str, Any]:
-    """Each label against the reference with the pairwise judge (both orders), win rates per criterion,
-    and ELO ratings with the reference at 1600 (ToG-3 App. F.3). Written to pairwise.json."""
+    """Each label against the reference with the pairwise judge (both orders) on every question: win
+    rates per criterion with their bootstrap intervals, ELO ratings with the reference at 1600 (ToG-3
+    App. F.3), the count of each kind of decision and the judge's explanations. Written to
+    pairwise.json (eval/pairwise.py says how abstentions and ties count)."""
+    from thinkgraph.eval.pairwise import compare, load_records
+
     if tg.llm is None:
         raise ConfigError("pairwise judging needs an LLM endpoint")
     out = Path(out_dir)
-    answers: dict[str, dict[str, str]] = {}
-    for line in (out / RECORDS_FILE).read_text(encoding="utf-8").splitlines():
-        try:
-            r = json.loads(line)
-        except json.JSONDecodeError:
-            continue
-        if r.get("answer"):
-            answers.setdefault(r["label"], {})[r["qid"]] = r["answer"]
-    if reference not in answers:
+    records = load_records(out / RECORDS_FILE)
+    if reference not in records:
         raise ConfigError(f"no recorded answers for the reference {reference!r}")
-    result: dict[str, Any] = {"reference": reference, "methods": {}}
-    for label in labels:
-        if label == reference:
-            continue
-        outcomes = [await judge_pair(tg.llm, q.question, answers[label][q.id], answers[reference][q.id])
-                    for q in questions if q.id in answers.get(label, {}) and q.id in answers[reference]]
-        rates = WinRates.from_outcomes(outcomes)
-        per = {}
-        for criterion in CRITERIA:
-            rate = rates.rate_a(criterion)
-            per[criterion] = {"win_rate": rate, "elo": None if rate is None else elo_rating(rate),
-                              "inconsistent": rates.inconsistent[criterion], "failed": rates.failed[criterion]}
-        result["methods"][label] = {"pairs": len(outcomes), "criteria": per}
+    result = await compare(tg.llm, questions, records, reference, labels)
     (out / "pairwise.json").write_text(json.dumps(result, indent=2), encoding="utf-8")
     return result
