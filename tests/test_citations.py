@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from thinkgraph.citations import best_sentence, focus_answer, sentence_spans
+from thinkgraph.citations import best_sentence, best_span, focus_answer, question_parts, sentence_spans
 from thinkgraph.models import Answer, Citation
 
 PASSAGE = ("The club was founded in 1988. It rows on the Velden lake.\nLena Sorensen trained with coach "
@@ -52,3 +52,61 @@ def test_a_heading_does_not_win_a_tie_with_a_sentence() -> None:
     only = "# Project Falcon\n\nThe survey ended in 1999."
     start, end = best_sentence(only, "What was Project Falcon?")
     assert only[start:end] == "# Project Falcon"  # the only line naming it still wins
+
+
+POLK = ("Iowa was part of the Louisiana Purchase. On December 28, 1846, Iowa became the 29th state in the Union "
+        "when President James K. Polk signed the admission bill into law. Dr. J. R. Smith paid $4.50 at 3 p.m. "
+        "on Jan. 5. She said \"It is done. Go home.\" and left.")
+
+
+def test_the_segmenter_knows_abbreviations_initials_decimals_and_quotations() -> None:
+    sentences = [POLK[s:e] for s, e in sentence_spans(POLK)]
+    assert sentences[1].endswith("President James K. Polk signed the admission bill into law.")
+    assert sentences[2] == "Dr. J. R. Smith paid $4.50 at 3 p.m. on Jan. 5."
+    assert sentences[3] == 'She said "It is done. Go home." and left.'
+
+
+def test_the_polk_sentence_is_quoted_whole() -> None:
+    s, e = best_sentence(POLK, "Who was president when Iowa became a state?")
+    assert POLK[s:e].startswith("On December 28, 1846") and POLK[s:e].endswith("into law.")
+
+
+OBSERVATORY = ("The Harbor Hill Observatory is an astronomical observatory on Harbor Hill, above the port town of "
+               "Kestrel Bay. It was founded in 1887 by the shipbuilder Adela Morrow, who wanted sailors trained in "
+               "navigation. The first building was a brick tower.\n\nThe observatory's main instrument is the Morrow "
+               "Refractor. The Harbor Hill Observatory is open on Fridays.")
+
+
+def test_the_sentence_that_answers_beats_the_one_that_restates_and_brings_its_referent() -> None:
+    s, e = best_span(OBSERVATORY, "Who founded the Harbor Hill Observatory?")
+    shown = OBSERVATORY[s:e]
+    assert "Adela Morrow" in shown  # not only "The Harbor Hill Observatory is an ... observatory"
+    assert shown.startswith("The Harbor Hill Observatory is") and shown.endswith("trained in navigation.")
+
+
+PEOPLE = ("Ilse Brandt was an optician from Leipzig. Besides the lens of the Morrow Refractor, her workshop "
+          "produced the lens of the Skarn Lighthouse. She was trained by her uncle, the instrument maker Karl Brandt."
+          "\n\nJoseph Okafor was an astronomer born in Lagos. He was the first director of the observatory. He "
+          "compiled the Harbor Hill Catalogue and trained a generation of observers, among them Lena Sorensen.")
+
+
+def test_each_part_of_a_question_gets_its_sentence() -> None:
+    assert question_parts("Who made the lens of the Skarn Lighthouse, and who trained her?") == [
+        "Who made the lens of the Skarn Lighthouse", "who trained her"]
+    s, e = best_span(PEOPLE, "Who made the lens of the Skarn Lighthouse, and who trained her?")
+    shown = PEOPLE[s:e]
+    assert "Ilse Brandt" in shown and "Karl Brandt" in shown and "Okafor" not in shown
+
+
+def test_a_pronoun_brings_the_sentence_that_names_its_referent_within_the_paragraph() -> None:
+    s, e = best_span(PEOPLE, "Who trained Lena Sorensen?")
+    shown = PEOPLE[s:e]
+    assert shown.startswith("Joseph Okafor was an astronomer") and shown.endswith("among them Lena Sorensen.")
+    assert "Karl Brandt" not in shown  # never across the paragraph break
+
+
+def test_a_passage_sharing_no_word_shows_its_lead_sentence_not_the_whole_chunk() -> None:
+    text = "# Skarn\n\nThe island lies west of the bay. Ferries call twice a day."
+    whole = Citation("d", "c9", 0, len(text), text)
+    focus_answer(Answer("Who built the tower?", "ppr", None, "evidence_only", citations=[whole]), {"c9": text})
+    assert whole.quote == "The island lies west of the bay." and (whole.start, whole.end) == (9, 41)
