@@ -82,8 +82,9 @@ def main() -> None:
     if args.baseline:
         focuses[f"sentences shown ({args.baseline.name})"] = focus_of(_load(args.baseline))
     focuses["whole passages (ceiling)"] = lambda text, q: None
-    sets: list[tuple[str, Any, Path]] = [("MuSiQue dev", args.musique_index, args.data / "musique/questions_dev.jsonl"),
-                                         ("HotpotQA dev", args.hotpot_index, args.data / "hotpotqa/questions_dev.jsonl")]
+    sets: list[tuple[str, Any, Path]] = [
+        ("MuSiQue dev", args.musique_index, args.data / "musique/questions_dev.jsonl"),
+        ("HotpotQA dev", args.hotpot_index, args.data / "hotpotqa/questions_dev.jsonl")]
     print("| set | shown | gold answer in the shown text (%) | mean characters per passage |")
     print("|---|---|---|---|")
     for name, index, questions in sets:
