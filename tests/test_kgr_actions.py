@@ -57,7 +57,11 @@ def test_bad_actions_become_observations(env: GraphEnvironment, step: str, messa
 def test_parse_steps_in_the_formats_models_write() -> None:
     thought, actions = parse_step("Thought 3: Retrieve the names.\nAction 3: NodeFeature[U:1, name], "
                                   "NodeFeature[U:2, name]\nObservation 3: invented by the model")
-    assert thought == "Retrieve the names." and actions == [Action("NodeFeature", ("U:1", "name"))]
+    # several actions in one step, as Graph-CoT's App. G example issues them
+    assert thought == "Retrieve the names." and actions == [Action("NodeFeature", ("U:1", "name")),
+                                                            Action("NodeFeature", ("U:2", "name"))]
+    run_on = parse_step("Thought: x\nAction: RetrieveNode[A] Thought 2: more\nAction 2: Finish[B]")[1]
+    assert run_on == [Action("RetrieveNode", ("A",))]  # the next step's actions are not this step's
     assert parse_step("thought: x\naction: finish[a, b]")[1] == [Action("Finish", ("a, b",))]
     assert parse_step("Action: RetrieveNode[Smith, John]")[1] == [Action("RetrieveNode", ("Smith, John",))]
     assert parse_step("no action at all") == ("no action at all", [])

@@ -41,20 +41,24 @@ class Observation:
 REACT_STOP = ("\nObservation", "Observation:")
 
 
-def parse_step(reply: str) -> tuple[str, list[Action]]:
-    """The thought and the first action of one model step ("Thought: ... Action: X[...]").
+_ACTION_CLAUSE = re.compile(r"Action\s*\d*\s*:(.*?)(?=Thought\s*\d*\s*:|Action\s*\d+\s*:|$)",
+                            re.IGNORECASE | re.DOTALL)
 
-    Only the first action counts: a model that runs on writes invented observations and further
-    actions (a Finish among them) that the graph never answered, so everything after the first
-    action is ignored."""
+
+def parse_step(reply: str) -> tuple[str, list[Action]]:
+    """The thought and the actions of one model step ("Thought: ... Action: X[...], Y[...]").
+
+    One step may issue several actions (Graph-CoT's App. G: "Action 3: NodeFeature[...],
+    NodeFeature[...]"). Only the first action clause counts: a model that runs on writes invented
+    observations and further steps (a Finish among them) that the graph never answered, so
+    everything after the step's own actions is ignored."""
     reply = re.split(r"\n?\s*Observation\s*\d*\s*:", reply, maxsplit=1)[0]
     match = _THOUGHT.match(reply)
     thought = match.group(1).strip() if match else reply.strip()
-    tail = reply[reply.lower().find("action"):] if "action" in reply.lower() else reply
-    first = _ACTION.search(tail)
-    if first is None:
-        return thought, []
-    return thought, [Action(_ALIASES[first.group(1).lower()], _split_args(first.group(1), first.group(2)))]
+    clause = _ACTION_CLAUSE.search(reply)
+    tail = clause.group(1) if clause else reply
+    found = list(_ACTION.finditer(tail)) if clause else list(_ACTION.finditer(tail))[:1]
+    return thought, [Action(_ALIASES[m.group(1).lower()], _split_args(m.group(1), m.group(2))) for m in found]
 
 
 def _split_args(name: str, raw: str) -> tuple[str, ...]:
