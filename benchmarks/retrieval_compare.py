@@ -44,7 +44,10 @@ ABLATIONS: list[tuple[str, dict[str, Any]]] = [
     ("final fusion with the hybrid ranking " + ("off" if DEFAULTS.dense_mix else "on"),
      {"dense_mix": 0.0 if DEFAULTS.dense_mix else 0.5}),
 ]
+# Each paper's method: its pool (its own retrieve steps, every LLM decision at its neutral default) on
+# the shared retrieval, and its paper-literal retrieval beside it.
 GRAPH_METHODS = ("a2rag", "topg", "tog3")
+VARIANTS = (("pool", {}), ("paper-literal", {"retrieval": "paper"}))
 # docs/README reference on MuSiQue dev (same graph and embedder): HippoRAG 2's own code.
 HIPPORAG2_MUSIQUE = Row("HippoRAG 2's own code (../shared/data/README.md)", 46.3, 72.8, 79.0, 48.0)
 
@@ -60,15 +63,20 @@ def run_dataset(name: str, index: Path, questions_file: Path, repeats: int, sett
         if name.startswith("MuSiQue"):
             rows.insert(2, HIPPORAG2_MUSIQUE)
         for method in GRAPH_METHODS:
-            try:
-                rows.append(evaluate(tg, f"{method} (evidence only)", method, {}, questions, repeats))
-            except IncompleteIndexError:  # an imported graph has no communities by default
-                rows.append(evaluate(tg, f"{method} (evidence only, no communities)", method,
-                                     {"use_communities": False}, questions, repeats))
-            except ConfigError as exc:
-                print(f"{method}: not run on this index ({exc})")
+            for variant, options in VARIANTS:
+                try:
+                    rows.append(evaluate(tg, f"{method} {variant}", method, options, questions, repeats))
+                except IncompleteIndexError:  # an imported graph has no communities by default
+                    rows.append(evaluate(tg, f"{method} {variant} (no communities)", method,
+                                         {**options, "use_communities": False}, questions, repeats))
+                except ConfigError as exc:
+                    print(f"{method} {variant}: not run on this index ({exc})")
         print_table(f"{name}: {len(questions)} questions, index {index.name}", rows, dense)
         default = next(r for r in rows if r.label == "ppr (default)")
+        for row in rows:
+            if row.label.endswith("pool") or "pool (" in row.label:
+                print(f"{row.label}: R@5 {row.r5 - default.r5:+.1f} points against ppr, "
+                      f"{row.ms / default.ms:.2f}x its time")
         ablation = [default] + [evaluate(tg, f"ppr, {label}", "ppr", change, questions, repeats)
                                 for label, change in ABLATIONS]
         print_table(f"{name}: ppr ablation (one lever changed at a time)", ablation, dense)

@@ -73,7 +73,8 @@ def ask(open_bridge):  # noqa: ANN001, ANN201
 
 async def test_verified_at_the_first_stage_costs_two_calls(ask) -> None:  # noqa: ANN001
     model = Model(fact="Alice Stone founded Acme Corp", answer="Acme Corp")
-    answer = await ask(model, question="Which company did Alice Stone found?")  # stage 1 holds the fact
+    # stage 1 holds the fact; drafting there whatever the walk ranks first (the pre-check is pinned below)
+    answer = await ask(model, question="Which company did Alice Stone found?", sufficiency_precheck=0)
     assert answer.status == "answered" and answer.text == "Acme Corp" and answer.cost.calls == 2
     assert model.calls == ["draft", "check"]
     assert answer.stats["stage"] == "local" and answer.stats["outcome"] == "verified"
@@ -86,7 +87,7 @@ async def test_a_stage_that_adds_evidence_costs_one_draft_and_one_that_adds_none
     model = Model()
     # one seed (Alice Stone): stage 1 shows her passage only (Unknown), stage 2 finds no bridge between
     # seeds (nothing new: no draft), stage 3's walk reaches the bridge passage, answered and verified
-    answer = await ask(model, i_max=0)
+    answer = await ask(model, i_max=0, sufficiency_precheck=0)
     drafts = [s for s in answer.trace if s.action == "a2rag.answer"]
     assert [s.inputs["stage"] for s in drafts] == ["local", "ppr"] and not drafts[0].outputs["sufficient"]
     assert model.calls == ["draft", "draft", "check"] and answer.cost.calls == 3 and answer.cost.cached_calls == 0
@@ -109,13 +110,31 @@ async def test_an_unusable_joint_verdict_is_a_failed_check(ask) -> None:  # noqa
     assert answer.status == "abstained" and answer.stats["failure"] == "rel" and answer.text is None
 
 
+async def test_a_stage_without_the_walks_best_passages_escalates_without_a_draft(ask) -> None:  # noqa: ANN001
+    model = Model()
+    answer = await ask(model, i_max=0)  # the walk ranks the bridge passage first; stage 1 lacks it
+    assert model.calls == ["draft", "check"] and answer.cost.calls == 2 and answer.stats["stage"] == "ppr"
+    precheck = next(s for s in answer.trace if s.action == "sufficiency.local")
+    assert precheck.inputs == {"precheck": "walk"} and precheck.outputs["missing_best_passages"]
+
+
+async def test_a_rewrite_that_changes_nothing_ends_the_retries(ask) -> None:  # noqa: ANN001
+    class Stubborn(Model):
+        def rewrite(self, prompt: str) -> str:
+            return "  where is the company that alice stone founded based? "
+
+    model = Stubborn(check=json.dumps({"relevant": False, "grounded": True, "resolves": True, "reason": "off"}))
+    answer = await ask(model, i_max=2)
+    assert model.calls.count("rewrite") == 1 and model.calls.count("check") == 1 and answer.status == "abstained"
+
+
 async def test_calls_beside_ircot_on_the_same_questions(ask) -> None:  # noqa: ANN001
     """The call counts only: on one-sentence passages the prompts' own words outweigh the evidence,
     so tokens are compared on MuSiQue (benchmarks/a2rag_cost.py) and with a real model (README)."""
     two_hop = await ask(Model(), i_max=0)
     ircot = await ask(Model(), method="ircot")
     assert two_hop.text == ircot.text == "Rivertown"
-    assert ircot.cost.calls == 3 and two_hop.cost.calls == 3  # a2rag escalates to its stage 3 (see above)
+    assert ircot.cost.calls == 3 and two_hop.cost.calls == 2  # a2rag drafts once, at its stage 3
     one_hop = await ask(Model(fact="Alice Stone founded Acme Corp", answer="Acme Corp"),
                         question="Which company did Alice Stone found?")
     assert one_hop.cost.calls == 2

@@ -161,8 +161,11 @@ class A2RAGMethod:
                 return await self._verified(question, llm, reply, state, passages, attempts, trace)
             if attempt == c.i_max:
                 break  # Alg. 1 rewrites here too, but no retry is left to use the rewrite
-            query = await self._rewrite(llm, query, reply, state, failure, reason)
-            trace.append(TraceStep("controller", f"rewrite.{failure}", {"reason": reason}, {"query": query}))
+            rewritten = await self._rewrite(llm, query, reply, state, failure, reason)
+            trace.append(TraceStep("controller", f"rewrite.{failure}", {"reason": reason}, {"query": rewritten}))
+            if " ".join(rewritten.casefold().split()) == " ".join(query.casefold().split()):
+                break  # the same query again would retrieve and fail the same way: no retry is worth its calls
+            query = rewritten
         return None
 
     async def _verified(self, question: str, llm: LLM, reply: str, state: RetrievalState,
@@ -215,7 +218,15 @@ class A2RAGMethod:
             return await verifier.sufficient(state.query, self.retriever.evidence_text(state), state.stage, trace)
 
         async def draft(state: RetrievalState) -> bool:
-            """A draft answer from the evidence so far; "Unknown" (or an echoed prompt) escalates."""
+            """A draft answer from the evidence so far; "Unknown" (or an echoed prompt) escalates. With
+            the shared walk, a stage whose evidence lacks the walk's best passages escalates without a
+            draft: a draft there would most likely say "Unknown", and the last stage's draft costs the
+            same one call when the earlier one is skipped."""
+            missing = self._misses_the_walks_best(state)
+            if missing:
+                trace.append(TraceStep("retriever", f"sufficiency.{state.stage}", {"precheck": "walk"},
+                                       {"sufficient": False, "missing_best_passages": missing}))
+                return False
             passages = self.retriever.passages(state.ranked_chunks()[: self.config.evidence_chunks])
             reply = await self._generate(llm, state.query, state, passages)
             read = read_answer(reply, passages, ANSWER)
@@ -227,8 +238,18 @@ class A2RAGMethod:
 
         return verdict if mode == "llm" else draft
 
+    def _misses_the_walks_best(self, state: RetrievalState) -> list[str]:
+        """The shared walk's ``sufficiency_precheck`` best passages that the stage's evidence lacks."""
+        n = self.config.sufficiency_precheck
+        if state.walk is None or n == 0:
+            return []
+        walk = state.walk
+        best = sorted(walk, key=lambda c: (-walk[c], c))[:n]
+        shown = set(state.ranked_chunks()[: self.config.evidence_chunks])
+        return [c for c in best if c not in shown]
+
     async def _generate(self, llm: LLM, query: str, state: RetrievalState, passages: list[ScoredPassage]) -> str:
-        triples = "\n".join(self.retriever.triples_text(state.facts)) or "(none)"
+        triples = "\n".join(self.retriever.triples_text(self.retriever.prompt_facts(state))) or "(none)"
         numbered = numbered_passages(passages, sep="\n") or "(none)"
         prompt = ANSWER.format(question=query, triples=triples, passages=numbered)
         return (await llm.text([{"role": "user", "content": prompt}], step="a2rag.answer", kind="answer")).strip()

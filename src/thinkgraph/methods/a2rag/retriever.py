@@ -25,6 +25,7 @@ from thinkgraph.retrieval.views import IndexView
 STAGES = ("local", "bridge", "ppr")
 DENSE_FALLBACK = "dense_fallback"  # stage 3 without any seed in the graph: dense retrieval over chunks
 ENTITY_GRAPH_MEMO = "a2rag.entity_graph"
+STRUCTURAL_PREDICATES = frozenset({"co-occurs with", "same as"})  # methods/a2rag/graph.py's stand-in facts
 
 
 @dataclass
@@ -90,6 +91,13 @@ class AgenticRetriever:
     def triples_text(self, facts: list[Fact]) -> list[str]:
         names = self.graph.names
         return [f"({names[f.subject]}, {f.predicate}, {names[f.object]})" for f in facts[: self.config.max_triples]]
+
+    def prompt_facts(self, state: RetrievalState) -> list[Fact]:
+        """The facts a prompt shows beside the passages: relations (co-occurrence and synonym links are
+        structure, not statements) from the passages shown first, then the others, ``max_triples`` in all."""
+        shown = set(state.ranked_chunks()[: self.config.evidence_chunks])
+        stated = [f for f in state.facts if f.predicate not in STRUCTURAL_PREDICATES]
+        return sorted(stated, key=lambda f: not shown.intersection(f.chunks))[: self.config.max_triples]
 
     def passages(self, chunk_ids: list[str]) -> list[ScoredPassage]:
         return passages_from_scores(self.view.store, [(c, 0.0) for c in chunk_ids])
@@ -191,6 +199,6 @@ class AgenticRetriever:
 
     def evidence_text(self, state: RetrievalState) -> str:
         passages = self.passages(state.ranked_chunks()[: self.config.evidence_chunks])
-        triples = "\n".join(self.triples_text(state.facts)) or "(none)"
+        triples = "\n".join(self.triples_text(self.prompt_facts(state))) or "(none)"
         body = "\n".join(f"[{i}] {p.title + ': ' if p.title else ''}{p.text}" for i, p in enumerate(passages, 1))
         return f"Facts:\n{triples}\n\nPassages:\n{body or '(none)'}"
