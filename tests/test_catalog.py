@@ -150,3 +150,10 @@ def test_a_method_that_needs_an_llm_is_refused_before_it_runs(index_path: Path) 
         with pytest.raises(ConfigError, match="method 'ircot' needs an LLM endpoint"):
             asyncio.run(run_method(method, "Who?"))
     assert method.ctx.trace == []  # the method never ran
+
+
+def test_retrieve_returns_the_evidence_without_calling_a_configured_llm(open_bridge) -> None:  # noqa: ANN001
+    backend = ScriptedBackend(script=[])  # any call would fail: the script is empty
+    tg = open_bridge(backend)
+    found = tg.retrieve("Where is the company that Alice Stone founded based?", "a2rag", gate=False)
+    assert found.status == AnswerStatus.EVIDENCE_ONLY and found.citations and backend.requests == []

@@ -139,7 +139,10 @@ class ThinkGraph:
 
     async def aindex(self, paths: Sequence[str | Path] = (), *, extractor: str | None = None,
                      openie: str | Path | None = None, triples: Sequence[str | Path] = (),
-                     documents: Iterable[SourceDocument] = (), progress: Progress | None = None) -> IndexReport:
+                     documents: Iterable[SourceDocument] = (), progress: Progress | None = None,
+                     rebuild_derived: bool = False) -> IndexReport:
+        """``rebuild_derived``: rebuild synonyms and communities from the whole graph instead of
+        updating them with what changed."""
         from thinkgraph.index.extractors import imported_facts, triple_documents
         from thinkgraph.index.loaders import Skipped, load_paths
         from thinkgraph.index.pipeline import Indexer
@@ -150,7 +153,8 @@ class ThinkGraph:
         if paths:
             items.append(load_paths(paths, include=s.include, exclude=s.exclude, max_bytes=s.max_file_bytes))
         items.append(triple_documents(ex, triples))
-        indexer = Indexer(self.store, self.embedder, ex, s, llm=self.llm, counter=self.counter, progress=progress)
+        indexer = Indexer(self.store, self.embedder, ex, s, llm=self.llm, counter=self.counter, progress=progress,
+                          rebuild_derived=rebuild_derived)
         report = await indexer.run(item for group in items for item in group)
         facts = imported_facts(ex)
         if facts is not None:
@@ -192,6 +196,24 @@ class ThinkGraph:
                                         llm=self.llm))
         self.mark_changed()
         return report
+
+    def remove_documents(self, doc_ids: Sequence[str]) -> list[RemovalReport]:
+        """Remove several documents, then bring the derived stages up to date once (they follow what
+        changed: removing 100 documents costs about what they held, not 100 updates)."""
+        reports: list[RemovalReport] = []
+        try:
+            for doc_id in doc_ids:
+                reports.append(self.remove_document(doc_id, rebuild=False))
+        finally:  # an unknown id stops the loop; what was removed before it still gets its stages
+            if reports:
+                from thinkgraph.index.pipeline import IndexReport, update_derived
+                from thinkgraph.index.stages import writing
+
+                with writing(self.store):
+                    run_sync(update_derived(self.store, self.embedder, self.settings.index, IndexReport(),
+                                            llm=self.llm))
+                self.mark_changed()
+        return reports
 
     def import_kg(self, path: str | Path, *, kind: str = "auto") -> KGImportReport:
         """Import a typed knowledge graph (GRBench graph.json, or typed triples TSV/CSV) as this
@@ -267,6 +289,10 @@ class ThinkGraph:
 
     def ask(self, question: str, method: str = DEFAULT_METHOD, **options: Any) -> Answer:
         return run_sync(self.aask(question, method, **options))
+
+    def retrieve(self, question: str, method: str = DEFAULT_METHOD, **options: Any) -> Answer:
+        """The method's evidence without an LLM, even when one is configured."""
+        return run_sync(self.aretrieve(question, method, **options))
 
     def _no_passages(self) -> None:
         """Documents but no passage to retrieve (an index killed before its first commit, or one whose
