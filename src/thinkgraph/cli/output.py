@@ -101,7 +101,7 @@ def print_answer(answer: Answer, trace: bool) -> None:
     for note in fallback_notes(answer):
         out.print(f"[yellow]note:[/yellow] {escape(note)}", highlight=False)
     if answer.citations:
-        out.print("[bold]Evidence[/bold] (the best-matching sentence of each passage)")
+        out.print("[bold]Evidence[/bold] (the sentences of each passage that answer the question)")
     ranked = any(c.score for c in answer.citations)  # a method that does not score passages shows no score
     for i, c in enumerate(answer.citations, 1):
         span = f"chars {c.start}-{c.end}" if c.start is not None else "span unknown"

@@ -76,7 +76,7 @@ def say_what_the_index_lacks(answer: Answer, method: str, parts: frozenset[catal
 
 
 def finish_evidence(answer: Answer, store: GraphStore) -> None:
-    """Each citation narrowed to its best-matching sentence, with its page; the evidence's edges."""
+    """Each citation narrowed to the sentences that answer, with its page; the evidence's edges."""
     from thinkgraph.citations import focus_answer
 
     chunks = store.get_nodes(list(dict.fromkeys(c.chunk_id for c in answer.citations)))

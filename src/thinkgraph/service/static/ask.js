@@ -1,5 +1,5 @@
 // The Ask tab: method and its settings as a form, the question streamed (each step as it happens,
-// answer text as the model writes it), citations with their best-matching sentence, the evidence graph.
+// answer text as the model writes it), citations with the sentences that answer, the evidence graph.
 "use strict";
 (() => {
   const $ = TG.$;
