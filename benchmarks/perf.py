@@ -1,6 +1,7 @@
 """One table of the performance goals (issue #18, #17's indexing speed): each figure beside a
 baseline measured in the same run, and their ratio.
 
+    .venv/bin/pip install -e '.[bench]'                           # once: fast-pagerank, py-spy, pyinstrument
     PYTHONPATH=src .venv/bin/python benchmarks/perf.py --quick     # CI-sized inputs, a few minutes
     PYTHONPATH=src .venv/bin/python benchmarks/perf.py             # full: 1M-node PPR, MuSiQue, 1k/10k LLM
 
@@ -159,6 +160,8 @@ def main() -> None:
     parser.add_argument("--kg-nodes", default="1000000,5000000", help="full mode: typed-KG sizes")
     parser.add_argument("--llm-passages", default="1000,10000", help="full mode: passages per LLM run")
     args = parser.parse_args()
+    if "ppr" not in args.skip:
+        perf_ppr.require_bench(otherwise=", or pass --skip ppr")
     args.work.mkdir(parents=True, exist_ok=True)
     rows: list[Row] = []
     if "ppr" not in args.skip:

@@ -7,7 +7,9 @@ join a node to a skewed random one (hubs, as entity mentions are)."""
 
 from __future__ import annotations
 
+import importlib.util
 import statistics
+import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -61,6 +63,17 @@ class PPRFigures:
     overlap: dict[float, float]
 
 
+BENCH_INSTALL = "pip install -e '.[bench]'"  # fast-pagerank, py-spy, pyinstrument (README "Performance")
+
+
+def require_bench(otherwise: str = "") -> None:
+    """The fast-pagerank baseline comes with the bench extra: one line saying how to install it,
+    before any work starts, rather than a traceback minutes in."""
+    if importlib.util.find_spec("fast_pagerank") is None:
+        sys.exit(f"the PPR benchmark compares with fast-pagerank, which is not installed: {BENCH_INSTALL} "
+                 f"(the bench extra){otherwise}")
+
+
 def top(x: np.ndarray, k: int) -> set[int]:
     return set(np.argpartition(-x, k)[:k].tolist())
 
@@ -108,6 +121,7 @@ if __name__ == "__main__":
     parser.add_argument("--nnz", type=int, default=14_000_000)
     parser.add_argument("--runs", type=int, default=5)
     args = parser.parse_args()
+    require_bench()
     figures = run(args.nodes, args.nnz, args.runs)
     print(f"graph: {figures.n} nodes, {figures.nnz} adjacency entries")
     for goal, ours, name, base in figures.rows:

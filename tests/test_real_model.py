@@ -230,5 +230,11 @@ def test_service_streams_ask_and_chat(work: Workdir, monkeypatch: pytest.MonkeyP
         with client.stream("POST", "/v1/chat/completions", json={"model": "demo/naive", "stream": True,
                                                                 "messages": [{"role": "user",
                                                                               "content": "Where is Skarn?"}]}) as r:
-            chunks = [x for x in r.iter_lines() if x.startswith("data: ")]
+            lines = list(r.iter_lines())
+        chunks = [x for x in lines if x.startswith("data: ")]
         assert chunks[-1] == "data: [DONE]" and len(chunks) >= 3
+        # the answer's tokens went out as the model wrote them: content deltas before the step that the
+        # run records once the method has returned (the test client hands the body over at the end)
+        live = [json.loads(x[6:])["choices"][0]["delta"] for x in lines[:lines.index(": llm endpoint")]
+                if x.startswith("data: {")]
+        assert any(delta.get("content") for delta in live), lines

@@ -1,8 +1,10 @@
 """An OpenAI-compatible chat endpoint, so that chat front ends can use a method as a model: the model
 name is ``WORKSPACE/METHOD`` (or ``METHOD`` for the workspace "default"); the conversation is
 condensed into a standalone question; the reply is the answer with numbered sources. ``stream: true``
-sends chat-completion chunks: the role, the answer as content deltas, the sources, and the finish
-reason, with a comment line for every step of the method while it runs."""
+sends chat-completion chunks: the role, the answer as content deltas (as the model writes them where
+the method's final answer is a streamed call, see streaming.FINAL_ANSWER_STEPS; word by word when the
+answer is known otherwise), the sources, and the finish reason, with a comment line for every step of
+the method while it runs."""
 
 from __future__ import annotations
 
@@ -10,7 +12,7 @@ import json
 import re
 import time
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 from fastapi import APIRouter, Request
@@ -31,11 +33,12 @@ from thinkgraph.service.schemas import (
     ModelEntry,
     ModelList,
 )
-from thinkgraph.service.streaming import run_events
+from thinkgraph.service.streaming import LiveAnswer, run_events
 
 router = APIRouter(prefix="/v1")
 DEFAULT_WORKSPACE = "default"
 _PIECE = re.compile(r"\S+\s*|\s+")
+_WORD = re.compile(r"\s*\S+|\s+$")  # a model's tokens carry their leading space
 
 
 def split_model(model: str) -> tuple[str, str]:
@@ -73,7 +76,7 @@ async def chat(request: Request, body: ChatIn) -> ChatCompletion | StreamingResp
     question = await standalone_question(body.messages, tg.llm)
     ident, created = f"chatcmpl-{uuid.uuid4().hex}", int(time.time())
     if body.stream:
-        chunks = _chunks(tg, question, method, _Base(ident, created, body.model), request.app.state.redact)
+        chunks = chat_chunks(tg, question, method, _Base(ident, created, body.model), request.app.state.redact)
         return StreamingResponse(chunks, media_type="text/event-stream", headers={"Cache-Control": "no-cache"})
     answer = await tg.aask(question, method)
     usage = ChatUsage(prompt_tokens=answer.cost.prompt_tokens, completion_tokens=answer.cost.completion_tokens,
@@ -91,21 +94,25 @@ class _Base:
         return f"data: {json.dumps(data, ensure_ascii=False)}\n\n"
 
 
-async def _chunks(tg: ThinkGraph, question: str, method: str, base: _Base, redact: Any) -> AsyncIterator[str]:
-    # Model tokens are not forwarded as content: a method streams several answer-kind calls (tog3's
-    # per-round responses, then its final answer) and a chat delta cannot be taken back, so the
-    # content deltas start when the final answer is known.
-    streamed = False
+async def chat_chunks(tg: ThinkGraph, question: str, method: str, base: _Base,
+                      redact: Callable[[str], str]) -> AsyncIterator[str]:
+    """The method's run as chat-completion chunks (server-sent events), each sent when it is known."""
+    live = LiveAnswer(redact=redact)
     async for event in run_events(lambda: tg.aask(question, method), {}, redact=redact):
         if event.name == "started":
             yield base.chunk({"role": "assistant", "content": ""})
+        elif event.name == "token":
+            # (the page's /ask stream gets every token; a chat delta cannot be taken back, so only the
+            # final answer's tokens are content here: see LiveAnswer)
+            for word in _WORD.findall(live.feed(event.data["step"], event.data["text"])):
+                yield base.chunk({"content": word})  # (a cached answer arrives as one piece)
         elif event.name in ("trace", "heartbeat"):  # comments: clients ignore them, proxies see traffic
             yield f": {event.data.get('agent', '')} {event.data.get('action', 'working')}\n\n"
         elif event.name == "error":
             yield f"data: {json.dumps({'error': {'message': event.data['message'], 'type': 'server_error'}})}\n\n"
             return
         elif event.name == "answer":
-            for piece in _answer_pieces(event.data, streamed):
+            for piece in _answer_pieces(event.data, live):
                 yield base.chunk({"content": piece})
             cost = event.data.get("cost") or {}
             usage = ChatUsage(prompt_tokens=cost.get("prompt_tokens", 0),
@@ -115,10 +122,11 @@ async def _chunks(tg: ThinkGraph, question: str, method: str, base: _Base, redac
     yield "data: [DONE]\n\n"
 
 
-def _answer_pieces(answer: dict[str, Any], streamed: bool) -> list[str]:
-    """The answer as content deltas (word by word when the model's tokens were not streamed), then
-    the sources."""
+def _answer_pieces(answer: dict[str, Any], live: LiveAnswer) -> list[str]:
+    """What is left to send once the answer is known: the rest of its text (all of it word by word
+    when none was streamed live), then the sources."""
     text = answer.get("text") or answer.get("message") or "No answer."
-    pieces = [] if streamed else _PIECE.findall(text)
+    rest = live.rest(text)
+    pieces = _PIECE.findall(text) if rest is None else _WORD.findall(rest)
     sources = sources_text(answer.get("citations") or [])
     return pieces + ([sources] if sources else [])

@@ -9,12 +9,16 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import json
-from collections.abc import AsyncIterator, Awaitable, Callable
+import re
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from thinkgraph.errors import ThinkgraphError
 from thinkgraph.llm.accounting import listen, listen_tokens
+from thinkgraph.llm.structured import strip_reasoning
+from thinkgraph.methods.none import NONE_STEP
+from thinkgraph.methods.synthesis import ANSWER_STEP
 from thinkgraph.models import Answer, Cost, TraceStep
 from thinkgraph.tracing import listen_steps
 
@@ -92,3 +96,77 @@ def sse(event: Event) -> str:
     if event.name == "heartbeat":
         return ": heartbeat\n\n"
     return f"event: {event.name}\ndata: {json.dumps(event.data, ensure_ascii=False, default=str)}\n\n"
+
+
+# The LLM steps whose streamed reply is the method's final answer, with nothing after them that could
+# replace it, and whether the method takes the reply's [n] citation markers out. Not here: a2rag's
+# answer (Triple-Check may reject it and retry: verified or abstain, so a draft is never shown),
+# tog3's per-round responses, and methods whose answer is not a streamed call (ircot and kgr read it
+# from action replies, topg's local mode from a JSON verdict). tests/test_service_openai_stream.py
+# runs each method and checks that the text streamed live is its answer.
+FINAL_ANSWER_STEPS: Mapping[str, bool] = {
+    ANSWER_STEP: True,  # naive, ppr, hybrid (methods/synthesis.py)
+    NONE_STEP: False,  # none, and a2rag's out-of-scope fallback
+    "tog3.final": True,
+    "topg.naive_answer": True,
+    "topg.report": False,  # topg's global mode
+    "kg.text_rag": False,
+    "kg.graph_rag": False,
+}
+_CITE = re.compile(r"\[(\d+)\]")
+# A tail that may still become a citation marker or a reasoning block: held until the next piece says.
+_OPEN_CITE = re.compile(r"\[\d*$")
+_OPEN_THINK = re.compile(r"<(?:t(?:h(?:i(?:n(?:k)?)?)?)?)?$", re.IGNORECASE)
+
+
+class LiveAnswer:
+    """The final answer's text while the model writes it: each token of a FINAL_ANSWER_STEPS call,
+    cleaned as the method will clean the whole reply (reasoning blocks and citation markers out,
+    stripped), gives the text that is certain so far. A chat delta cannot be taken back, so a tail
+    that may still change is held, and when the text stops growing from what was sent, the rest
+    waits for the answer (``rest``)."""
+
+    def __init__(self, steps: Mapping[str, bool] = FINAL_ANSWER_STEPS, *,
+                 redact: Callable[[str], str] = lambda s: s) -> None:
+        self.steps = steps
+        self.redact = redact  # on the whole text, so that a secret split across tokens is caught too
+        self.step: str | None = None
+        self.raw = ""
+        self.sent = ""
+        self.stalled = False
+
+    def feed(self, step: str, piece: str) -> str:
+        """The text to send now for a token of ``step`` ("" for other steps' tokens)."""
+        if step not in self.steps or self.stalled:
+            return ""
+        if self.step not in (None, step):  # a second final call in one run: the answer will say
+            self.stalled = True
+            return ""
+        self.step, self.raw = step, self.raw + piece
+        shown = self._certain(self.raw)
+        if not shown.startswith(self.sent):
+            self.stalled = True
+            return ""
+        new, self.sent = shown[len(self.sent):], shown
+        return new
+
+    def _certain(self, raw: str) -> str:
+        held = _OPEN_THINK.search(raw)
+        raw = raw[: held.start()] if held else raw
+        text = strip_reasoning(raw)
+        if self.steps.get(self.step or "", False):
+            held = _OPEN_CITE.search(text)
+            text = _CITE.sub("", text[: held.start()] if held else text)
+        return self.redact(text.strip())
+
+    def rest(self, text: str) -> str | None:
+        """What completes the answer ``text`` after what was sent; None when nothing was sent. When the
+        answer is not what was streamed (a reply the method refused, as an echo of the prompt), the
+        answer follows on a new paragraph."""
+        if not self.sent:
+            return None
+        if text.startswith(self.sent):
+            return text[len(self.sent):]
+        if self.sent.startswith(text):  # the method cut the reply (a server that ignored max_tokens)
+            return ""
+        return "\n\n" + text
