@@ -157,3 +157,11 @@ def test_retrieve_returns_the_evidence_without_calling_a_configured_llm(open_bri
     tg = open_bridge(backend)
     found = tg.retrieve("Where is the company that Alice Stone founded based?", "a2rag", gate=False)
     assert found.status == AnswerStatus.EVIDENCE_ONLY and found.citations and backend.requests == []
+
+
+def test_the_answer_steps_named_in_the_catalog_are_the_methods_own() -> None:
+    from thinkgraph.methods.none import NONE_STEP
+    from thinkgraph.methods.synthesis import ANSWER_STEP
+
+    assert catalog.ANSWER_STEPS[ANSWER_STEP] is True and catalog.ANSWER_STEPS[NONE_STEP] is False
+    assert all(not catalog.get(m).answer_steps for m in ("a2rag", "ircot", "kgr"))  # answers that are not a stream

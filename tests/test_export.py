@@ -14,6 +14,8 @@ from thinkgraph.api import ThinkGraph
 from thinkgraph.config import Settings
 from thinkgraph.errors import UsageError
 from thinkgraph.export import export_graph
+from thinkgraph.index.records import EntitySpec, Extraction, TripleSpec, extraction_records
+from thinkgraph.models import Chunk
 
 
 @pytest.fixture
@@ -67,3 +69,54 @@ def test_neo4j_csv_headers_and_rows(tg: ThinkGraph, tmp_path: Path) -> None:
 def test_unknown_format(tg: ThinkGraph, tmp_path: Path) -> None:
     with pytest.raises(UsageError, match="valid formats: graphml, jsonl, neo4j"):
         export_graph(tg.store, "dot", tmp_path / "x")
+
+
+@pytest.fixture
+def typed(tg: ThinkGraph) -> ThinkGraph:
+    """The index with one typed LLM triplet added (ToG-3 §3.2.1: type_s, type_p, type_o)."""
+    chunk_node = next(tg.store.iter_nodes("chunk"))
+    prov = next(p for p in tg.store.provenance(chunk_node.id) if p.chunk_id == chunk_node.id)
+    chunk = Chunk(chunk_node.id, prov.doc_id, chunk_node.text, prov.start or 0, prov.end or 0, 10, 0)
+    extraction = Extraction(entities=[EntitySpec("Vera Lind", "Person"),
+                                      EntitySpec("Skarn Lighthouse", "historic building")],
+                            triples=[TripleSpec("Vera Lind", "kept", "Skarn Lighthouse", subject_type="Person",
+                                                object_type="historic building", relation_type="Occupation")])
+    records = extraction_records(chunk, extraction)
+    with tg.store.transaction():
+        tg.store.add_nodes(records.nodes)
+        tg.store.add_edges(records.edges)
+        tg.store.add_provenance(records.provenance)
+    return tg
+
+
+def test_graphml_carries_typed_triplets(typed: ThinkGraph, tmp_path: Path) -> None:
+    (path,) = export_graph(typed.store, "graphml", tmp_path / "t.graphml")
+    g = nx.read_graphml(path)
+    vera = next(n for n, d in g.nodes(data=True) if d.get("text") == "Vera Lind")
+    assert g.nodes[vera]["type"] == "entity" and g.nodes[vera]["entity_type"] == "Person"
+    (_, _, rel), = [(a, b, d) for a, b, d in g.out_edges(vera, data=True) if d["type"] == "OPENREL"]
+    assert (rel["predicate"], rel["relation_type"], rel["subject_type"], rel["object_type"]) == (
+        "kept", "Occupation", "Person", "historic building")
+    triplet = next(d for _, d in g.nodes(data=True) if d["type"] == "triplet" and d.get("predicate") == "kept")
+    assert (triplet["subject_type"], triplet["relation_type"], triplet["object_type"]) == (
+        "Person", "Occupation", "historic building")
+
+
+def test_jsonl_and_neo4j_carry_typed_triplets(typed: ThinkGraph, tmp_path: Path) -> None:
+    (path,) = export_graph(typed.store, "jsonl", tmp_path / "t.jsonl")
+    rows = [json.loads(line) for line in path.read_text("utf-8").splitlines()]
+    (edge,) = [r for r in rows if r["kind"] == "edge" and r["props"].get("predicate") == "kept"
+               and r["type"] == "OPENREL"]
+    assert edge["props"]["relation_type"] == "Occupation" and edge["props"]["object_type"] == "historic building"
+    assert next(r for r in rows if r["text"] == "Vera Lind" and r["kind"] == "node")["props"]["type"] == "Person"
+    nodes_csv, rels_csv, _ = export_graph(typed.store, "neo4j", tmp_path / "neo4j")
+    with nodes_csv.open(encoding="utf-8") as handle:
+        labels = {r["text"]: r[":LABEL"] for r in csv.DictReader(handle)}
+    assert labels["Vera Lind"] == "Entity;Person"
+    assert labels["Skarn Lighthouse"] == "Entity;HistoricBuilding"  # a label Cypher reads without quotes
+    assert labels["Joseph Okafor"] == "Entity"  # an imported entity has no type
+    with rels_csv.open(encoding="utf-8") as handle:
+        rels = list(csv.DictReader(handle))
+    kept = next(r for r in rels if r["predicate"] == "kept" and r[":TYPE"] == "OPENREL")
+    assert kept["relation_type"] == "Occupation"
+    assert all(r["relation_type"] == "" for r in rels if r["predicate"] == "trained")

@@ -76,6 +76,45 @@ async def test_records_from_llm_extraction() -> None:
     assert TEXT[warsaw.start:warsaw.end] == "Warsaw" and warsaw.chunk_id == "chunk:1"
 
 
+TYPED = json.dumps({
+    "entities": [{"entity_name": "Marie Curie", "entity_type": "Person"},
+                 {"entity_name": "Warsaw", "entity_type": "Place"},
+                 {"entity_name": "Nobel Prize in Physics", "entity_type": "Award"}],
+    "relationships": [
+        {"source_entity": "Marie Curie", "target_entity": "Warsaw", "relation": "was born in",
+         "relation_type": "Origin"},
+        {"source_entity": "Marie Curie", "target_entity": "Nobel Prize in Physics", "relation": "won"}]})
+
+
+async def test_llm_extraction_types_subject_relation_and_object() -> None:
+    """ToG-3 §3.2.1: a triple carries type_s, type_p and type_o, asked for in the prompt, kept in the
+    triplet node and on its OPENREL edge; a relation given without a type gets no type property."""
+    extractor, backend = _extractor(TYPED)
+    ext = await extractor.extract(DOC, CHUNK)
+    born, won = ext.triples
+    assert (born.subject_type, born.relation_type, born.object_type) == ("Person", "Origin", "Place")
+    assert (won.relation_type, won.object_type) == ("", "Award")
+    assert "relation_type" in backend.requests[0].messages[0]["content"]
+    records = extraction_records(CHUNK, ext)
+    triplets = {n.props["predicate"]: n.props for n in records.nodes if n.type == "triplet"}
+    assert triplets["was born in"]["relation_type"] == "Origin" and triplets["was born in"]["subject_type"] == "Person"
+    assert "relation_type" not in triplets["won"] and triplets["won"]["object_type"] == "Award"
+    rels = {e.props["predicate"]: e.props for e in records.edges if e.type == "OPENREL"}
+    assert rels["was born in"] == {"predicate": "was born in", "subject_type": "Person", "relation_type": "Origin",
+                                   "object_type": "Place"}
+    assert rels["won"] == {"predicate": "won", "subject_type": "Person", "object_type": "Award"}
+
+
+async def test_imported_triples_stay_untyped() -> None:
+    facts = load_openie(FIXTURES / "openie_sample.jsonl")
+    text = "Adela Morrow founded the Harbor Hill Observatory."
+    chunk = Chunk("chunk:a", "p1", text, 0, len(text), 8, 0)
+    extraction = await ImportExtractor(facts).extract(SourceDocument("p1", "", text, "x"), chunk)
+    records = extraction_records(chunk, extraction)
+    rels = [e.props for e in records.edges if e.type == "OPENREL"]
+    assert rels and all(set(props) == {"predicate"} for props in rels)
+
+
 def test_openie_import_skips_and_counts_bad_records() -> None:
     facts = load_openie(FIXTURES / "openie_sample.jsonl")
     assert set(facts.by_doc) == {"p1", "p2", "p3"}

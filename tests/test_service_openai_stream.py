@@ -25,6 +25,7 @@ from thinkgraph.config import Settings
 from thinkgraph.llm.backend import ChatRequest
 from thinkgraph.service.app import create_app
 from thinkgraph.service.routes_openai import _Base, chat_chunks, reply_text
+from thinkgraph.service.security import SecretMask
 from thinkgraph.service.settings import ServiceSettings
 from thinkgraph.service.streaming import FINAL_ANSWER_STEPS, LiveAnswer, run_events
 from thinkgraph.testing import ScriptedBackend
@@ -155,7 +156,7 @@ async def test_the_streamed_reply_is_the_reply_sent_without_streaming(sample_ind
     with ThinkGraph.open(sample_index, settings=Settings(), embedder=HashEmbedder(),
                          backend=ScriptedBackend(script=[_reply] * 40)) as tg:
         content = []
-        async for chunk in chat_chunks(tg, QUESTION, method, _Base("id", 0, "m"), lambda text: text):
+        async for chunk in chat_chunks(tg, QUESTION, method, _Base("id", 0, "m"), SecretMask([])):
             if chunk.startswith("data: {"):
                 content.append(json.loads(chunk[6:])["choices"][0]["delta"].get("content") or "")
         again = await tg.aask(QUESTION, method)  # answered from the index's LLM cache

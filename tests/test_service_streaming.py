@@ -75,3 +75,19 @@ def test_building_a_step_records_nothing_and_appending_records_it_once() -> None
         trace.insert(0, TraceStep(agent="a", action="z"))
     trace.append(TraceStep(agent="a", action="outside"))  # no listener any more
     assert heard == ["built", "x", "y", "z"] and [s.action for s in trace] == ["z", "built", "x", "y", "outside"]
+
+
+def test_a_secret_split_across_tokens_never_goes_out_in_pieces() -> None:
+    from thinkgraph.service.security import SecretMask
+    from thinkgraph.service.streaming import RedactedTokens
+
+    mask = SecretMask(["sk-live-12345678"])
+    assert mask.unsafe_tail("the key is sk-li") == len("sk-li") and mask.unsafe_tail("plain words.") == 0
+    tokens = RedactedTokens(mask, mask.unsafe_tail)
+    sent = []
+    for piece in ["The key ", "is sk-", "live-1234", "5678 and", " more."]:
+        sent += [text for _, text in tokens.feed("answer.from_passages", piece)]
+    sent += [text for _, text in tokens.feed("other.step", "x")]  # another step flushes the first
+    joined = "".join(sent[:-1])
+    assert joined == "The key is [redacted] and more." and not any("sk-" in s or "1234" in s for s in sent)
+    assert sent[0] == "The key "  # text that no secret starts goes out at once

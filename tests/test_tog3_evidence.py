@@ -108,8 +108,9 @@ def tog3(tg: ThinkGraph, **options: object) -> ToG3Method:
 async def test_evolution_reaches_the_bridge_passage_and_the_final_answer_cites_it(bridge) -> None:  # noqa: ANN001
     reader = Reader()
     tg = bridge(reader.backend)
-    # one passage per subgraph: the question's own retrieval finds only the valley passage
-    answer = await run_method(tog3(tg, top_k=1, context_passages=1), QUESTION)
+    # one passage per subgraph: the question's own retrieval finds only the valley passage (the
+    # paper's vector retrieval: the shared walk reaches the bridge at once, test_tog3_retrieval.py)
+    answer = await run_method(tog3(tg, top_k=1, context_passages=1, retrieval="paper"), QUESTION)
     assert answer.text == "Greenland Valley" and answer.status == "answered"
     assert answer.stats["outcome"] == "sufficient" and answer.stats["evolutions"] == 2
     # (the question's own retrieval, with the model's keywords, reaches the first hop's passage)
@@ -136,7 +137,7 @@ async def test_evolution_reaches_the_bridge_passage_and_the_final_answer_cites_i
 async def test_without_evolution_the_bridge_is_never_reached(bridge) -> None:  # noqa: ANN001
     reader = Reader()
     tg = bridge(reader.backend)
-    answer = await run_method(tog3(tg, top_k=1, context_passages=1, evolve_query=False), QUESTION)
+    answer = await run_method(tog3(tg, top_k=1, context_passages=1, evolve_query=False, retrieval="paper"), QUESTION)
     assert answer.text == "Unknown" and answer.status == "abstained"
     assert BASED not in reader.prompts["final"][0] and answer.stats["outcome"] == "horizon"
 
@@ -179,7 +180,7 @@ async def test_on_the_fly_extraction_is_reported_and_its_write_back_is_a_switch(
         assert not tg.store.count_nodes().get("triplet")
         tg.store.read_only = read_only  # (as a file this user may not write opens)
         answer = await tg.aask(QUESTION, method="tog3", horizon=1, write_triplets=write, top_k=1,
-                               context_passages=1)
+                               context_passages=1, retrieval="paper")  # (its sub-query reaches the bridge)
         written = write and not read_only
         extracted = [s for s in answer.trace if s.action == "extract"]
         assert extracted and all(s.outputs["written_to_index"] is written for s in extracted)

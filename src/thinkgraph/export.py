@@ -1,15 +1,22 @@
-"""Export of the graph: GraphML, JSON Lines, and Neo4j bulk-import CSV (neo4j-admin database import)."""
+"""Export of the graph: GraphML, JSON Lines, and Neo4j bulk-import CSV (neo4j-admin database import).
+
+Typed triplets (ToG-3 §3.2.1: type_s, type_p, type_o) travel in every format: an entity's type is
+its ``type`` property (GraphML attribute ``entity_type``, a second Neo4j label), a triplet node and
+its OPENREL edge carry ``subject_type``, ``relation_type`` and ``object_type`` (the Neo4j
+relationships also in a ``relation_type`` column)."""
 
 from __future__ import annotations
 
 import csv
 import json
+import re
 from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from xml.etree import ElementTree as ET
 
 from thinkgraph.errors import InputError, UsageError
+from thinkgraph.models import NodeType
 
 if TYPE_CHECKING:
     from thinkgraph.store.base import GraphStore
@@ -49,6 +56,10 @@ def _attr_text(value: Any) -> str:
         if isinstance(value, list | dict) else str(value)
 
 
+# Properties named like a fixed GraphML attribute: a node's ``type`` property is its entity type.
+_RENAMED = {"type": "entity_type"}
+
+
 def _prop_keys(items: Iterable[dict[str, Any]], reserved: set[str]) -> dict[str, tuple[str, str]]:
     """Property name -> (GraphML key name, type); a property whose values differ in type is a string."""
     types: dict[str, str] = {}
@@ -60,7 +71,8 @@ def _prop_keys(items: Iterable[dict[str, Any]], reserved: set[str]) -> dict[str,
             seen = types.setdefault(name, kind)
             if seen != kind:
                 types[name] = "double" if {seen, kind} == {"long", "double"} else "string"
-    return {name: (f"prop_{name}" if name in reserved else name, kind) for name, kind in types.items()}
+    return {name: (_RENAMED.get(name, f"prop_{name}") if name in reserved else name, kind)
+            for name, kind in types.items()}
 
 
 def _graphml(store: GraphStore, path: Path) -> Path:
@@ -121,15 +133,25 @@ def _neo4j(store: GraphStore, folder: Path) -> list[Path]:
         writer = csv.writer(handle)
         writer.writerow(["id:ID", ":LABEL", "text", "props"])
         for node in store.iter_nodes():
-            writer.writerow([node.id, node.type.capitalize(), node.text, json.dumps(node.props, ensure_ascii=False)])
+            typed = _type_label(node.props) if node.type == NodeType.ENTITY else ""
+            labels = ";".join(dict.fromkeys(x for x in (node.type.capitalize(), typed) if x))
+            writer.writerow([node.id, labels, node.text, json.dumps(node.props, ensure_ascii=False)])
     with rels_csv.open("w", encoding="utf-8", newline="") as handle:
         writer = csv.writer(handle)
-        writer.writerow([":START_ID", ":END_ID", ":TYPE", "weight:float", "predicate", "props"])
+        writer.writerow([":START_ID", ":END_ID", ":TYPE", "weight:float", "predicate", "relation_type", "props"])
         for edge in store.iter_edges():
             writer.writerow([edge.src, edge.dst, edge.type, edge.weight, edge.props.get("predicate", ""),
-                             json.dumps(edge.props, ensure_ascii=False)])
+                             edge.props.get("relation_type", ""), json.dumps(edge.props, ensure_ascii=False)])
     script = folder / "import.sh"
     script.write_text("#!/bin/sh\n# Load into an empty Neo4j database named 'thinkgraph'.\n"
                       "neo4j-admin database import full --nodes=nodes.csv --relationships=relationships.csv "
                       "--multiline-fields=true thinkgraph\n", encoding="utf-8")
     return [nodes_csv, rels_csv, script]
+
+
+def _type_label(props: dict[str, Any]) -> str:
+    """A node's entity type as a Neo4j label ("scientific theory" -> "ScientificTheory"): its words
+    capitalised and joined, so that Cypher needs no quoting; "" when it has none."""
+    words = re.findall(r"[^\W_]+", str(props.get("type") or ""))
+    label = "".join(w[:1].upper() + w[1:] for w in words)
+    return label if label[:1].isalpha() else ""

@@ -1,4 +1,5 @@
-"""LLM triplet extraction with typed entities and relation descriptions (ToG-3 App. J, Fig. 11 structure)."""
+"""LLM triplet extraction with typed entities, typed relations and descriptions (ToG-3 §3.2.1: a
+triple carries type_s, type_p and type_o; App. J, Fig. 11 structure)."""
 
 from __future__ import annotations
 
@@ -12,7 +13,8 @@ from thinkgraph.models import Chunk, SourceDocument
 EXTRACTION_STEP = "index.extract_triplets"
 
 # Our wording; the structure follows the paper: goal, steps (entities with type and description,
-# then related pairs with relation and description), JSON-only output, one example, the text.
+# then related pairs with relation, relation type and description), JSON-only output, one example,
+# the text. Fig. 11 asks for entity types only; the relation type is §3.2.1's type_p.
 TRIPLET_PROMPT = """## Task
 Read the text below and build a small knowledge graph from it: the entities it names, what type each
 is, and how they are related. Extract at most {max_triplets} relationships, choosing the most
@@ -22,7 +24,9 @@ informative ones.
 1. List entities. For each give: entity_name, entity_type (Person, Organization, Place, Work, Event,
    Date, Concept, ...), entity_description (one short sentence based on the text).
 2. List relationships between the entities you listed. For each give: source_entity, target_entity,
-   relation (a short verb phrase), relationship_description (one short sentence based on the text).
+   relation (a short verb phrase), relation_type (the kind of relation in one or two words: Location,
+   Origin, Membership, Creation, Family, Employment, ...), relationship_description (one short
+   sentence based on the text).
 3. Answer with one JSON object only, shaped like the example. Use names exactly as they appear in
    the text. Do not invent facts the text does not state.
 
@@ -31,7 +35,7 @@ informative ones.
    "entity_description": "Physicist and chemist."}},
   {{"entity_name": "Warsaw", "entity_type": "Place", "entity_description": "City where Curie was born."}}],
  "relationships": [{{"source_entity": "Marie Curie", "target_entity": "Warsaw", "relation": "was born in",
-  "relationship_description": "Curie was born in Warsaw in 1867."}}]}}
+  "relation_type": "Origin", "relationship_description": "Curie was born in Warsaw in 1867."}}]}}
 
 ## Text
 {title_line}{text}
@@ -51,6 +55,7 @@ class ExtractedRelation(BaseModel):
     source_entity: Name
     target_entity: Name
     relation: Name
+    relation_type: OptionalName = ""
     relationship_description: Description = ""
 
 
@@ -83,7 +88,7 @@ def reply_to_extraction(reply: ExtractionReply, max_triplets: int) -> Extraction
             rel.source_entity, rel.relation, rel.target_entity,
             subject_type=types.get(rel.source_entity.strip().casefold(), ""),
             object_type=types.get(rel.target_entity.strip().casefold(), ""),
-            description=rel.relationship_description))
+            relation_type=rel.relation_type, description=rel.relationship_description))
     return out
 
 

@@ -21,9 +21,10 @@ class TripleSpec:
     subject: str
     predicate: str
     object: str
-    subject_type: str = ""
+    subject_type: str = ""  # type_s, type_o and type_p of ToG-3 §3.2.1 ("" when the extractor gives none)
     object_type: str = ""
     description: str = ""
+    relation_type: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -107,6 +108,12 @@ class _Builder:
         return eid
 
 
+def _types(t: TripleSpec) -> dict[str, str]:
+    """The triple's known types (type_s, type_p, type_o), for the triplet node and its OPENREL edge."""
+    pairs = (("subject_type", t.subject_type), ("relation_type", t.relation_type), ("object_type", t.object_type))
+    return {name: " ".join(value.split()) for name, value in pairs if value.strip()}
+
+
 def extraction_records(chunk: Chunk, extraction: Extraction) -> GraphRecords:
     """Entity, triplet and relation records for one chunk, every one tied to the chunk."""
     b = _Builder(chunk)
@@ -123,10 +130,12 @@ def extraction_records(chunk: Chunk, extraction: Extraction) -> GraphRecords:
                  "subject_type": t.subject_type, "object_type": t.object_type}
         if t.description:
             props["description"] = t.description
-        b.out.nodes.append(Node(tid, NodeType.TRIPLET, f"{t.subject.strip()} {predicate} {t.object.strip()}", props))
+        typed = _types(t)
+        b.out.nodes.append(Node(tid, NodeType.TRIPLET, f"{t.subject.strip()} {predicate} {t.object.strip()}",
+                                {**props, **typed}))
         b.prov(tid, t.subject)
         b.edge(Edge(tid, chunk.id, EdgeType.MENTIONED_IN), t.subject)
-        b.edge(Edge(sid, oid, EdgeType.OPENREL, props={"predicate": predicate}), t.subject)
+        b.edge(Edge(sid, oid, EdgeType.OPENREL, props={"predicate": predicate, **typed}), t.subject)
     for prop in extraction.propositions:
         pid = proposition_id(prop.text)
         b.out.nodes.append(Node(pid, NodeType.PROPOSITION, prop.text))

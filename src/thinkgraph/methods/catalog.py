@@ -50,6 +50,11 @@ class MethodRecord:
     switches: Mapping[IndexPart, str] = field(default_factory=dict)
     # A [section] of the settings whose values are the config's defaults (ppr: [retrieval]).
     defaults_from: str | None = None
+    # The LLM steps whose streamed reply is the method's final answer (nothing after them replaces it),
+    # each with whether the method takes the reply's [n] markers out: a service streams these live.
+    # None for a2rag (Triple-Check may reject a draft), ircot and kgr (the answer is read from action
+    # replies) and topg's local mode (a JSON verdict).
+    answer_steps: Mapping[str, bool] = field(default_factory=dict)
 
     def method_class(self) -> type[Method]:
         return _load(self.method)  # type: ignore[no-any-return]
@@ -87,14 +92,17 @@ def _load(target: str) -> Any:
 _PASSAGES = "thinkgraph.methods.passages"
 CATALOG: tuple[MethodRecord, ...] = (
     MethodRecord("none", "the LLM alone, no retrieval (closed book)", "thinkgraph.methods.none:NoRetrievalMethod",
-                 "thinkgraph.methods.none:NoneConfig", needs_llm=True, retrieves=False),
+                 "thinkgraph.methods.none:NoneConfig", needs_llm=True, retrieves=False,
+                 answer_steps={"answer.closed_book": False}),
     MethodRecord("naive", "dense passage retrieval, then an answer citing the passages",
-                 f"{_PASSAGES}:NaiveMethod", f"{_PASSAGES}:NaiveConfig", top_k=("top_k",), eval_depth=("top_k",)),
+                 f"{_PASSAGES}:NaiveMethod", f"{_PASSAGES}:NaiveConfig", top_k=("top_k",), eval_depth=("top_k",),
+                 answer_steps={"answer.from_passages": True}),
     MethodRecord("ppr", "personalized PageRank over entities and passages (HippoRAG-style), no LLM needed",
                  f"{_PASSAGES}:PPRMethod", f"{_PASSAGES}:PPRConfig", top_k=("top_k",), eval_depth=("top_k",),
-                 defaults_from="retrieval"),
+                 defaults_from="retrieval", answer_steps={"answer.from_passages": True}),
     MethodRecord("hybrid", "BM25 fused with dense passage retrieval", f"{_PASSAGES}:HybridMethod",
-                 f"{_PASSAGES}:HybridConfig", top_k=("top_k",), eval_depth=("top_k",)),
+                 f"{_PASSAGES}:HybridConfig", top_k=("top_k",), eval_depth=("top_k",),
+                 answer_steps={"answer.from_passages": True}),
     MethodRecord("a2rag", "A2RAG: gate, local -> bridge -> PPR retrieval, Triple-Check, rewrite and retry",
                  "thinkgraph.methods.a2rag:A2RAGMethod", "thinkgraph.methods.a2rag:A2RAGConfig",
                  top_k=("evidence_chunks",), eval_depth=("evidence_chunks",),
@@ -103,12 +111,13 @@ CATALOG: tuple[MethodRecord, ...] = (
     MethodRecord("topg", "ToPG: Suggestion-Selection over a proposition graph (modes naive, local, global)",
                  "thinkgraph.methods.topg:ToPGMethod", "thinkgraph.methods.topg:ToPGConfig", eval_depth=("k",),
                  # (global mode partitions the proposition graph itself, 10-150 nodes; not the index's communities)
-                 reads=frozenset({IndexPart.PROPOSITIONS})),
+                 reads=frozenset({IndexPart.PROPOSITIONS}),
+                 answer_steps={"topg.naive_answer": True, "topg.report": False}),
     MethodRecord("tog3", "Think-on-Graph 3.0: the MACER loop over chunks, triplets and communities",
                  "thinkgraph.methods.tog3:ToG3Method", "thinkgraph.methods.tog3:ToG3Config",
                  top_k=("top_k", "context_passages"), eval_depth=("top_k", "context_passages"),
                  reads=frozenset({IndexPart.TRIPLETS, IndexPart.COMMUNITIES}),
-                 switches={IndexPart.COMMUNITIES: "use_communities"}),
+                 switches={IndexPart.COMMUNITIES: "use_communities"}, answer_steps={"tog3.final": True}),
     MethodRecord("ircot", "IRCoT: retrieval interleaved with chain-of-thought", "thinkgraph.methods.ircot:IRCoTMethod",
                  "thinkgraph.methods.ircot:IRCoTConfig", top_k=("max_passages",), needs_llm=True),
     MethodRecord("kgr", "KG-grounded CoT / ToT / GoT reasoning by agent actions or automatic exploration",
@@ -116,12 +125,16 @@ CATALOG: tuple[MethodRecord, ...] = (
                  reads=frozenset({IndexPart.TYPED_KG})),
     MethodRecord("kg-textrag", "text RAG over a typed graph: the texts of the nodes nearest the question",
                  "thinkgraph.methods.kgr.baselines:KGTextRAGMethod", "thinkgraph.methods.kgr.baselines:KGRagConfig",
-                 top_k=("top_k",), needs_llm=True, reads=frozenset({IndexPart.TYPED_KG})),
+                 top_k=("top_k",), needs_llm=True, reads=frozenset({IndexPart.TYPED_KG}),
+                 answer_steps={"kg.text_rag": False}),
     MethodRecord("kg-graphrag", "graph RAG over a typed graph: the nearest nodes with their one-hop neighbours",
                  "thinkgraph.methods.kgr.baselines:KGGraphRAGMethod", "thinkgraph.methods.kgr.baselines:KGRagConfig",
-                 top_k=("top_k",), needs_llm=True, reads=frozenset({IndexPart.TYPED_KG})),
+                 top_k=("top_k",), needs_llm=True, reads=frozenset({IndexPart.TYPED_KG}),
+                 answer_steps={"kg.graph_rag": False}),
 )
 DEFAULT_METHOD = "ppr"  # the project's strongest retrieval, and it needs no LLM
+# Every method's final-answer steps (a step shared by methods, as answer.from_passages, appears once).
+ANSWER_STEPS: Mapping[str, bool] = {step: strip for r in CATALOG for step, strip in r.answer_steps.items()}
 METHOD_NAMES: tuple[str, ...] = tuple(r.name for r in CATALOG)
 _BY_NAME = {r.name: r for r in CATALOG}
 

@@ -28,7 +28,7 @@ from thinkgraph.errors import (
 )
 from thinkgraph.service.jobs import Jobs
 from thinkgraph.service.schemas import ErrorOut
-from thinkgraph.service.security import HostOriginGuard, docs_allowed, redact, require_token
+from thinkgraph.service.security import HostOriginGuard, SecretMask, docs_allowed, require_token
 from thinkgraph.service.settings import ServiceSettings
 from thinkgraph.service.workspaces import UnknownWorkspaceError, Workspaces
 
@@ -164,7 +164,7 @@ def create_app(settings: ServiceSettings) -> FastAPI:
     app.state.settings = settings
     app.state.workspaces = spaces
     app.state.jobs = Jobs(spaces)
-    app.state.redact = lambda text: redact(text, secrets)
+    app.state.redact = SecretMask(secrets)
     secured = [Depends(require_token)]
     for router in (api_router, ask_router, graph_router, openai_router):
         app.include_router(router, dependencies=secured)

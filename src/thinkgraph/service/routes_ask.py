@@ -29,7 +29,8 @@ async def ask(request: Request, ws: str, body: AskIn) -> Answer | StreamingRespo
     if body.stream:
         events = run_events(lambda: tg.aask(body.question, body.method, top_k=top_k, **options),
                             {"question": body.question, "method": body.method},
-                            redact=request.app.state.redact)
+                            redact=request.app.state.redact,
+                            hold=request.app.state.redact.unsafe_tail)
         return StreamingResponse((sse(e) async for e in events), media_type="text/event-stream",
                                  headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"})
     return await tg.aask(body.question, body.method, top_k=top_k, **options)

@@ -12,7 +12,7 @@ import json
 import re
 import time
 import uuid
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator
 from typing import Any
 
 from fastapi import APIRouter, Request
@@ -33,6 +33,7 @@ from thinkgraph.service.schemas import (
     ModelEntry,
     ModelList,
 )
+from thinkgraph.service.security import SecretMask
 from thinkgraph.service.streaming import LiveAnswer, run_events
 
 router = APIRouter(prefix="/v1")
@@ -95,10 +96,10 @@ class _Base:
 
 
 async def chat_chunks(tg: ThinkGraph, question: str, method: str, base: _Base,
-                      redact: Callable[[str], str]) -> AsyncIterator[str]:
+                      redact: SecretMask) -> AsyncIterator[str]:
     """The method's run as chat-completion chunks (server-sent events), each sent when it is known."""
     live = LiveAnswer(redact=redact)
-    async for event in run_events(lambda: tg.aask(question, method), {}, redact=redact):
+    async for event in run_events(lambda: tg.aask(question, method), {}, redact=redact, hold=redact.unsafe_tail):
         if event.name == "started":
             yield base.chunk({"role": "assistant", "content": ""})
         elif event.name == "token":

@@ -99,3 +99,19 @@ def redact(text: str, secrets: Iterable[str | None]) -> str:
         if secret and len(secret) >= 4:
             text = text.replace(secret, "[redacted]")
     return text
+
+
+class SecretMask:
+    """``redact`` for the service's known secrets, and how much of a text's end may still become one
+    (a streamed reply is masked as a whole, so its tail waits while it could be a secret's start)."""
+
+    def __init__(self, secrets: Iterable[str | None]) -> None:
+        self.secrets = [s for s in secrets if s and len(s) >= 4]
+
+    def __call__(self, text: str) -> str:
+        return redact(text, self.secrets)
+
+    def unsafe_tail(self, text: str) -> int:
+        """The length of the longest end of ``text`` that a secret starts with (0: none)."""
+        return max((n for secret in self.secrets for n in range(min(len(secret) - 1, len(text)), 0, -1)
+                    if secret.startswith(text[-n:])), default=0)

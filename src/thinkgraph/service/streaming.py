@@ -17,8 +17,7 @@ from typing import Any
 from thinkgraph.errors import ThinkgraphError
 from thinkgraph.llm.accounting import listen, listen_tokens
 from thinkgraph.llm.structured import strip_reasoning
-from thinkgraph.methods.none import NONE_STEP
-from thinkgraph.methods.synthesis import ANSWER_STEP
+from thinkgraph.methods.catalog import ANSWER_STEPS
 from thinkgraph.models import Answer, Cost, TraceStep
 from thinkgraph.tracing import listen_steps
 
@@ -35,8 +34,10 @@ _END = Event("end", {})  # the run is over; never sent
 
 
 async def run_events(run: Callable[[], Awaitable[Answer]], started: dict[str, Any], *,
-                     redact: Callable[[str], str] = lambda s: s,
+                     redact: Callable[[str], str] = lambda s: s, hold: Callable[[str], int] = lambda s: 0,
                      heartbeat: float = HEARTBEAT_SECONDS) -> AsyncIterator[Event]:
+    """``redact`` masks secrets in what is sent; ``hold(text)``: how much of a streamed text's end may
+    still become a secret (it waits for what follows)."""
     loop = asyncio.get_running_loop()
     queue: asyncio.Queue[Event] = asyncio.Queue()
     count = 0
@@ -53,8 +54,11 @@ async def run_events(run: Callable[[], Awaitable[Answer]], started: dict[str, An
         put(Event("llm_call", {"step": step, "calls": cost.calls, "cached": cost.cached_calls,
                                "prompt_tokens": cost.prompt_tokens, "completion_tokens": cost.completion_tokens}))
 
+    tokens = RedactedTokens(redact, hold)
+
     def on_token(step: str, delta: str) -> None:
-        put(Event("token", {"step": step, "text": delta}))
+        for name, text in tokens.feed(step, delta):
+            put(Event("token", {"step": name, "text": text}))
 
     async def body() -> Answer:
         try:
@@ -92,27 +96,46 @@ async def run_events(run: Callable[[], Awaitable[Answer]], started: dict[str, An
             task.cancel()
 
 
+class RedactedTokens:
+    """Token events with known secrets masked: each step's text is redacted as a whole and sent as it
+    becomes certain; an end that a secret starts with (``hold``) waits until more follows or another
+    step starts, so that a secret split across tokens never goes out in pieces (the answer event,
+    redacted too, carries the whole text in any case)."""
+
+    def __init__(self, redact: Callable[[str], str], hold: Callable[[str], int] = lambda text: 0) -> None:
+        self.redact, self.hold = redact, hold
+        self.step: str | None = None
+        self.raw = ""
+        self.sent = 0  # characters of the redacted text already sent
+
+    def feed(self, step: str, delta: str) -> list[tuple[str, str]]:
+        out = self._flush() if step != self.step and self.step is not None else []
+        if step != self.step:
+            self.step, self.raw, self.sent = step, "", 0
+        self.raw += delta
+        masked = self.redact(self.raw)
+        ready = max(len(masked) - self.hold(masked), self.sent)
+        if ready > self.sent:
+            out.append((step, masked[self.sent:ready]))
+            self.sent = ready
+        return out
+
+    def _flush(self) -> list[tuple[str, str]]:
+        masked = self.redact(self.raw)
+        rest = masked[self.sent:]
+        return [(self.step, rest)] if rest and self.step is not None else []
+
+
 def sse(event: Event) -> str:
     if event.name == "heartbeat":
         return ": heartbeat\n\n"
     return f"event: {event.name}\ndata: {json.dumps(event.data, ensure_ascii=False, default=str)}\n\n"
 
 
-# The LLM steps whose streamed reply is the method's final answer, with nothing after them that could
-# replace it, and whether the method takes the reply's [n] citation markers out. Not here: a2rag's
-# answer (Triple-Check may reject it and retry: verified or abstain, so a draft is never shown),
-# tog3's per-round responses, and methods whose answer is not a streamed call (ircot and kgr read it
-# from action replies, topg's local mode from a JSON verdict). tests/test_service_openai_stream.py
-# runs each method and checks that the text streamed live is its answer.
-FINAL_ANSWER_STEPS: Mapping[str, bool] = {
-    ANSWER_STEP: True,  # naive, ppr, hybrid (methods/synthesis.py)
-    NONE_STEP: False,  # none, and a2rag's out-of-scope fallback
-    "tog3.final": True,
-    "topg.naive_answer": True,
-    "topg.report": False,  # topg's global mode
-    "kg.text_rag": False,
-    "kg.graph_rag": False,
-}
+# The LLM steps whose streamed reply is a method's final answer: each method's catalog record says
+# (methods/catalog.py ``answer_steps``). tests/test_service_openai_stream.py runs each method and checks
+# that the text streamed live is its answer.
+FINAL_ANSWER_STEPS: Mapping[str, bool] = ANSWER_STEPS
 _CITE = re.compile(r"\[(\d+)\]")
 # A tail that may still become a citation marker or a reasoning block: held until the next piece says.
 _OPEN_CITE = re.compile(r"\[\d*$")

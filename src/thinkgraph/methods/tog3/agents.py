@@ -1,31 +1,27 @@
-"""The Retriever of ToG-3 (keyword expansion, hybrid vector-graph retrieval, reranking) and the
-evidence subgraph it returns."""
+"""The Retriever of ToG-3 (keyword expansion, hybrid vector-graph retrieval, reranking) in its two
+forms (``ToG3Config.retrieval``): "shared", the project's walk over entities and passages for the
+passages beside vector search for triplets and communities, and "paper", vector search over every
+node type expanded through the graph and reranked by cosine."""
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from functools import cached_property
 
 import numpy as np
 
+from thinkgraph.config import RetrievalSettings
 from thinkgraph.llm.service import LLM
 from thinkgraph.methods.tog3.config import ToG3Config
 from thinkgraph.methods.tog3.prompts import KEYWORDS
-from thinkgraph.models import EdgeType, NodeType, TraceStep
+from thinkgraph.methods.tog3.subgraph import Links, Subgraph, Triple, expand
+from thinkgraph.models import NodeType, TraceStep
+from thinkgraph.retrieval.graph import GraphRetriever
 from thinkgraph.retrieval.views import IndexView
 
-Triple = tuple[str, str, str]
+__all__ = ["Retriever", "Subgraph", "Triple", "parse_keywords", "parse_triples"]
 _ARROW = re.compile(r"^\s*(?:[-*\d.)]+\s*)?(.+?)\s*->\s*(.+?)\s*->\s*(.+?)\s*$")
-
-
-@dataclass
-class Subgraph:
-    passages: list[str] = field(default_factory=list)  # chunk ids, best first
-    triples: list[Triple] = field(default_factory=list)
-    communities: list[str] = field(default_factory=list)  # community node ids
-
-    def summary(self) -> dict[str, int]:
-        return {"passages": len(self.passages), "triples": len(self.triples), "communities": len(self.communities)}
 
 
 def parse_triples(text: str) -> list[Triple] | None:
@@ -55,6 +51,7 @@ class Retriever:
     view: IndexView
     config: ToG3Config
     llm: LLM | None  # None: retrieval only, without keyword expansion
+    settings: RetrievalSettings = field(default_factory=RetrievalSettings)  # the walk's levers ([retrieval])
 
     def _types(self) -> list[str]:
         types: list[str] = [NodeType.CHUNK, NodeType.TRIPLET]
@@ -69,60 +66,54 @@ class Retriever:
 
     async def retrieve(self, query: str, trace: list[TraceStep]) -> Subgraph:
         keywords = await self.keywords(query)
-        vec = self.view.embed_query(" ".join([query, *keywords]))
-        hits: list[tuple[float, str, str]] = []
-        for node_type in self._types():
-            found = self.view.vectors(node_type).search(vec, self.config.top_k)
-            hits += [(score, node_type, nid) for nid, score in found]
-        top = sorted(hits, reverse=True)[: self.config.top_k]
-        graph = self._expand(top)
-        graph = self.rerank(graph, vec)
-        trace.append(TraceStep("retriever", "retrieve", {"query": query, "keywords": keywords},
-                               {"top_nodes": [nid for _, _, nid in top], **graph.summary()}))
+        text = " ".join([query, *keywords])
+        vec = self.view.embed_query(text)
+        if self.config.retrieval == "paper":
+            top = self._vector_hits(vec, self._types())
+            graph = self.rerank(self._expand(top), vec)
+            walk: dict[str, object] = {}
+        else:
+            top, walk = self._walk_and_vectors(text, vec)
+            graph = self._expand(top)
+            # The Reranker is the walk's order (its scores already hold the query's passage prior);
+            # the chunks of retrieved triplets rank below the walk's best, so only the walk's count.
+            graph.passages = [nid for _, t, nid in top if t == NodeType.CHUNK][: self.config.context_passages]
+            graph.triples = graph.triples[: self.config.max_triples_shown]
+        trace.append(TraceStep("retriever", "retrieve",
+                               {"query": query, "keywords": keywords, "retrieval": self.config.retrieval},
+                               {"top_nodes": [nid for _, _, nid in top], **walk, **graph.summary()}))
         return graph
 
-    def _expand(self, top: list[tuple[float, str, str]]) -> Subgraph:
-        """Graph side of the hybrid retrieval: triplets lead to their chunks, chunks to their triplets,
-        communities to the triplets among their members (SUMMARY_FOR -> entity, OPENREL between
-        members)."""
-        store = self.view.store
-        g = Subgraph()
-        triplet_ids: list[str] = []
-        for _, node_type, nid in top:
-            if node_type == NodeType.CHUNK:
-                g.passages.append(nid)
-                triplet_ids += [e.src for e in store.edges_of(nid, EdgeType.MENTIONED_IN)]
-            elif node_type == NodeType.TRIPLET:
-                triplet_ids.append(nid)
-                g.passages += [e.dst for e in store.edges_of(nid, EdgeType.MENTIONED_IN)]
-            else:
-                g.communities.append(nid)
-        ends: list[tuple[str, str, str]] = []
-        for node in store.get_nodes(list(dict.fromkeys(triplet_ids))):
-            ends.append((str(node.props.get("subject", "")), str(node.props.get("predicate", "")),
-                         str(node.props.get("object", ""))))
-        ends += self._member_relations(g.communities)
-        names = {n.id: n.text for n in store.get_nodes(list({x for s, _, o in ends for x in (s, o)}))}
-        for s, p, o in dict.fromkeys(ends):
-            if names.get(s) and names.get(o) and (names[s], p, names[o]) not in g.triples:
-                g.triples.append((names[s], p, names[o]))
-        g.passages = list(dict.fromkeys(g.passages))
-        return g
+    def _vector_hits(self, vec: np.ndarray, node_types: list[str]) -> list[tuple[float, str, str]]:
+        """The ``top_k`` nodes of the given types closest to the query vector, best first."""
+        hits: list[tuple[float, str, str]] = []
+        for node_type in node_types:
+            found = self.view.vectors(node_type).search(vec, self.config.top_k)
+            hits += [(score, node_type, nid) for nid, score in found]
+        return sorted(hits, reverse=True)[: self.config.top_k]
 
-    def _member_relations(self, communities: list[str]) -> list[tuple[str, str, str]]:
-        """(subject id, predicate, object id) of the OPENREL edges between members of each community,
-        up to ``max_triples_shown`` in all (a high-level community can have many members)."""
-        store = self.view.store
-        found: list[tuple[str, str, str]] = []
-        for cid in communities:
-            members = {e.dst for e in store.edges_of(cid, EdgeType.SUMMARY_FOR) if e.src == cid}
-            for member in sorted(members):
-                for e in store.edges_of(member, EdgeType.OPENREL):
-                    if e.src == member and e.dst in members:
-                        found.append((e.src, str(e.props.get("predicate", "")), e.dst))
-                if len(found) >= self.config.max_triples_shown:
-                    return found
-        return found
+    def _walk_and_vectors(self, text: str, vec: np.ndarray) -> tuple[list[tuple[float, str, str]], dict[str, object]]:
+        """The shared form: triplet (and community) nodes by vector search, then the passages the
+        walk ranks best (``retrieval/graph.py``), and what the walk did, for the trace."""
+        others = self._vector_hits(vec, [t for t in self._types() if t != NodeType.CHUNK])
+        ranking = GraphRetriever(self.view, self.settings).passage_ranking(text, vec)
+        chunks = self.view.vectors(NodeType.CHUNK)
+        depth = max(self.config.top_k, self.config.context_passages)
+        order = np.argsort(-ranking.scores, kind="stable")[:depth]
+        passages = [(float(ranking.scores[i]), str(NodeType.CHUNK), chunks.ids[i]) for i in order]
+        names = {n.id: n.text for n in self.view.store.get_nodes(list(ranking.seeds))}
+        seeds = sorted(ranking.seeds.items(), key=lambda kv: -kv[1])
+        walk: dict[str, object] = {"walk": {"seeds": [names.get(e, e) for e, _ in seeds],
+                                            "residual_question": ranking.residual_question,
+                                            "chained_passage": ranking.chained}}
+        return others + passages, walk
+
+    @cached_property
+    def links(self) -> Links:
+        return Links.of(self.view)
+
+    def _expand(self, top: list[tuple[float, str, str]]) -> Subgraph:
+        return expand(self.view.store, self.links, top, self.config.max_triples_shown)
 
     def rerank(self, graph: Subgraph, vec: np.ndarray) -> Subgraph:
         """The Reranker: passages ordered by similarity to the query, the top ones kept."""

@@ -11,10 +11,11 @@ from thinkgraph.index.extract_llm import LLMTripletExtractor
 from thinkgraph.index.records import extraction_records
 from thinkgraph.index.stages import mark_outdated
 from thinkgraph.llm.service import LLM
-from thinkgraph.methods.tog3.agents import Retriever, Subgraph, Triple, parse_triples
+from thinkgraph.methods.tog3.agents import Retriever, parse_triples
 from thinkgraph.methods.tog3.config import ToG3Config
 from thinkgraph.methods.tog3.prompts import REFINE
-from thinkgraph.models import Chunk, EdgeType, SourceDocument, TraceStep
+from thinkgraph.methods.tog3.subgraph import Subgraph, Triple, TripleTypes, merge_types
+from thinkgraph.models import Chunk, SourceDocument, TraceStep
 
 # Set when triplets were written during a query: the next `thinkgraph index` run embeds them and
 # rebuilds communities (the same flag a reviewed A2RAG proposal sets).
@@ -56,19 +57,21 @@ class Constructor:
         new = await self.retriever.retrieve(sub_query, trace)
         extracted = await self._extract_new_chunks(new.passages, trace)
         merged = Subgraph(passages=list(dict.fromkeys(new.passages + current.passages)),
-                          triples=list(dict.fromkeys(current.triples + new.triples + extracted)),
-                          communities=list(dict.fromkeys(new.communities + current.communities)))
+                          triples=list(dict.fromkeys(current.triples + new.triples + list(extracted))),
+                          communities=list(dict.fromkeys(new.communities + current.communities)),
+                          types=merge_types([current, new], extracted))
         merged.passages = merged.passages[: self.config.context_passages]
         return await self._refine(sub_query, merged, trace)
 
-    async def _extract_new_chunks(self, chunk_ids: list[str], trace: list[TraceStep]) -> list[Triple]:
-        """Triplets for reached chunks the index has none for (Alg. 1's extraction, done on demand);
-        written to the index with provenance when ``write_triplets`` is on."""
+    async def _extract_new_chunks(self, chunk_ids: list[str], trace: list[TraceStep]) -> dict[Triple, TripleTypes]:
+        """Typed triplets for reached chunks the index has none for (Alg. 1's extraction, done on
+        demand), in the order found; written to the index with provenance when ``write_triplets``
+        is on."""
         store = self.retriever.view.store
         extractor = LLMTripletExtractor(self.llm, max_triplets=self.config.max_triplets_per_chunk)
-        found: list[Triple] = []
+        found: dict[Triple, TripleTypes] = {}
         for node in store.get_nodes(chunk_ids):
-            if node.id in self.log.chunks or store.edges_of(node.id, EdgeType.MENTIONED_IN):
+            if node.id in self.log.chunks or self.retriever.links.triplets_of.get(node.id):
                 continue
             prov = next((p for p in store.provenance(node.id) if p.chunk_id == node.id), None)
             if prov is None:
@@ -83,6 +86,8 @@ class Constructor:
             except LLMUnavailableError:
                 raise
             new = [(t.subject, t.predicate, t.object) for t in extraction.triples]
+            for t, triple in zip(extraction.triples, new, strict=True):
+                found.setdefault(triple, TripleTypes(t.subject_type, t.relation_type, t.object_type))
             if self.writes:
                 records = extraction_records(chunk, extraction)
                 with store.transaction():
@@ -90,13 +95,14 @@ class Constructor:
                     store.add_edges(records.edges)
                     store.add_provenance(records.provenance)
                     mark_outdated(store)
+                self.retriever.links.add(records.edges)  # the Retriever reaches them from now on
                 self.log.written = True
             self.log.read_only = store.read_only
             self.log.chunks.append(node.id)
             self.log.triples += len(new)
-            found += new
             trace.append(TraceStep("constructor", "extract", {"chunk": node.id},
-                                   {"triples": new, "written_to_index": self.writes}))
+                                   {"triples": new, "types": [found[t].props() for t in new],
+                                    "written_to_index": self.writes}))
         return found
 
     async def _refine(self, query: str, graph: Subgraph, trace: list[TraceStep]) -> Subgraph:

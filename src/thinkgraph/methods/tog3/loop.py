@@ -15,17 +15,33 @@ from thinkgraph.ids import entity_id
 from thinkgraph.llm.service import LLM
 from thinkgraph.methods.base import NO_LLM_MESSAGE, MethodContext
 from thinkgraph.methods.synthesis import citations_for, read_answer
-from thinkgraph.methods.tog3.agents import Retriever, Subgraph
+from thinkgraph.methods.tog3.agents import Retriever
 from thinkgraph.methods.tog3.config import ToG3Config
 from thinkgraph.methods.tog3.constructor import Constructor
 from thinkgraph.methods.tog3.prompts import EVOLVE_QUERY, FINAL, REASONING, RESPOND, SUFFICIENCY
+from thinkgraph.methods.tog3.subgraph import Subgraph
 from thinkgraph.methods.tog3.trajectory import Trajectory, synthesise
 from thinkgraph.models import Answer, AnswerStatus, Edge, EdgeType, EvidenceSubgraph, Node, NodeType, TraceStep
 from thinkgraph.retrieval.evidence import passages_from_scores
-from thinkgraph.retrieval.hybrid import blend_with_passages
 
-# What runs without an LLM, as evaluation reports name it.
-NO_LLM_VARIANT = "no LLM: Retriever only (hybrid vector-graph retrieval and rerank; no keywords, no MACER loop)"
+RETRIEVAL_FORMS = {
+    "shared": "retrieval=shared: passages ranked by the PPR walk over entities and passages (question entity "
+              "links, fact seeds, second hop on the residual question, chained passage), {others} nodes by "
+              "vector search",
+    "paper": "retrieval=paper: vector search over chunk, {others} nodes, expanded through the graph, passages "
+             "reranked by cosine",
+}
+
+
+def variant(config: ToG3Config, *, llm: bool) -> str:
+    """What ran, as evaluation reports and ``stats["variant"]`` name it: with or without the agents,
+    the Retriever's form, keywords or not, communities or not."""
+    others = "triplet and community" if config.use_communities else "triplet"
+    form = RETRIEVAL_FORMS[config.retrieval].format(others=others)
+    communities = "communities" if config.use_communities else "no communities"
+    if not llm:
+        return f"no LLM: Retriever only ({form}; no keywords; {communities}; no MACER loop)"
+    return f"MACER loop, horizon {config.horizon} ({form}; keyword expansion; {communities})"
 
 
 class Reward(BaseModel):
@@ -42,7 +58,7 @@ class ToG3Method:
 
     @cached_property
     def retriever(self) -> Retriever:
-        return Retriever(self.ctx.view, self.config, self.ctx.llm)
+        return Retriever(self.ctx.view, self.config, self.ctx.llm, self.ctx.settings.retrieval)
 
     async def answer(self, question: str) -> Answer:
         llm = self.ctx.llm
@@ -51,32 +67,34 @@ class ToG3Method:
         return await self._macer(question, llm)
 
     async def _evidence_only(self, question: str) -> Answer:
-        """The Retriever's hybrid vector-graph retrieval and rerank alone (no keyword expansion, no
-        agents): what evaluation measures as ToG-3's retrieval without an LLM."""
+        """The Retriever alone (no keyword expansion, no agents): what evaluation measures as
+        ToG-3's retrieval without an LLM. Its passages are cited in the Retriever's own order."""
         trace = self.ctx.trace
         graph = await self.retriever.retrieve(question, trace)
-        graph.passages = blend_with_passages(self.ctx.view, question, graph.passages,
-                                             weight=self.ctx.settings.retrieval.evidence_blend,
-                                             depth=max(len(graph.passages), self.config.context_passages))
         passages = passages_from_scores(self.ctx.store, [(cid, 0.0) for cid in graph.passages])
         return Answer(question=question, method=self.name, text=None, status=AnswerStatus.EVIDENCE_ONLY,
                       citations=citations_for(passages), trace=trace, message=NO_LLM_MESSAGE,
-                      evidence=self._evidence(graph), stats={"variant": NO_LLM_VARIANT})
+                      evidence=self._evidence(graph), stats={"variant": variant(self.config, llm=False)})
 
     def _evidence(self, graph: Subgraph) -> EvidenceSubgraph:
         """A subgraph as nodes and edges: its passages and communities, the entities of its triples
-        with the relations between them (triples refined on the fly may name entities the index
-        lacks; they are drawn from their names)."""
+        with the typed relations between them (type_s, type_p, type_o where known). Triples refined
+        on the fly may name entities the index lacks; they are drawn from their names, with the
+        types the triple carries."""
         store = self.ctx.store
         nodes = {n.id: n for n in store.get_nodes([*graph.passages, *graph.communities])}
         edges: list[Edge] = []
-        for s, p, o in graph.triples:
+        for triple in graph.triples:
+            s, p, o = triple
+            types = graph.types.get(triple)
+            props = {"predicate": p, **(types.props() if types else {})}
             ends = []
-            for name in (s, o):
+            for name, etype in ((s, props.get("subject_type", "")), (o, props.get("object_type", ""))):
                 nid = entity_id(name)
-                nodes.setdefault(nid, store.get_node(nid) or Node(nid, NodeType.ENTITY, name))
+                nodes.setdefault(nid, store.get_node(nid) or Node(nid, NodeType.ENTITY, name,
+                                                                  {"type": etype} if etype else {}))
                 ends.append(nid)
-            edges.append(Edge(ends[0], ends[1], EdgeType.OPENREL, props={"predicate": p}))
+            edges.append(Edge(ends[0], ends[1], EdgeType.OPENREL, props=props))
         return EvidenceSubgraph(nodes=list(nodes.values()), edges=edges,
                                 path_texts=[f"{s} -> {p} -> {o}" for s, p, o in graph.triples])
 
@@ -103,7 +121,8 @@ class ToG3Method:
                       citations=citations_for(read.cited), trace=trace,
                       evidence=self._evidence(run.evidence(shown, c.max_triples_shown)),
                       message="; ".join(notes),
-                      stats={"rounds": run.rounds, "evolutions": len(run.steps), "reward": run.reward,
+                      stats={"variant": variant(c, llm=True), "rounds": run.rounds, "evolutions": len(run.steps),
+                             "reward": run.reward,
                              "outcome": run.outcome, "extracted_triplets": constructor.log.triples,
                              "triplets_written": constructor.log.triples if constructor.log.written else 0})
 

@@ -8,8 +8,9 @@ from dataclasses import dataclass, field
 
 from thinkgraph.llm.service import LLM
 from thinkgraph.methods.synthesis import PROMPT_OVERHEAD_TOKENS, fit_passages, numbered_passages
-from thinkgraph.methods.tog3.agents import Retriever, Subgraph, Triple
+from thinkgraph.methods.tog3.agents import Retriever
 from thinkgraph.methods.tog3.prompts import FINAL
+from thinkgraph.methods.tog3.subgraph import Subgraph, Triple, merge_types
 from thinkgraph.models import TraceStep
 from thinkgraph.retrieval.evidence import ScoredPassage, passages_from_scores
 from thinkgraph.store.base import GraphStore
@@ -66,8 +67,10 @@ class Trajectory:
         return list(dict.fromkeys(c for g in self.graphs for c in g.communities))
 
     def evidence(self, shown: list[ScoredPassage], limit: int = 30) -> Subgraph:
-        return Subgraph(passages=[p.chunk_id for p in shown], triples=self.triples(limit),
-                        communities=self.communities())
+        triples = self.triples(limit)
+        known = merge_types(reversed(self.graphs))
+        return Subgraph(passages=[p.chunk_id for p in shown], triples=triples, communities=self.communities(),
+                        types={t: known[t] for t in triples if t in known})
 
 
 async def synthesise(llm: LLM, store: GraphStore, run: Trajectory, retriever: Retriever,
