@@ -56,7 +56,9 @@ def test_top_k_is_uniform_and_evidence_is_the_best_sentence(index: tuple[Path, P
     # of the two naming Okafor and Sorensen ranks first is a coin toss for the graph walk).
     shown = run("-c", str(config), "-i", str(path), "ask", "Who trained Lena Sorensen?", "--top-k", "2")
     lines = shown.stdout.split("Evidence", 1)[1].splitlines()
-    evidence = next(lines[i + 1] for i, line in enumerate(lines) if line.startswith("[") and "people.md" in line)
+    start = next(i for i, line in enumerate(lines) if line.startswith("[") and "people.md" in line)
+    end = next((i for i in range(start + 1, len(lines)) if lines[i].startswith(("[", "Graph", "cost"))), len(lines))
+    evidence = " ".join(line.strip() for line in lines[start + 1:end])  # the quote, as the terminal wrapped it
     assert "trained" in evidence and len(evidence.strip()) < 400
 
 

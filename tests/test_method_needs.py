@@ -15,7 +15,7 @@ from thinkgraph.config import Settings
 from thinkgraph.methods import catalog
 from thinkgraph.methods.needs import index_lacks
 
-TOG3_LINE = "tog3 starts from chunks and communities only: this index has no triplets"
+TOG3_LINE = "tog3 finds no triplet nodes here: this index has none"
 A2RAG_LINE = "a2rag walks co-occurrence links here, not relations: this index has no triplets"
 
 
@@ -43,7 +43,7 @@ async def test_a_method_reading_triplets_says_what_it_runs_without(nolm_index: P
     assert said.startswith(line) and "--extractor llm" in said and line in (answer.message or "")
     assert answer.citations  # it runs without them
     if method == "tog3":
-        assert "extracts them on the fly" in said  # ToG-3's Constructor builds them per question
+        assert "extracts triplets on the fly" in said  # ToG-3's Constructor builds them per question
 
 
 async def test_an_index_with_triplets_has_nothing_to_say(open_bridge) -> None:  # noqa: ANN001

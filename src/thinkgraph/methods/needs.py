@@ -36,9 +36,9 @@ def _imported_typed_graph(store: GraphStore) -> bool:
 _CHECKS: Mapping[tuple[str, IndexPart], tuple[Callable[[GraphStore], bool], str]] = {
     ("tog3", IndexPart.TRIPLETS): (
         lambda s: _count(s, NodeType.TRIPLET) > 0,
-        "tog3 starts from chunks and communities only: this index has no triplets; its Constructor extracts "
-        f"them on the fly from the chunks it reaches (ToG-3 §3.3); to have them from the start, build with "
-        f"{LLM_TRIPLETS}"),
+        "tog3 finds no triplet nodes here: this index has none, so its subgraphs start as passages (and "
+        "communities), and its Constructor extracts triplets on the fly from the chunks it reaches (ToG-3 §3.3); "
+        f"to have them from the start, build with {LLM_TRIPLETS}"),
     ("a2rag", IndexPart.TRIPLETS): (
         lambda s: _count(s, NodeType.TRIPLET) > 0,
         "a2rag walks co-occurrence links here, not relations: this index has no triplets, so relation seeds "

@@ -251,12 +251,12 @@ class PostgresStore(PgVectors, PgBookkeeping, Revisions):
         return (self._edge(r) for r in rows)
 
     def edges_of(self, node_id: str, edge_type: str | None = None) -> list[Edge]:
-        query = f"SELECT {_EDGE_COLS} FROM edges WHERE (src = %s OR dst = %s)"
-        args: list[str] = [node_id, node_id]
-        if edge_type is not None:
-            query += " AND type = %s"
-            args.append(str(edge_type))
-        return [self._edge(r) for r in self._rows(query + " ORDER BY seq", args)]
+        # Two index lookups (edges_src, edges_dst) rather than one OR that a planner may answer by a scan.
+        typed = " AND type = %s" if edge_type is not None else ""
+        one = [str(edge_type)] if edge_type is not None else []
+        query = (f"SELECT {_EDGE_COLS} FROM (SELECT * FROM edges WHERE src = %s{typed} UNION ALL "
+                 f"SELECT * FROM edges WHERE dst = %s AND src <> %s{typed}) AS e ORDER BY seq")
+        return [self._edge(r) for r in self._rows(query, [node_id, *one, node_id, node_id, *one])]
 
     def edges_among(self, node_ids: Sequence[str]) -> list[Edge]:
         ids = list(dict.fromkeys(node_ids))

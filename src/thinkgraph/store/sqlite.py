@@ -310,12 +310,13 @@ class SQLiteStore(SQLiteBookkeeping, Revisions):
         return (self._edge(r) for r in rows)
 
     def edges_of(self, node_id: str, edge_type: str | None = None) -> list[Edge]:
-        sql = "SELECT src, dst, type, weight, props FROM edges WHERE (src=? OR dst=?)"
-        args: list[str] = [node_id, node_id]
-        if edge_type is not None:
-            sql += " AND type=?"
-            args.append(str(edge_type))
-        return [self._edge(r) for r in self._db.execute(sql, args)]
+        # Two index lookups (src, then dst) rather than "src=? OR dst=?": with a type, SQLite chose the
+        # type index and scanned every edge of that type (5 ms a call on MuSiQue's graph, 0.01 ms now).
+        typed = " AND type=?" if edge_type is not None else ""
+        one = [str(edge_type)] if edge_type is not None else []
+        sql = (f"SELECT src, dst, type, weight, props FROM (SELECT rowid AS r, * FROM edges WHERE src=?{typed} "
+               f"UNION ALL SELECT rowid AS r, * FROM edges WHERE dst=? AND src<>?{typed}) ORDER BY r")
+        return [self._edge(r) for r in self._db.execute(sql, [node_id, *one, node_id, node_id, *one])]
 
     def edges_among(self, node_ids: Sequence[str]) -> list[Edge]:
         ids = list(dict.fromkeys(node_ids))
