@@ -114,7 +114,7 @@ async def test_constructor_extracts_triplets_from_newly_reached_chunks(index_pat
     script = Script(keywords=["Skarn^island^ferry"], respond=["?"], reward=[INSUFFICIENT, SUFFICIENT],
                     evolve=["Skarn island ferry"], extract=[EXTRACTION], refine=lambda r: r.messages[0]["content"]
                     .split("Sub-graph:\n", 1)[1], final=["Kestrel Bay"])
-    tg, m = method(index_path, script)
+    tg, m = method(index_path, script, write_triplets=True)  # (the opt-in write-back; the default keeps them)
     answer = await run_method(m, "Skarn island ferry")
     assert "extract" in script.calls
     extracted = next(s for s in answer.trace if s.action == "extract")

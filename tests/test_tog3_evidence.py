@@ -218,3 +218,34 @@ def test_sub_query_parsing_tolerates_preambles() -> None:
     assert parse_sub_query("Let me think.\nWho founded Acme?") == "Who founded Acme?"
     assert parse_sub_query("None.") is None and parse_sub_query("") is None
     assert parse_sub_query("**Next question:** None") is None
+
+
+async def test_an_eval_of_tog3_then_ppr_gives_ppr_the_result_of_ppr_alone(no_triplets: Path, tmp_path: Path) -> None:
+    """ToG-3's triplets extracted on the fly stay with their question by default (Eq. 4), and eval never
+    lets one write back: no question or method after it reads a changed index."""
+    from thinkgraph.errors import ConfigError
+    from thinkgraph.eval.datasets import Question
+    from thinkgraph.eval.runner import EvalRunner, MethodSpec
+
+    def extract(request: ChatRequest) -> str:
+        return json.dumps({"entities": [{"entity_name": "Acme Corp", "entity_type": "Org"},
+                                        {"entity_name": "Rivertown", "entity_type": "Place"}],
+                           "relationships": [{"source_entity": "Acme Corp", "target_entity": "Rivertown",
+                                              "relation": "based in"}]})
+
+    reader = Reader()
+    reader.backend.rules[:0] = [("build a small knowledge graph", extract),
+                                ("numbered passages below", lambda request: "Greenland Valley [1]")]
+    questions = [Question(id="q1", question=QUESTION, answers=("Greenland Valley",), supporting_ids=("c1", "c2"))]
+    with ThinkGraph.open(no_triplets, settings=Settings(), embedder=HashEmbedder(), backend=reader.backend) as tg:
+        with pytest.raises(ConfigError, match="write_triplets=True would let one question change the index"):
+            EvalRunner(tg, [MethodSpec.parse("tog3:write_triplets=true")], tmp_path / "no")
+        (alone,) = await EvalRunner(tg, [MethodSpec.parse("ppr")], tmp_path / "alone").run(questions)
+        rows = await EvalRunner(tg, [MethodSpec.parse("tog3:horizon=1,top_k=1,context_passages=1,retrieval=paper"),
+                                     MethodSpec.parse("ppr")], tmp_path / "both").run(questions)
+        assert rows[0]["stats"]["extracted_triplets"]["mean"] >= 1  # tog3 did extract, for its question only
+        assert not tg.store.count_nodes().get("triplet")
+    records = [json.loads(x) for x in (tmp_path / "both" / "records.jsonl").read_text().splitlines()]
+    after = next(r for r in records if r["label"] == "ppr")
+    before = json.loads((tmp_path / "alone" / "records.jsonl").read_text().splitlines()[0])
+    assert after["retrieved"] == before["retrieved"] and after["metrics"] == before["metrics"]

@@ -123,6 +123,13 @@ class EvalRunner:
         if not retrieval_only and tg.llm is None:  # EM/F1 of no answer would read as 0, not as missing
             raise ConfigError("answer metrics (EM, F1, Rouge-L) need an LLM endpoint (set THINKGRAPH_LLM_BASE_URL); "
                               "without one, run with --retrieval-only for Recall@k")
+        for spec in self.specs:  # one question must not change the index the next one (or method) reads
+            isolation = catalog.get(spec.method).isolation
+            changed = {k: v for k, v in spec.options.items() if k in isolation and v != isolation[k]}
+            if changed:
+                raise ConfigError(f"{spec.label}: {', '.join(f'{k}={v}' for k, v in changed.items())} would let one "
+                                  "question change the index the others are asked on; eval runs it with "
+                                  f"{', '.join(f'{k}={v}' for k, v in isolation.items())}")
         if retrieval_only:
             # No retriever to measure without an LLM: ircot's later queries are the model's thoughts,
             # kgr's graph walk is the model's actions. `none` retrieves nothing by definition (Recall 0).
@@ -150,7 +157,10 @@ class EvalRunner:
         return any((spec.label, q.id) not in done for spec in self.specs for q in questions)
 
     def _options(self, spec: MethodSpec) -> dict[str, Any]:
-        return retrieval_options(spec.method, spec.options, self.depth) if self.retrieval_only else dict(spec.options)
+        options = dict(spec.options)
+        if self.retrieval_only:
+            options = retrieval_options(spec.method, options, self.depth)
+        return {**options, **catalog.get(spec.method).isolation}
 
     async def run(self, questions: Sequence[Question]) -> list[dict[str, Any]]:
         self.out.mkdir(parents=True, exist_ok=True)

@@ -55,6 +55,9 @@ class MethodRecord:
     # None for a2rag (Triple-Check may reject a draft), ircot and kgr (the answer is read from action
     # replies) and topg's local mode (a JSON verdict).
     answer_steps: Mapping[str, bool] = field(default_factory=dict)
+    # Settings that keep a question from changing the index, forced in evaluation so that no question's
+    # effects reach another question or method (tog3's write-back of the triplets it extracts).
+    isolation: Mapping[str, Any] = field(default_factory=dict)
 
     def method_class(self) -> type[Method]:
         return _load(self.method)  # type: ignore[no-any-return]
@@ -117,7 +120,8 @@ CATALOG: tuple[MethodRecord, ...] = (
                  "thinkgraph.methods.tog3:ToG3Method", "thinkgraph.methods.tog3:ToG3Config",
                  top_k=("top_k", "context_passages"), eval_depth=("top_k", "context_passages"),
                  reads=frozenset({IndexPart.TRIPLETS, IndexPart.COMMUNITIES}),
-                 switches={IndexPart.COMMUNITIES: "use_communities"}, answer_steps={"tog3.final": True}),
+                 switches={IndexPart.COMMUNITIES: "use_communities"}, answer_steps={"tog3.final": True},
+                 isolation={"write_triplets": False}),
     MethodRecord("ircot", "IRCoT: retrieval interleaved with chain-of-thought", "thinkgraph.methods.ircot:IRCoTMethod",
                  "thinkgraph.methods.ircot:IRCoTConfig", top_k=("max_passages",), needs_llm=True),
     MethodRecord("kgr", "KG-grounded CoT / ToT / GoT reasoning by agent actions or automatic exploration",

@@ -26,9 +26,11 @@ class ToG3Config(BaseModel):
     horizon: int = Field(3, ge=1)  # K (Alg. 2): at most K evolutions of query and subgraph
     max_triplets_per_chunk: int = 2  # App. A, for triplets extracted on the fly
     max_triples_shown: int = 30
-    # The Constructor writes triplets it extracts on the fly into the index (the paper's graph
-    # evolves); false keeps them for the question only and leaves the index unchanged.
-    write_triplets: bool = True
+    # Eq. 4 evolves a per-query subgraph: triplets the Constructor extracts on the fly belong to the
+    # question. True (opt-in, ours) also writes them to the index with provenance, where later
+    # questions and other methods read them; `thinkgraph eval` never allows it (eval/runner.py), so that
+    # no question's write-back reaches another question or method.
+    write_triplets: bool = False
     # Our bound, not the paper's: LLM calls per question, the final synthesis included. K = 3 with
     # extraction of every newly reached chunk needs about 35; the rest is room for repaired replies.
     # When spent, the loop stops and the final answer is synthesised from the trajectory so far.

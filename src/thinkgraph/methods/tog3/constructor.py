@@ -35,8 +35,8 @@ class ExtractionLog:
             return None
         what = f"extracted {self.triples} triplet(s) from {len(self.chunks)} passage(s) that had none"
         if self.written:
-            return (f"{what} and wrote them to the index (write_triplets=false keeps the index unchanged; "
-                    "the next `thinkgraph index` run embeds them)")
+            return (f"{what} and wrote them to the index (write_triplets=true; the next `thinkgraph index` "
+                    "run embeds them)")
         why = "the index is read-only" if self.read_only else "write_triplets=false"
         return f"{what}, for this question only ({why})"
 
