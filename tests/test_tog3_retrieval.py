@@ -146,3 +146,22 @@ async def test_an_unknown_retrieval_form_is_refused_in_one_line(open_bridge) -> 
     with pytest.raises(ConfigError, match="retrieval"):
         await tg.aretrieve(QUESTION, "tog3", retrieval="walk")
     assert ToG3Config().retrieval == "shared"
+
+
+@pytest.mark.parametrize("form", ["paper", "shared"])
+async def test_each_keyword_is_matched_on_its_own_too(open_bridge, form: str) -> None:  # noqa: ANN001
+    """A keyword names what the question does not: a node it matches on its own is retrieved even
+    where the one embedding of question and keywords together does not reach it."""
+    question = "Which company did Alice Stone found?"
+    tg = open_bridge(ScriptedBackend(rules=[("Give up to", "KEYWORDS: Moon^Earth")]))
+    retriever = Retriever(tg.view, ToG3Config(top_k=3, retrieval=form), tg.llm)
+    trace: list = []
+    await retriever.retrieve(question, trace)
+    combined = Retriever(tg.view, ToG3Config(top_k=3, retrieval=form), None)  # no keywords
+    top_nodes = trace[0].outputs["top_nodes"]
+    moon = {n.id for n in tg.store.iter_nodes("triplet") if "Moon" in n.text} | \
+        {n.id for n in tg.store.iter_nodes("chunk") if "Moon" in n.text}
+    assert moon & set(top_nodes), top_nodes  # reached through the keyword "Moon" alone
+    baseline: list = []
+    await combined.retrieve(question, baseline)
+    assert not moon & set(baseline[0].outputs["top_nodes"])  # the question alone does not reach it

@@ -68,12 +68,15 @@ class Retriever:
         keywords = await self.keywords(query)
         text = " ".join([query, *keywords])
         vec = self.view.embed_query(text)
+        # Each keyword is matched on its own as well (Fig. 13's '^'-separated keywords are search terms,
+        # not only words added to one query): a node's score is its best against the query or a keyword.
+        vecs = np.vstack([vec, self.view.embedder.embed(keywords)]) if keywords else vec[None, :]
         if self.config.retrieval == "paper":
-            top = self._vector_hits(vec, self._types())
+            top = self._vector_hits(vecs, self._types())
             graph = self.rerank(self._expand(top), vec)
             walk: dict[str, object] = {}
         else:
-            top, walk = self._walk_and_vectors(text, vec)
+            top, walk = self._walk_and_vectors(text, vec, vecs)
             graph = self._expand(top)
             # The Reranker is the walk's order (its scores already hold the query's passage prior);
             # the chunks of retrieved triplets rank below the walk's best, so only the walk's count.
@@ -84,18 +87,24 @@ class Retriever:
                                {"top_nodes": [nid for _, _, nid in top], **walk, **graph.summary()}))
         return graph
 
-    def _vector_hits(self, vec: np.ndarray, node_types: list[str]) -> list[tuple[float, str, str]]:
-        """The ``top_k`` nodes of the given types closest to the query vector, best first."""
-        hits: list[tuple[float, str, str]] = []
+    def _vector_hits(self, vecs: np.ndarray, node_types: list[str]) -> list[tuple[float, str, str]]:
+        """The ``top_k`` nodes of the given types closest to the query or to one of its keywords (the
+        rows of ``vecs``), each at its best score, best first."""
+        best: dict[tuple[str, str], float] = {}
         for node_type in node_types:
-            found = self.view.vectors(node_type).search(vec, self.config.top_k)
-            hits += [(score, node_type, nid) for nid, score in found]
+            for row in vecs:
+                for nid, score in self.view.vectors(node_type).search(row, self.config.top_k):
+                    best[(node_type, nid)] = max(best.get((node_type, nid), -1.0), score)
+        hits = [(score, node_type, nid) for (node_type, nid), score in best.items()]
         return sorted(hits, reverse=True)[: self.config.top_k]
 
-    def _walk_and_vectors(self, text: str, vec: np.ndarray) -> tuple[list[tuple[float, str, str]], dict[str, object]]:
-        """The shared form: triplet (and community) nodes by vector search, then the passages the
-        walk ranks best (``retrieval/graph.py``), and what the walk did, for the trace."""
-        others = self._vector_hits(vec, [t for t in self._types() if t != NodeType.CHUNK])
+    def _walk_and_vectors(self, text: str, vec: np.ndarray,
+                          vecs: np.ndarray) -> tuple[list[tuple[float, str, str]], dict[str, object]]:
+        """The shared form: triplet (and community) nodes by vector search (query and keywords), then
+        the passages the walk ranks best for the query with its keywords (``retrieval/graph.py``: the
+        keywords reach it as words, BM25 matching them, and as names its linker finds), and what the
+        walk did, for the trace."""
+        others = self._vector_hits(vecs, [t for t in self._types() if t != NodeType.CHUNK])
         ranking = GraphRetriever(self.view, self.settings).passage_ranking(text, vec)
         chunks = self.view.vectors(NodeType.CHUNK)
         depth = max(self.config.top_k, self.config.context_passages)
