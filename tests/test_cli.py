@@ -316,3 +316,18 @@ def test_text_that_looks_like_markup_is_printed_as_it_is(tmp_path: Path) -> None
                        env={"THINKGRAPH_LLM_BASE_URL": server.url, "THINKGRAPH_LLM_MODEL": "m"})
     assert answered.returncode == 0, answered.stderr
     assert "[/INST] Maria Quist" in answered.stdout
+
+
+def test_a_closed_output_pipe_ends_quietly(built_index: Path) -> None:
+    """`thinkgraph ask ... --json | head`: the reader went away; no traceback, no internal error."""
+    import os
+
+    read_end, write_end = os.pipe()
+    os.close(read_end)  # the reader is gone before anything is written
+    try:
+        done = subprocess.run([sys.executable, "-m", "thinkgraph", "-i", str(built_index), "ask", "Who?", "--json"],
+                              stdout=write_end, stderr=subprocess.PIPE, text=True, timeout=300,
+                              env={**os.environ, "HF_HUB_OFFLINE": "1"})
+    finally:
+        os.close(write_end)
+    assert done.returncode == 141 and done.stderr == ""

@@ -20,6 +20,7 @@ class ExitCode(IntEnum):
     PARTIAL = 4
     INTERNAL = 70
     INTERRUPTED = 130
+    PIPE_CLOSED = 141  # the reader of the output went away (`| head`): 128 + SIGPIPE, as other tools
 
 
 class ThinkgraphError(Exception):

@@ -7,6 +7,7 @@ from __future__ import annotations
 import functools
 import logging
 import os
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
@@ -24,6 +25,12 @@ app = typer.Typer(help="Build a knowledge-graph index from documents and answer 
 F = TypeVar("F", bound=Callable[..., Any])
 
 
+def _silence_stdout() -> None:
+    """Point stdout at /dev/null, so that the interpreter's own flush at exit finds no closed pipe."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+
+
 def one_line_errors(fn: F) -> F:
     """Errors a user can cause end the command with one line and their exit code (errors.ExitCode); an
     unexpected exception is a bug: one line saying so (the traceback with --verbose) and exit 70."""
@@ -38,6 +45,9 @@ def one_line_errors(fn: F) -> F:
         except KeyboardInterrupt:
             err.print("interrupted; finished work is saved, run the same command again to resume")
             raise typer.Exit(ExitCode.INTERRUPTED) from None
+        except BrokenPipeError:  # `thinkgraph ask ... --json | head`: the reader has what it wanted
+            _silence_stdout()
+            raise typer.Exit(ExitCode.PIPE_CLOSED) from None
         except (typer.Exit, typer.Abort):
             raise
         except Exception as exc:  # the top of the program: report, never a bare traceback
