@@ -91,3 +91,64 @@ def test_random_graphs_against_dense_reference() -> None:
         m = query_aware_transition(sp.csr_matrix(b), cos, lam=0.5, theta=0.4, tau=0.1).toarray()
         rows = m.sum(axis=1)
         assert np.all((np.abs(rows - 1) < 1e-9) | (rows == 0)) and np.all(np.diag(m) == 0)
+
+
+def safe_rows(a: np.ndarray) -> np.ndarray:
+    sums = a.sum(axis=1, keepdims=True)
+    return np.divide(a, sums, out=np.zeros_like(a), where=sums > 0)
+
+
+def dense_m(b: np.ndarray, cos: np.ndarray, lam: float, theta: float, tau: float) -> np.ndarray:
+    """Eqs. 4-7 written out densely; connectors no proposition uses and isolated propositions allowed."""
+    ts = safe_rows(b) @ safe_rows(b.T)
+    np.fill_diagonal(ts, 0.0)
+    ts = safe_rows(ts)
+    w = np.where(cos >= theta, np.exp(np.minimum(cos, 1.0) / tau), 0.0)
+    tn = (ts > 0) * w[None, :]
+    sums = tn.sum(axis=1, keepdims=True)
+    tn = np.divide(tn, sums, out=np.zeros_like(tn), where=sums > 0)
+    raw = lam * ts + (1 - lam) * tn
+    sums = raw.sum(axis=1, keepdims=True)
+    return np.divide(raw, sums, out=np.zeros_like(raw), where=sums > 0)
+
+
+@pytest.mark.parametrize("lam", [0.0, 0.3, 1.0])
+def test_query_aware_transition_on_random_subgraphs_with_unused_connectors(lam: float) -> None:
+    rng = np.random.default_rng(7)
+    for _ in range(5):
+        b = (rng.random((25, 40)) < 0.08).astype(float)  # a subgraph's rows use few of the connectors
+        b[:, rng.choice(40, 10, replace=False)] = 0.0
+        cos = rng.uniform(-0.2, 1.0, 25)
+        m = query_aware_transition(sp.csr_matrix(b), cos, lam=lam, theta=0.4, tau=0.1).toarray()
+        np.testing.assert_allclose(m, dense_m(b, cos, lam, 0.4, 0.1), atol=1e-12)
+
+
+def test_bipartite_adjacency_is_g_with_propositions_first() -> None:
+    from thinkgraph.graph.proposition import bipartite_adjacency
+
+    g = bipartite_adjacency(sp.csr_matrix(INCIDENCE * 3.0)).toarray()  # weights do not matter: 0/1 links
+    n, m = INCIDENCE.shape
+    np.testing.assert_array_equal(g[:n, n:], INCIDENCE)
+    np.testing.assert_array_equal(g, g.T)
+    assert not g[:n, :n].any() and not g[n:, n:].any()
+
+
+def test_push_subgraph_keeps_the_seeds_and_the_best_reachable_candidates() -> None:
+    import networkx as nx
+
+    from thinkgraph.graph.local_ppr import LocalGraph
+    from thinkgraph.graph.walks import push_subgraph
+
+    rng = np.random.default_rng(5)
+    b = (rng.random((60, 25)) < 0.08).astype(float)
+    b[:30, 20:] = 0.0  # propositions 30-59 and connectors 20-24 form their own component
+    b[30:, :20] = 0.0
+    adjacency = sp.csr_matrix(np.block([[np.zeros((60, 60)), b], [b.T, np.zeros((25, 25))]]))
+    seeds = [int(np.flatnonzero(b[:30].sum(axis=1))[0])]
+    picked = push_subgraph(LocalGraph.of(adjacency), seeds, 8, restart=0.15, eps=1e-7, limit=60).tolist()
+    assert seeds[0] in picked and len(picked) <= 8 and all(p < 30 for p in picked)  # own component only
+    exact = nx.pagerank(nx.from_scipy_sparse_array(adjacency), alpha=0.85, personalization={seeds[0]: 1.0},
+                        tol=1e-12, max_iter=1000)
+    best = sorted((p for p in range(60) if p != seeds[0] and exact[p] > 1e-12), key=lambda p: -exact[p])
+    assert set(picked) - set(seeds) == set(best[: len(picked) - 1])
+    assert push_subgraph(LocalGraph.of(adjacency), [], 8).size == 0

@@ -178,3 +178,30 @@ async def test_global_falls_back_and_fails_cleanly(tmp_path: Path) -> None:
     decompose = next(s for s in answer.trace if s.action == "decompose")
     assert decompose.outputs["questions"] == []
     assert [s.outputs["chosen"] for s in answer.trace if s.action == "communities"] == [0]
+
+
+def test_alg3_counts_every_node_of_a_community_in_its_size_and_the_budget(tg: ThinkGraph) -> None:
+    from thinkgraph.methods.topg.global_mode import CommunityReporter
+
+    pgraph = build_proposition_graph(tg.view)
+
+    def reporter(budget: int) -> CommunityReporter:
+        config = ToPGConfig(min_community_size=2, budget=budget)
+        return CommunityReporter(Suggester(pgraph, config), config, tg.store)
+
+    communities = reporter(8000).communities
+    n = pgraph.n
+    props = [[m for m in c if m < n] for c in communities]
+    # communities hold entities and passages (connector j as n + j) beside propositions, and the size
+    # filter counts them all
+    assert communities and all(p and len(p) < len(c) for p, c in zip(props, communities, strict=True))
+    assert all(2 <= len(c) <= 150 for c in communities)
+    anchors = [min(props[0]), min(props[1])]
+    smaller = min(len(communities[0]), len(communities[1]))
+    assert max(len(props[0]), len(props[1])) < smaller  # counting propositions only would not stop at one
+    # B = the smaller community's node count: the first community chosen spends it, counted in nodes
+    spent = reporter(smaller)
+    chosen = spent.choose(anchors)
+    assert len(chosen) == 1 and spent.trace[-1].outputs["nodes"] == len(communities[chosen[0]]) >= smaller
+    roomy = reporter(len(communities[0]) + len(communities[1]))
+    assert sorted(roomy.choose(anchors)) == [0, 1]  # room for both: every anchor covered

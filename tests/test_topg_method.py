@@ -70,7 +70,8 @@ async def test_local_answers_after_first_iteration(open_tg) -> None:  # noqa: AN
     script = Script(select=keep_matching("Alice", "Acme"),
                     eval=lambda r: json.dumps({"answerable": True, "answer": "Rivertown", "facts": [1, 2]}))
     tg = open_tg(script)
-    answer = await tg.aask("Where is the company founded by Alice Stone based?", method="topg", k=5)
+    answer = await tg.aask("Where is the company founded by Alice Stone based?", method="topg", k=5,
+                           retrieval="paper")
     assert answer.status == "answered" and answer.text == "Rivertown"
     assert script.calls == ["select", "select", "eval"]
     actions = [s.action for s in answer.trace]
@@ -119,8 +120,8 @@ async def test_without_llm_returns_naive_evidence(open_tg) -> None:  # noqa: ANN
 
 async def test_without_llm_local_mode_walks_from_the_naive_seeds(open_tg) -> None:  # noqa: ANN001
     tg = open_tg(None)
-    naive = await tg.aask("Alice Stone founded what?", method="topg", k=3, mode="naive")
-    walked = await tg.aask("Alice Stone founded what?", method="topg", k=3, max_iter=2)
+    naive = await tg.aask("Alice Stone founded what?", method="topg", k=3, mode="naive", retrieval="paper")
+    walked = await tg.aask("Alice Stone founded what?", method="topg", k=3, max_iter=2, retrieval="paper")
     assert [n.id for n in walked.evidence.nodes[:3]] == [n.id for n in naive.evidence.nodes]
     assert len(walked.evidence.nodes) > 3 and len({n.id for n in walked.evidence.nodes}) == len(walked.evidence.nodes)
     assert [s.action for s in walked.trace] == ["suggest.naive", "suggest.local", "suggest.local"]

@@ -79,3 +79,14 @@ def test_empty_pool_falls_back_to_naive(pgraph: PropositionGraph, tg: ThinkGraph
     q = tg.view.embed_query("Moon")
     s = Suggester(pgraph, ToPGConfig(k=2))
     assert s.local(q, []) == s.naive(q, 2)
+
+
+def test_local_never_suggests_an_excluded_proposition_and_fills_its_k(pgraph: PropositionGraph,
+                                                                     tg: ThinkGraph) -> None:
+    q = tg.view.embed_query("Where was the company founded by Alice Stone based?")
+    s = Suggester(pgraph, ToPGConfig(k=2))
+    pool = [row(pgraph, "Alice Stone founded Acme Corp")]
+    ranked = s.local(q, pool, 6)
+    excluded = set(ranked[:2])
+    assert s.local(q, pool, exclude=excluded) == [p for p in ranked if p not in excluded][:2]
+    assert not set(s.local(q, [], 6, exclude=excluded)) & excluded  # nor does the empty pool's fallback

@@ -17,7 +17,7 @@ from thinkgraph.store.base import GraphStore
 log = logging.getLogger(__name__)
 
 META_KEY = "topg.communities"
-CACHE_FORMAT = 1
+CACHE_FORMAT = 2  # 2: every node of a community (1 kept its propositions only)
 
 
 def graph_fingerprint(graph: PropositionGraph) -> str:
@@ -32,19 +32,20 @@ def graph_fingerprint(graph: PropositionGraph) -> str:
     return digest.hexdigest()
 
 
-def proposition_communities(graph: PropositionGraph, store: GraphStore, max_size: int) -> list[tuple[int, list[int]]]:
-    """Every community as (size counting all its nodes, its proposition rows), from the cache when the
-    graph is unchanged, else computed and cached."""
+def proposition_communities(graph: PropositionGraph, store: GraphStore, max_size: int) -> list[list[int]]:
+    """Every community of G as the sorted list of its nodes (proposition rows below ``graph.n``,
+    connector j as ``graph.n + j``), from the cache when the graph is unchanged, else computed and
+    cached."""
     key = f"{CACHE_FORMAT}:{graph_fingerprint(graph)}:{max_size}"
     raw = store.get_meta(META_KEY)
     if raw:
         cached = json.loads(raw)
         if cached.get("key") == key:
-            return [(int(size), [int(m) for m in members]) for size, members in cached["communities"]]
+            return [[int(m) for m in members] for members in cached["communities"]]
     coo = graph.incidence.tocoo()
     edges = [(int(r), graph.n + int(c)) for r, c in zip(coo.row, coo.col, strict=True)]
     found = hierarchical_leiden(graph.n + len(graph.connectors), edges, max_cluster_size=max_size)
-    communities = [(len(c.members), sorted(m for m in c.members if m < graph.n)) for c in found]
+    communities = [sorted(int(m) for m in c.members) for c in found]
     if store.read_only:  # a read-only index answers but keeps nothing
         return communities
     store.set_meta(META_KEY, json.dumps({"key": key, "communities": communities}, separators=(",", ":")))

@@ -25,6 +25,7 @@ from thinkgraph.store.base import GraphStore
 from thinkgraph.tokens import TokenCounter
 
 SelectFn = Callable[[str, list[int]], Awaitable[list[int]]]
+EnterFn = Callable[[str], list[int]]  # a (sub-)question -> its entry propositions
 
 
 class SubQuestions(BaseModel):
@@ -67,6 +68,7 @@ class GlobalExplorer:
     trace: list[TraceStep] = field(default_factory=list)
     origins: dict[int, list[Origin]] = field(default_factory=dict)
     anchors: list[int] = field(default_factory=list)  # s_glb, as collected so far
+    enter: EnterFn | None = None  # the entry points (Alg. 2 l. 6); None: SuggestNaive
 
     @property
     def vectors(self) -> np.ndarray:
@@ -106,7 +108,7 @@ class GlobalExplorer:
         pool: list[int] = []
         for sub in await self.decompose(question):
             vec = self.embed(sub)
-            suggested = self.suggester.naive(vec)
+            suggested = self.enter(sub) if self.enter is not None else self.suggester.naive(vec)
             kept = await self.select(sub, suggested)
             pruned = self._pruned_mean(suggested, kept)
             for node in kept:
@@ -180,26 +182,35 @@ class CommunityReporter:
 
     @cached_property
     def communities(self) -> list[frozenset[int]]:
-        """Hierarchical Leiden over propositions and their entities and passages (cached per version
-        of the index); candidates are the communities of 10-150 nodes, kept as their propositions."""
+        """Hierarchical Leiden over G (propositions, entities and passages; cached per version of the
+        index). Each community is the set of its nodes: proposition rows below n, connector j as
+        n + j. The 10-150 size filter, Alg. 3's size(c) and its budget B all count these nodes (App.
+        B.5: "size (number of nodes)", "a budget limit of B total nodes"); coverage counts anchors."""
         c = self.config
         found = proposition_communities(self.suggester.graph, self.store, c.max_community_size)
-        return [frozenset(members) for size, members in found
-                if c.min_community_size <= size <= c.max_community_size]
+        return [frozenset(members) for members in found
+                if c.min_community_size <= len(members) <= c.max_community_size]
+
+    def propositions_of(self, community: frozenset[int]) -> list[int]:
+        return sorted(m for m in community if m < self.suggester.graph.n)
 
     def choose(self, anchors: list[int]) -> list[int]:
-        """Alg. 3: the communities that cover the anchors best under the node budget B."""
+        """Alg. 3: the communities that cover the anchors best, by uncovered anchors per node, until
+        every anchor is covered or B nodes are spent."""
         chosen = greedy_budgeted_communities(set(anchors), self.communities, self.config.budget)
-        self.trace.append(TraceStep("reporter", "communities", {"candidates": len(self.communities)},
-                                    {"chosen": len(chosen)}))
+        self.trace.append(TraceStep("reporter", "communities", {"candidates": len(self.communities),
+                                                                "budget_nodes": self.config.budget},
+                                    {"chosen": len(chosen),
+                                     "nodes": sum(len(self.communities[i]) for i in chosen)}))
         return chosen
 
     def material(self, community: frozenset[int], counter: TokenCounter) -> list[str]:
-        """The community's propositions, entities and (truncated) passages, as pieces of text."""
+        """The community's own nodes as pieces of text: its entities, its propositions and its
+        (truncated) passages."""
         g = self.suggester.graph
-        props = sorted(community)
-        connector_ids = {g.connectors[j] for p in props for j in g.incidence[p].indices}
-        nodes = self.store.get_nodes(sorted(connector_ids))
+        props = self.propositions_of(community)
+        connector_ids = sorted(g.connectors[m - g.n] for m in community if m >= g.n)
+        nodes = self.store.get_nodes(connector_ids)
         entities = [n.text for n in nodes if n.type == "entity"]
         passages = [counter.truncate(n.text, self.config.passage_token_limit) for n in nodes if n.type == "chunk"]
         return ([f"Entities: {', '.join(entities)}"] if entities else []) + \
@@ -225,7 +236,7 @@ class CommunityReporter:
         """An intermediate answer with a relevance score per chunk of each chosen community's material
         (kept in ``scored`` as they come, so that a call budget keeps what was written)."""
         for index in chosen:
-            self.used += sorted(self.communities[index])
+            self.used += self.propositions_of(self.communities[index])
             for chunk in self.chunks(self.material(self.communities[index], llm.counter), llm.counter):
                 prompt = INTERMEDIATE.format(question=question, material=chunk)
                 try:

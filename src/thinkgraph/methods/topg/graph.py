@@ -8,11 +8,14 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from functools import cached_property
 
 import numpy as np
 import scipy.sparse as sp
 
 from thinkgraph.embed.vector_index import VectorIndex
+from thinkgraph.graph.local_ppr import LocalGraph
+from thinkgraph.graph.proposition import bipartite_adjacency
 from thinkgraph.models import Edge, EdgeType, NodeType
 from thinkgraph.retrieval.views import IndexView
 
@@ -25,6 +28,7 @@ class PropositionGraph:
     incidence: sp.csr_matrix
     passages: list[tuple[str, ...]]  # proposition row -> chunk ids it comes from
     vectors: VectorIndex
+    canonical: dict[str, str] = field(default_factory=dict)  # entity -> its synonym group's connector
     index: dict[str, int] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
@@ -33,6 +37,33 @@ class PropositionGraph:
     @property
     def n(self) -> int:
         return len(self.ids)
+
+    @cached_property
+    def walk_graph(self) -> LocalGraph:
+        """G (propositions, then their entities and passages) as the push walk reads it (GExtract)."""
+        return LocalGraph.of(bipartite_adjacency(self.incidence))
+
+    @cached_property
+    def by_passage(self) -> dict[str, list[int]]:
+        """Chunk id -> the propositions that come from it, in row order."""
+        out: dict[str, list[int]] = {}
+        for row, chunks in enumerate(self.passages):
+            for chunk in chunks:
+                out.setdefault(chunk, []).append(row)
+        return out
+
+    @cached_property
+    def _columns(self) -> tuple[dict[str, int], sp.csc_matrix]:
+        return {c: j for j, c in enumerate(self.connectors)}, sp.csc_matrix(self.incidence)
+
+    def mentioning(self, entity_ids: Iterable[str]) -> set[int]:
+        """Propositions linked to any of the entities (or to a synonym of one)."""
+        column, by_column = self._columns
+        out: set[int] = set()
+        for e in entity_ids:
+            if (j := column.get(self.canonical.get(e, e))) is not None:
+                out.update(by_column.indices[by_column.indptr[j]:by_column.indptr[j + 1]].tolist())
+        return out
 
 
 def _synonym_representatives(edges: Iterable[Edge]) -> dict[str, str]:
@@ -51,6 +82,11 @@ def _synonym_representatives(edges: Iterable[Edge]) -> dict[str, str]:
         if a != b:
             parent[max(a, b)] = min(a, b)
     return {x: find(x) for x in parent}
+
+
+def proposition_graph(view: IndexView) -> PropositionGraph:
+    """The index's proposition graph, built once per view (i.e. per content revision), not per question."""
+    return view.memo("topg.proposition_graph", lambda: build_proposition_graph(view))
 
 
 def build_proposition_graph(view: IndexView) -> PropositionGraph:
@@ -88,4 +124,4 @@ def build_proposition_graph(view: IndexView) -> PropositionGraph:
     order = [vector_index.position[pid] for pid in ids]
     vectors = VectorIndex(ids, vector_index.vectors[order] if ids else vector_index.vectors)
     return PropositionGraph(ids, [n.text for n in nodes], connectors, incidence,
-                            [tuple(chunks[i]) for i in range(len(ids))], vectors)
+                            [tuple(chunks[i]) for i in range(len(ids))], vectors, canonical)

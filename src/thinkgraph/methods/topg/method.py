@@ -1,4 +1,5 @@
-"""ToPG's Naive and Local modes (ToPG §2.3.1-2.3.2, Alg. 1) as a method returning an Answer."""
+"""ToPG as a method returning an Answer: Naive and Local modes (ToPG §2.3.1-2.3.2, Alg. 1) here, Global
+mode (Alg. 2-3) in global_mode.py, the entry points into the proposition graph in entry.py."""
 
 from __future__ import annotations
 
@@ -13,13 +14,13 @@ from thinkgraph.llm.service import LLM
 from thinkgraph.methods.base import NO_LLM_MESSAGE, MethodContext
 from thinkgraph.methods.synthesis import citations_for
 from thinkgraph.methods.topg.config import ToPGConfig
-from thinkgraph.methods.topg.global_mode import CommunityReporter, GlobalExplorer
-from thinkgraph.methods.topg.graph import PropositionGraph, build_proposition_graph
+from thinkgraph.methods.topg.entry import EntryPoints
+from thinkgraph.methods.topg.global_mode import CommunityReporter, GlobalExplorer, SelectFn
+from thinkgraph.methods.topg.graph import PropositionGraph, proposition_graph
 from thinkgraph.methods.topg.prompts import EVAL, NAIVE_ANSWER, NEXT_QUESTIONS, SELECT
 from thinkgraph.methods.topg.suggest import Suggester
 from thinkgraph.models import Answer, AnswerStatus, EvidenceSubgraph, Node, TraceStep
 from thinkgraph.retrieval.evidence import passages_from_scores
-from thinkgraph.retrieval.hybrid import blend_with_passages
 
 _CITE = re.compile(r"\[(\d+)\]")
 MAX_CITED_PASSAGES = 20  # global answers rest on hundreds of facts; cite the passages of the first ones
@@ -39,15 +40,33 @@ class NextQuestions(BaseModel):
     questions: list[str] = Field(default_factory=list)
 
 
-EVIDENCE_SEEDS = 5  # propositions that seed the LLM-free walk (session 1's Suggest benchmark setting)
-# What runs without an LLM, per mode, as evaluation reports name it.
+# What ran, as `stats.variant` and evaluation reports name it: the entry, then the mode's own steps.
+ENTRY_VARIANTS = {
+    "shared": "entry: the shared passage walk (question entity links, fact seeds, PPR over entities and "
+              "passages with its second hop) -> the best {per} proposition(s) of each passage it ranks",
+    "paper": "entry: SuggestNaive (the k propositions most similar to the question)",
+}
+MODE_VARIANTS = {
+    "naive": "naive: the entry's propositions answer",
+    "local": "local: Alg. 1 (Select, Suggest-local on M seeded on the pool, Eval, NextQ; max_iter={max_iter})",
+    "global": "global: Alg. 2 anchors (decomposition, Select, Rocchio walks), Alg. 3 communities, report",
+}
 NO_LLM_VARIANTS = {
-    "naive": "no LLM: SuggestNaive only (top-k propositions by cosine)",
-    "local": f"no LLM: Suggest-local walk from SuggestNaive's best {EVIDENCE_SEEDS}, every suggestion kept "
-             "(no Select, Eval or NextQ)",
+    "naive": "no LLM: the entry's propositions",
+    "local": "no LLM: Alg. 1 with every suggestion kept (no Select, Eval or NextQ), max_iter={max_iter} "
+             "Suggest-local walks on M seeded on the pool",
     "global": "no LLM: Alg. 2 anchors from the question alone, every suggestion kept (no decomposition or "
               "Select), communities chosen (no intermediate answers, no report)",
 }
+NO_LLM_EVIDENCE = "evidence: the passages of the propositions in the order collected"
+
+
+def variant(config: ToPGConfig, *, with_llm: bool) -> str:
+    """Exactly what ran, in words: the entry points, the mode's steps and (without an LLM) the evidence."""
+    entry = ENTRY_VARIANTS[config.retrieval].format(per=config.entry_per_passage)
+    if with_llm:
+        return f"{MODE_VARIANTS[config.mode].format(max_iter=config.max_iter)}; {entry}"
+    return f"{NO_LLM_VARIANTS[config.mode].format(max_iter=config.max_iter)}; {entry}; {NO_LLM_EVIDENCE}"
 
 
 @dataclass
@@ -59,11 +78,28 @@ class ToPGMethod:
 
     @cached_property
     def suggester(self) -> Suggester:
-        graph = self.graph or build_proposition_graph(self.ctx.view)
+        graph = self.graph or proposition_graph(self.ctx.view)
         if graph.n == 0:
             raise ConfigError("topg needs propositions or triplets in the index; build it with "
-                              "--extractor propositions, llm or import (the model-free extractor makes neither)")
+                              "--extractor propositions, llm or import, or with [index] nolm_propositions = true "
+                              "(sentences as propositions) for the model-free extractors")
         return Suggester(graph, self.config)
+
+    @cached_property
+    def entry_points(self) -> EntryPoints:
+        return EntryPoints(self.ctx.view, self.suggester, self.config, self.ctx.settings.retrieval)
+
+    def _enter(self, question: str, trace: list[TraceStep], *, record: bool) -> list[int]:
+        """The entry propositions (SuggestNaive's place). Recorded as a step of its own when asked; the
+        paper's SuggestNaive before a Select is recorded by that Select (``suggested_by``)."""
+        entry = self.entry_points.enter(question, self.ctx.view.embed_query(question))
+        if record:
+            trace.append(entry.step)
+        return entry.propositions
+
+    @property
+    def _entry_action(self) -> str:
+        return "suggest.entry" if self.config.retrieval == "shared" else "suggest.naive"
 
     def _facts(self, props: list[int]) -> str:
         return "\n".join(f"[{i}] {self.suggester.graph.texts[p]}" for i, p in enumerate(props, 1))
@@ -76,20 +112,22 @@ class ToPGMethod:
         return await run(question, llm)
 
     async def _without_llm(self, question: str) -> Answer:
-        """The retrieval each mode can do without Select, Eval or any prompt, named in the stats."""
+        """What each mode's retrieve steps collect with every LLM decision at its neutral default
+        (Select keeps every suggestion, Eval never answers, NextQ asks nothing new): its
+        propositions, and their passages in the order collected."""
+        trace = self.ctx.trace
         if self.config.mode == "global":
-            props, trace = await self._global_anchors_only(question)
+            props = await self._global_anchors_only(question)
+        elif self.config.mode == "naive":
+            props = self._enter(question, trace, record=True)
         else:
-            props, trace = self._suggest_only(question)
-        # the walk's passages blended with the hybrid passage ranking (never worse than dense)
-        chunks = blend_with_passages(self.ctx.view, question, self.suggester.passages_of(props),
-                                     weight=self.ctx.settings.retrieval.evidence_blend, depth=MAX_CITED_PASSAGES)
-        answer = self._answer(question, None, AnswerStatus.EVIDENCE_ONLY, props, trace, chunks=chunks)
-        answer.stats["variant"] = NO_LLM_VARIANTS[self.config.mode]
+            props = []
+            await self._local_loop(question, None, props, trace)
+        answer = self._answer(question, None, AnswerStatus.EVIDENCE_ONLY, props, trace)
         answer.message = NO_LLM_MESSAGE
         return answer
 
-    async def _global_anchors_only(self, question: str) -> tuple[list[int], list[TraceStep]]:
+    async def _global_anchors_only(self, question: str) -> list[int]:
         """Alg. 2 without an LLM: the question alone seeds (no decomposition), every suggestion is kept
         (no Select, so Rocchio has no pruned set), then Alg. 3 picks the communities a report would
         read; the anchors, in the order collected, are the evidence."""
@@ -98,56 +136,51 @@ class ToPGMethod:
         async def keep_all(query: str, suggested: list[int]) -> list[int]:
             return suggested
 
-        explorer = GlobalExplorer(self.suggester, self.config, None, keep_all, self.ctx.view.embed_query, trace)
+        explorer = self._explorer(None, keep_all, trace)
         anchors = await explorer.collect_anchors(question)
         CommunityReporter(self.suggester, self.config, self.ctx.store, trace).choose(anchors)
-        return anchors, trace
+        return anchors
 
-    def _suggest_only(self, question: str) -> tuple[list[int], list[TraceStep]]:
-        """Without an LLM there is no Select: mode naive shows SuggestNaive's propositions; local and
-        global show the query-aware walk, Suggest-local iterated ``max_iter`` times from naive's
-        best ``EVIDENCE_SEEDS`` propositions with every suggestion kept."""
-        vec = self.ctx.view.embed_query(question)
-        naive = self.suggester.naive(vec)
-        trace = self.ctx.trace
-        trace.append(TraceStep("suggester", "suggest.naive", {"k": self.config.k}, {"propositions": len(naive)}))
-        if self.config.mode == "naive":
-            return naive, trace
-        pool = naive[:EVIDENCE_SEEDS]
-        for iteration in range(self.config.max_iter):
-            new = [p for p in self.suggester.local(vec, pool) if p not in pool]
-            pool += new
-            trace.append(TraceStep("suggester", "suggest.local", {"iteration": iteration + 1}, {"new": len(new)}))
-        return pool, trace
+    def _explorer(self, llm: LLM | None, select: SelectFn, trace: list[TraceStep]) -> GlobalExplorer:
+        record = self.config.retrieval == "shared" or llm is None
+
+        def enter(sub_question: str) -> list[int]:
+            return self._enter(sub_question, trace, record=record)
+
+        return GlobalExplorer(self.suggester, self.config, llm, select, self.ctx.view.embed_query, trace, enter=enter)
 
     def _answer(self, question: str, text: str | None, status: AnswerStatus, props: list[int],
-                trace: list[TraceStep], message: str | None = None, *, budget_reached: bool = False,
-                chunks: list[str] | None = None) -> Answer:
+                trace: list[TraceStep], message: str | None = None, *, budget_reached: bool = False) -> Answer:
         g = self.suggester.graph
-        chunks = (self.suggester.passages_of(props) if chunks is None else chunks)[:MAX_CITED_PASSAGES]
+        chunks = self.suggester.passages_of(props)[:MAX_CITED_PASSAGES]
         passages = passages_from_scores(self.ctx.store, [(c, 0.0) for c in chunks])
         nodes = [Node(g.ids[p], "proposition", g.texts[p]) for p in props]
+        stats = {"mode": self.config.mode, "retrieval": self.config.retrieval, "facts": len(props),
+                 "variant": variant(self.config, with_llm=self.ctx.llm is not None)}
         return Answer(question=question, method=self.name, text=text, status=status,
                       citations=citations_for(passages), evidence=EvidenceSubgraph(nodes=nodes),
                       trace=trace, message=message,
-                      stats={"mode": self.config.mode, "facts": len(props),
-                             **({"outcome": "budget_reached"} if budget_reached else {})})
+                      stats={**stats, **({"outcome": "budget_reached"} if budget_reached else {})})
 
     async def _naive(self, question: str, llm: LLM) -> Answer:
-        """Naive: SuggestNaive's propositions answer the question directly, without Select."""
-        props = self.suggester.naive(self.ctx.view.embed_query(question))
+        """Naive: the entry's propositions (SuggestNaive's, in the paper) answer the question directly,
+        without Select."""
+        trace = self.ctx.trace
+        props = self._enter(question, trace, record=True)
         prompt = NAIVE_ANSWER.format(question=question, facts=self._facts(props))
         reply = (await llm.text([{"role": "user", "content": prompt}], step="topg.naive_answer", kind="answer")).strip()
-        trace = self.ctx.trace
-        trace.append(TraceStep("suggester", "suggest.naive", {"k": self.config.k}, {"propositions": len(props)}))
         trace.append(TraceStep("responder", "topg.naive_answer", {}, {"reply": reply}))
         cited = [props[int(n) - 1] for n in _CITE.findall(reply) if 1 <= int(n) <= len(props)]
         text = _CITE.sub("", reply).strip()
         status = AnswerStatus.ABSTAINED if text.strip(".").casefold() == "unknown" else AnswerStatus.ANSWERED
         return self._answer(question, text, status, cited or props, trace)
 
-    async def _select(self, llm: LLM, question: str, suggested: list[int], trace: list[TraceStep]) -> list[int]:
-        """Select: LLM pruning of suggested propositions; a reply that cannot be parsed keeps none."""
+    async def _select(self, llm: LLM | None, question: str, suggested: list[int], trace: list[TraceStep],
+                      suggested_by: str) -> list[int]:
+        """Select: LLM pruning of suggested propositions; a reply that cannot be parsed keeps none.
+        Without an LLM every suggestion is kept (its neutral default), and nothing is recorded."""
+        if llm is None:
+            return list(suggested)
         if not suggested:
             return []
         prompt = SELECT.format(question=question, facts=self._facts(suggested))
@@ -159,7 +192,8 @@ class ToPGMethod:
             kept = []  # counted by the LLM layer; nothing is admitted unchecked
         except LLMUnavailableError:
             raise
-        trace.append(TraceStep("selector", "select", {"question": question, "suggested": len(suggested)},
+        trace.append(TraceStep("selector", "select", {"question": question, "suggested": len(suggested),
+                                                      "suggested_by": suggested_by},
                                {"kept": [self.suggester.graph.texts[p] for p in kept]}))
         return kept
 
@@ -178,24 +212,32 @@ class ToPGMethod:
         return answer or self._answer(question, None, AnswerStatus.FAILED, found, trace,
                                       message=f"no answer from the collected facts after {c.max_iter} iterations")
 
-    async def _local_loop(self, question: str, llm: LLM, found: list[int], trace: list[TraceStep]) -> Answer | None:
-        """Alg. 1: seed with SuggestNaive + Select, then Suggest-Local / Select per pending question,
-        Eval after each iteration, NextQ for new sub-questions, up to max_iter iterations."""
+    async def _local_loop(self, question: str, llm: LLM | None, found: list[int],
+                          trace: list[TraceStep]) -> Answer | None:
+        """Alg. 1: the entry + Select seed the pool; per iteration, Suggest-local / Select per pending
+        question, then Eval and NextQ, up to max_iter iterations. ``found`` (s_loc) grows as it goes.
+        Suggest-local never proposes a proposition already collected (in s_loc or, from an earlier
+        question of this iteration, in s_pool-new): it would take a slot and a Select for nothing.
+        Without an LLM every suggestion is kept and all max_iter iterations run on the question."""
         c = self.config
         queries = [question]
-        seeds = self.suggester.naive(self.ctx.view.embed_query(question))
-        pool = await self._select(llm, question, seeds, trace)
+        seeds = self._enter(question, trace, record=llm is None or c.retrieval == "shared")
+        pool = await self._select(llm, question, seeds, trace, self._entry_action)
         pool_new = list(pool)
         for iteration in range(c.max_iter):
             for q in queries:
-                suggested = self.suggester.local(self.ctx.view.embed_query(q), pool, c.k)
-                trace.append(TraceStep("suggester", "suggest.local", {"query": q, "pool": len(pool)},
-                                       {"suggested": len(suggested)}))
-                for p in await self._select(llm, q, suggested, trace):
+                taken = {*found, *pool_new}
+                suggested = self.suggester.local(self.ctx.view.embed_query(q), pool, c.k, exclude=taken)
+                trace.append(TraceStep("suggester", "suggest.local",
+                                       {"iteration": iteration + 1, "query": q, "pool": len(pool),
+                                        "excluded": len(taken)}, {"suggested": len(suggested)}))
+                for p in await self._select(llm, q, suggested, trace, "suggest.local"):
                     if p not in pool_new:
                         pool_new.append(p)
             found += [p for p in pool_new if p not in found]
             pool, pool_new = pool_new, []
+            if llm is None:
+                continue
             verdict = await self._eval(llm, question, found, trace, iteration)
             if verdict is not None and verdict.answerable and verdict.answer.strip():
                 used = [found[n - 1] for n in verdict.facts if 1 <= n <= len(found)] or found
@@ -212,9 +254,9 @@ class ToPGMethod:
         trace = self.ctx.trace
 
         async def select(q: str, suggested: list[int]) -> list[int]:
-            return await self._select(llm, q, suggested, trace)
+            return await self._select(llm, q, suggested, trace, "suggest.global")
 
-        explorer = GlobalExplorer(self.suggester, c, llm, select, self.ctx.view.embed_query, trace)
+        explorer = self._explorer(llm, select, trace)
         reporter = CommunityReporter(self.suggester, c, self.ctx.store, trace)
         budget_reached = False
         try:

@@ -1,0 +1,82 @@
+"""ToPG's entry points into the proposition graph: the propositions that seed Naive, Local and Global
+mode where the paper writes SuggestNaive. ``retrieval = "paper"`` keeps SuggestNaive (the k
+propositions most similar to the question); ``"shared"`` (the default) enters through the project's
+passage walk, the strongest retrieval it has: question entity links and fact seeds, PPR over entities
+and passages, its second hop (``retrieval/graph.py`` ``GraphRetriever.passage_ranking``, configured
+by the ``[retrieval]`` section as for ``ppr``). The best propositions of each passage it ranks enter,
+best passage first; what follows (Suggest-local on M, Select, Eval) is the method's own."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from thinkgraph.config import RetrievalSettings
+from thinkgraph.methods.topg.config import ToPGConfig
+from thinkgraph.methods.topg.suggest import Suggester
+from thinkgraph.models import NodeType, TraceStep
+from thinkgraph.retrieval.graph import GraphRetriever
+from thinkgraph.retrieval.views import IndexView
+
+SHOWN_SEEDS = 8  # seed entities named in the trace step
+
+
+@dataclass
+class Entry:
+    propositions: list[int]
+    step: TraceStep  # what ran, for the trace
+
+
+@dataclass
+class EntryPoints:
+    view: IndexView
+    suggester: Suggester
+    config: ToPGConfig
+    settings: RetrievalSettings
+
+    def enter(self, question: str, query_vec: np.ndarray, k: int | None = None) -> Entry:
+        k = k or self.config.k
+        if self.config.retrieval == "paper":
+            props = self.suggester.naive(query_vec, k)
+            return Entry(props, TraceStep("suggester", "suggest.naive", {"k": k, "retrieval": "paper"},
+                                          {"propositions": len(props)}))
+        return self._shared(question, query_vec, k)
+
+    def _shared(self, question: str, query_vec: np.ndarray, k: int) -> Entry:
+        """The passages in the order the shared walk ranks them; from each, up to
+        ``entry_per_passage`` propositions (naming a seed entity of the walk first, then by cosine to
+        the question), until k propositions are in."""
+        graph = self.suggester.graph
+        ranking = GraphRetriever(self.view, self.settings).passage_ranking(question, query_vec)
+        chunk_ids = self.view.vectors(NodeType.CHUNK).ids
+        named = graph.mentioning(ranking.seeds)
+        props: list[int] = []
+        passages = 0
+        for i in np.argsort(-ranking.scores, kind="stable"):
+            rows = graph.by_passage.get(chunk_ids[i])
+            if not rows:
+                continue  # a passage without propositions has no entry point
+            cosine = graph.vectors.vectors[rows] @ np.asarray(query_vec, dtype=np.float32)
+            order = sorted(range(len(rows)), key=lambda j: (rows[j] not in named, -float(cosine[j])))
+            props += [rows[j] for j in order[: self.config.entry_per_passage]][: k - len(props)]
+            passages += 1
+            if len(props) >= k:
+                break
+        return Entry(props, self._step(question, k, ranking.seeds, ranking.residual_question, ranking.chained,
+                                       passages, len(props)))
+
+    def _step(self, question: str, k: int, seeds: dict[str, float], residual: str | None, chained: str | None,
+              passages: int, found: int) -> TraceStep:
+        s = self.settings
+        links = self.view.entity_linker.link(question) if s.link_entities else []
+        best = sorted(seeds, key=lambda e: -seeds[e])[:SHOWN_SEEDS]
+        names = {n.id: n.text for n in self.view.store.get_nodes(best)}
+        inputs = {"k": k, "retrieval": "shared", "per_passage": self.config.entry_per_passage}
+        # without a seed entity the shared ranking is the hybrid passage prior the walk would start from
+        ranked_by = "the PPR walk" if seeds else "the passage prior (no seed entity: no walk)"
+        outputs = {"ranked_by": ranked_by, "linked": [link.mention for link in links],
+                   "seeds": [names.get(e, e) for e in best],
+                   "residual_question": residual, "chained_passage": chained, "passages": passages,
+                   "propositions": found}
+        return TraceStep("suggester", "suggest.entry", inputs, outputs)

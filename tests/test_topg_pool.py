@@ -1,0 +1,126 @@
+"""ToPG's pool: the shared entry points (a question's linked entity brings its propositions in), the
+paper's SuggestNaive behind `retrieval="paper"`, passages ranked by the method's own propositions
+(no blend with another ranking), `stats.variant`, and Suggest-local never spending a slot or a Select
+call on a proposition already collected. Methods run through the envelope (`run_method`)."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from thinkgraph.llm.backend import ChatRequest
+from thinkgraph.methods.base import MethodContext
+from thinkgraph.methods.run import run_method
+from thinkgraph.methods.topg import ToPGConfig, ToPGMethod
+from thinkgraph.models import Answer, TraceStep
+from thinkgraph.retrieval.graph import GraphRetriever
+from thinkgraph.testing import ScriptedBackend
+
+# Carol Diaz is named once, among words that match other facts better: SuggestNaive's best fact for it
+# is about Acme Corp, while the link to Carol Diaz leads the shared walk to her passage.
+QUESTION = "Is the Greenland Valley town where Acme Corp is based home to Carol Diaz?"
+CAROL = "Carol Diaz born in Rivertown"
+
+
+def method(tg, **options) -> ToPGMethod:  # noqa: ANN001, ANN003
+    return ToPGMethod(MethodContext(tg.store, tg.view, tg.settings, tg.llm), ToPGConfig(**options))
+
+
+def step(answer: Answer, action: str) -> TraceStep:
+    return next(s for s in answer.trace if s.action == action)
+
+
+async def test_a_linked_question_entity_brings_its_proposition_into_the_pool(open_bridge) -> None:  # noqa: ANN001
+    tg = open_bridge(None)
+    shared = await run_method(method(tg, k=1, max_iter=1), QUESTION)
+    entry = step(shared, "suggest.entry").outputs
+    assert "carol diaz" in entry["linked"] and "Carol Diaz" in entry["seeds"] and entry["ranked_by"] == "the PPR walk"
+    assert shared.evidence.nodes[0].text == CAROL  # the entry, before any walk on M
+    assert shared.citations[0].doc_id == "c5"
+    tg.settings.retrieval.link_entities = False  # the same walk without the question's entity links
+    unlinked = await run_method(method(tg, k=1, max_iter=1), QUESTION)
+    assert step(unlinked, "suggest.entry").outputs["linked"] == [] and unlinked.evidence.nodes[0].text != CAROL
+    paper = await run_method(method(tg, k=1, max_iter=1, retrieval="paper"), QUESTION)
+    assert paper.evidence.nodes[0].text != CAROL
+
+
+async def test_the_paper_switch_enters_by_suggest_naive(open_bridge, monkeypatch: pytest.MonkeyPatch) -> None:  # noqa: ANN001
+    def no_walk(*args: object, **kwargs: object) -> None:
+        raise AssertionError("the paper's entry does not walk the passage graph")
+
+    monkeypatch.setattr(GraphRetriever, "passage_ranking", no_walk)
+    tg = open_bridge(None)
+    m = method(tg, k=3, max_iter=1, retrieval="paper")
+    answer = await run_method(m, QUESTION)
+    q = tg.view.embed_query(QUESTION)
+    by_cosine = np.argsort(-(m.suggester.graph.vectors.vectors @ q), kind="stable")[:3]
+    assert [n.id for n in answer.evidence.nodes[:3]] == [m.suggester.graph.ids[p] for p in by_cosine]
+    actions = [s.action for s in answer.trace]
+    assert "suggest.naive" in actions and "suggest.entry" not in actions
+    assert step(answer, "suggest.naive").inputs["retrieval"] == "paper"
+
+
+@pytest.mark.parametrize("retrieval", ["shared", "paper"])
+async def test_passages_come_from_the_pools_own_propositions(open_bridge, retrieval: str) -> None:  # noqa: ANN001
+    tg = open_bridge(None)
+    cited = []
+    for blend in (0.0, 1.0):  # the setting another method's blend read: no effect on topg
+        tg.settings.retrieval.evidence_blend = blend
+        m = method(tg, k=2, max_iter=2, retrieval=retrieval)
+        answer = await run_method(m, QUESTION)
+        props = [m.suggester.graph.index[n.id] for n in answer.evidence.nodes]
+        docs = [tg.store.get_node(c).props["doc_id"] for c in m.suggester.passages_of(props)]
+        assert [c.doc_id for c in answer.citations] == docs  # in the order the propositions were collected
+        cited.append(docs)
+    assert cited[0] == cited[1] and "c6" not in cited[0]  # nothing the walk did not reach is added
+
+
+async def test_the_variant_says_what_ran(open_bridge) -> None:  # noqa: ANN001
+    tg = open_bridge(None)
+    shared = await run_method(method(tg, k=2, max_iter=2), QUESTION)
+    paper = await run_method(method(tg, k=2, max_iter=2, retrieval="paper"), QUESTION)
+    naive = await run_method(method(tg, k=2, mode="naive", retrieval="paper"), QUESTION)
+    assert shared.stats["retrieval"] == "shared" and paper.stats["retrieval"] == "paper"
+    for answer in (shared, paper):
+        said = answer.stats["variant"]
+        assert "every suggestion kept" in said and "max_iter=2 Suggest-local" in said
+        assert "in the order collected" in said and "blend" not in said
+    assert "shared passage walk" in shared.stats["variant"] and "SuggestNaive" not in shared.stats["variant"]
+    assert "SuggestNaive" in paper.stats["variant"] and "shared passage walk" not in paper.stats["variant"]
+    assert naive.stats["variant"].startswith("no LLM: the entry's propositions; entry: SuggestNaive")
+    assert [s.action for s in shared.trace] == ["suggest.entry", "suggest.local", "suggest.local"]
+
+
+def facts_in(request: ChatRequest) -> list[str]:
+    text = request.messages[0]["content"].split("Facts", 1)[1]
+    return [line.split("] ", 1)[1] for line in text.splitlines() if line.startswith("[")]
+
+
+@pytest.mark.parametrize("retrieval", ["shared", "paper"])
+async def test_suggest_local_spends_no_slot_or_select_on_collected_propositions(open_bridge,  # noqa: ANN001
+                                                                               retrieval: str) -> None:
+    shown: list[list[str]] = []
+
+    def select(request: ChatRequest) -> str:  # keeps every fact it is shown
+        shown.append(facts_in(request))
+        return json.dumps({"keep": list(range(1, len(shown[-1]) + 1))})
+
+    # two sub-questions per iteration: the second must not be offered what the first just collected
+    backend = ScriptedBackend(rules=[("Keep only the facts", select),
+                                     ("Can the question be answered", '{"answerable": false}'),
+                                     ("targeted sub-questions",
+                                      json.dumps({"questions": ["Where is Acme Corp based?", "Who works at Acme?"]}))])
+    tg = open_bridge(backend)
+    answer = await run_method(method(tg, k=2, max_iter=3, retrieval=retrieval), "Who founded Acme Corp?")
+    suggested = [s.outputs["suggested"] for s in answer.trace if s.action == "suggest.local"]
+    selects = [s for s in answer.trace if s.action == "select"]
+    kept = [fact for s in selects for fact in s.outputs["kept"]]
+    # the six facts connected to Acme Corp, each offered once: 2 entered, then 2 + 2 found by the walk
+    assert len(kept) == len(set(kept)) == 6 and [len(facts) for facts in shown] == [2, 2, 2]
+    assert suggested == [2, 2, 0, 0, 0]  # nothing new is left to suggest once the six are collected
+    assert len(selects) == len(shown) == 3  # and a Suggest with nothing new costs no Select call
+    assert [s.inputs["suggested_by"] for s in selects] == [
+        "suggest.entry" if retrieval == "shared" else "suggest.naive", "suggest.local", "suggest.local"]
+    assert {n.text for n in answer.evidence.nodes} == set(kept)
