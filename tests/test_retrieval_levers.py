@@ -16,7 +16,6 @@ from thinkgraph.errors import ConfigError
 from thinkgraph.models import NodeType
 from thinkgraph.retrieval import seeds as seeding
 from thinkgraph.retrieval.fusion import fuse_ranks, hybrid_scores, min_max, rank_score
-from thinkgraph.retrieval.hybrid import blend_with_passages
 from thinkgraph.retrieval.lexical import BM25_B, BM25_K1, LexicalIndex
 from thinkgraph.retrieval.linking import EntityLinker, link_key
 
@@ -127,17 +126,3 @@ def test_hybrid_and_ppr_options_through_the_method_registry(bridge_index: Path, 
                 tg.ask(question, method="ppr", damping=bad)
         with pytest.raises(ConfigError, match="ppr option"):
             tg.ask(question, method="ppr", no_such_lever=True)
-
-
-def test_blend_degrades_a_method_ranking_to_the_hybrid_one(bridge_index: Path, settings: Settings) -> None:
-    with ThinkGraph.open(bridge_index, settings=settings, embedder=HashEmbedder()) as tg:
-        view = tg.view
-        question = "Where did the Ember Fleet sail from?"
-        chunks = view.vectors(NodeType.CHUNK)
-        hybrid = [c.chunk_id for c in tg.ask(question, method="hybrid", top_k=3).citations]
-        method = list(reversed(hybrid))
-        assert blend_with_passages(view, question, method, weight=1.0, depth=2) == method[:2]
-        assert blend_with_passages(view, question, method, weight=0.0, depth=3) == hybrid
-        assert blend_with_passages(view, question, [], weight=0.5, depth=3) == hybrid
-        blended = blend_with_passages(view, question, ["unknown", hybrid[1]], weight=0.5, depth=len(chunks))
-        assert blended[0] == hybrid[1] and "unknown" not in blended

@@ -90,15 +90,11 @@ async def test_the_paper_switch_is_the_literal_retriever(open_bridge) -> None:  
 @pytest.mark.parametrize("form", ["shared", "paper"])
 async def test_the_evidence_is_the_retrievers_own_ranking_never_blended(open_bridge, form: str) -> None:  # noqa: ANN001
     tg = open_bridge(None)
-    rankings = []
-    for blend in (0.0, 0.5, 1.0):  # the setting that blended the ranking 50/50 with BM25 + dense
-        tg.settings.retrieval.evidence_blend = blend
-        answer = await tg.aretrieve(QUESTION, "tog3", top_k=2, retrieval=form)
-        rankings.append(docs(answer))
-        own = {str(n.props["doc_id"]) for n in answer.evidence.nodes if n.type == "chunk"}
-        assert own == set(docs(answer))  # the cited passages are the Retriever's subgraph's
+    answer = await tg.aretrieve(QUESTION, "tog3", top_k=2, retrieval=form)
+    own = {str(n.props["doc_id"]) for n in answer.evidence.nodes if n.type == "chunk"}
+    assert own == set(docs(answer))  # the cited passages are the Retriever's subgraph's
     hybrid = docs(await tg.aretrieve(QUESTION, "hybrid", top_k=2))
-    assert rankings[0] == rankings[1] == rankings[2] != hybrid  # (blend 0 gave the hybrid ranking itself)
+    assert docs(answer) != hybrid  # (the removed 50/50 blend with BM25 + dense pulled it toward this)
 
 
 @pytest.mark.parametrize(("form", "communities"), [("shared", True), ("shared", False), ("paper", True),

@@ -180,10 +180,6 @@ class RetrievalSettings(_Section):
     # >0 blends the final ranking with the hybrid passage ranking (reciprocal ranks), so that a walk
     # with nothing to add degrades to the dense/lexical ranking; 0 = PPR alone, as HippoRAG 2.
     dense_mix: float = Field(0.0, ge=0.0, le=1.0)
-    # Weight of a graph method's own passage ranking in its LLM-free evidence (a2rag, topg, tog3),
-    # fused by reciprocal rank with the hybrid passage ranking so that a walk with nothing to add
-    # degrades to it; 1 = the method's ranking alone.
-    evidence_blend: float = Field(0.5, ge=0.0, le=1.0)
 
 
 class Settings(_Section):

@@ -4,13 +4,11 @@ graph retrievers start from."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
 import numpy as np
 
 from thinkgraph.models import NodeType
 from thinkgraph.retrieval.evidence import Evidence, passages_from_scores
-from thinkgraph.retrieval.fusion import RRF_K, hybrid_scores, rank_score
+from thinkgraph.retrieval.fusion import hybrid_scores
 from thinkgraph.retrieval.views import IndexView
 
 # The issue's plain hybrid: dense weight 0.7 in min-max score fusion (chosen on the dev sets there).
@@ -38,20 +36,3 @@ class HybridRetriever:
         order = np.argsort(-scores, kind="stable")[:top_k]
         hits = [(chunks.ids[i], float(scores[i])) for i in order]
         return Evidence(question=question, passages=passages_from_scores(self.view.store, hits))
-
-
-def blend_with_passages(view: IndexView, question: str, ranked: Sequence[str], *, weight: float,
-                        depth: int) -> list[str]:
-    """A graph method's LLM-free passage ranking fused by reciprocal rank with the hybrid passage
-    ranking (``weight`` on the method's). A walk with nothing to add thus degrades to the hybrid
-    ranking instead of to whatever order its stages happened to produce."""
-    if weight >= 1.0:
-        return list(ranked)[:depth]
-    chunks = view.vectors(NodeType.CHUNK)
-    prior = rank_score(passage_scores(view, question, view.embed_query(question)))
-    own = np.zeros(len(chunks), dtype=np.float64)
-    for rank, chunk_id in enumerate(dict.fromkeys(ranked)):
-        if (i := chunks.position.get(chunk_id)) is not None:
-            own[i] = (RRF_K + 1.0) / (rank + 1.0 + RRF_K)
-    total = weight * own + (1.0 - weight) * prior
-    return [chunks.ids[i] for i in np.argsort(-total, kind="stable")[:depth]]
