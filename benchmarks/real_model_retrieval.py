@@ -50,10 +50,11 @@ def _settings(base_url: str, model: str) -> Settings:
     return s
 
 
-def measure(index: Path, questions: list[dict[str, Any]], base_url: str, model: str) -> list[dict[str, Any]]:
+def measure(index: Path, questions: list[dict[str, Any]], base_url: str, model: str,
+            methods: list[str]) -> list[dict[str, Any]]:
     rows = []
     with ThinkGraph(index, settings=_settings(base_url, model), create=False) as tg:
-        for method, options in METHODS:
+        for method, options in [(m, o) for m, o in METHODS if m in methods]:
             pool: list[float] = []
             final: list[float] = []
             calls, tokens, seconds = [], [], []
@@ -85,6 +86,7 @@ def main() -> None:
     parser.add_argument("--base-url")
     parser.add_argument("--model", default="gemma-3-270m")
     parser.add_argument("--threads", type=int, default=1)
+    parser.add_argument("--methods", default=",".join(m for m, _ in METHODS), help="comma-separated")
     parser.add_argument("--out", type=Path, default=Path("bench-out/real_model_retrieval.json"))
     args = parser.parse_args()
     questions = [json.loads(x) for x in (args.data / "musique/questions_dev.jsonl").read_text().splitlines()
@@ -96,7 +98,7 @@ def main() -> None:
             cache.mkdir(parents=True, exist_ok=True)
             served = stack.enter_context(LlamaServer(model_file(cache), cache / "server.log", n_threads=args.threads))
             base_url = served.base_url
-        rows = measure(args.index, questions, base_url, args.model)
+        rows = measure(args.index, questions, base_url, args.model, args.methods.split(","))
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(rows, indent=2), encoding="utf-8")
     print(f"| method | pool R@5 | final R@5 | calls | tokens | s (median) | statuses |  ({len(questions)} questions)")

@@ -152,3 +152,15 @@ async def test_ircot_retrieves_with_the_chosen_retriever(ask, retriever: str) ->
     steps = [s.action for s in answer.trace if s.agent == "retriever"]
     assert steps and set(steps) == {f"retrieve.{retriever}"} and answer.stats["retriever"] == retriever
     assert answer.text == "Rivertown" and "c2" in {c.doc_id for c in answer.citations}
+
+
+async def test_an_abstention_shows_the_questions_own_evidence_not_a_drifted_rewrites(ask) -> None:  # noqa: ANN001
+    class Drifting(Model):
+        def rewrite(self, prompt: str) -> str:
+            return "What does the Moon orbit?"
+
+    model = Drifting(check=json.dumps({"relevant": False, "grounded": False, "resolves": False, "reason": "no"}))
+    answer = await ask(model, i_max=1, evidence_chunks=2)
+    assert answer.status == "abstained" and model.calls.count("rewrite") == 1
+    shown = {n.props.get("doc_id") for n in answer.evidence.nodes if n.type == "chunk"}
+    assert "c2" in shown and "c6" not in shown  # the bridge found for the question, not the Moon passage

@@ -101,14 +101,26 @@ async def test_local_gives_up_after_max_iter(open_tg) -> None:  # noqa: ANN001
     assert [s.action for s in answer.trace].count("eval") == 2 and script.calls.count("nextq") == 1
 
 
-async def test_malformed_select_keeps_nothing_and_is_counted(open_tg) -> None:  # noqa: ANN001
+async def test_malformed_select_falls_back_to_the_suggestions_and_is_counted(open_tg) -> None:  # noqa: ANN001
+    """An unusable selection keeps every suggestion (the neutral default): a weak model's bad reply must
+    not empty the pool the walk found."""
     script = Script(select=lambda r: "I like facts 1 and 2",
                     eval=lambda r: json.dumps({"answerable": False}), nextq=lambda r: json.dumps({"questions": []}))
     tg = open_tg(script)
     answer = await tg.aask("Where is Acme Corp?", method="topg", max_iter=1, k=3)
     assert answer.status == "failed" and tg.llm.meter.parse_failures >= 1
-    kept = [s.outputs["kept"] for s in answer.trace if s.action == "select"]
-    assert kept and all(k == [] for k in kept)
+    fallbacks = [s for s in answer.trace if s.action == "select.fallback"]
+    assert fallbacks and all(s.outputs["kept"] > 0 for s in fallbacks)
+    assert answer.stats["select_fallbacks"] == len(fallbacks) and answer.evidence.nodes and answer.citations
+
+
+async def test_a_selection_that_keeps_nothing_leaves_the_entry_as_the_evidence(open_tg) -> None:  # noqa: ANN001
+    script = Script(select=lambda r: json.dumps({"keep": []}),
+                    eval=lambda r: json.dumps({"answerable": False}), nextq=lambda r: json.dumps({"questions": []}))
+    tg = open_tg(script)
+    answer = await tg.aask("Where is Acme Corp?", method="topg", max_iter=1, k=3)
+    assert answer.status == "failed" and "the evidence is the entry's propositions" in answer.message
+    assert len(answer.evidence.nodes) == 3 and answer.citations
 
 
 async def test_without_llm_returns_naive_evidence(open_tg) -> None:  # noqa: ANN001

@@ -195,8 +195,10 @@ class A2RAGMethod:
         trace.append(TraceStep("controller", "abstain", {"attempts": len(attempts)},
                                {"unverified_draft": last.answer if last else None,
                                 "failure": last.failure if last else None}))
+        # the evidence shown is the question's own retrieval (the first attempt), not a rewrite's: a weak
+        # model's rewrite can drift anywhere, and what was found for the question must not be lost
         return Answer(question=question, method=self.name, text=None, status=AnswerStatus.ABSTAINED, trace=trace,
-                      message=message, evidence=last.evidence if last else EvidenceSubgraph(),
+                      message=message, evidence=attempts[0].evidence if attempts else EvidenceSubgraph(),
                       stats={"stage": "failed", "attempts": len(attempts),
                              "outcome": "budget_reached" if budget_reached else "retries_exhausted",
                              "failure": (last.failure or "") if last else "", **self._seed_stats(trace)})

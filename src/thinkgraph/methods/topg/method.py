@@ -75,6 +75,8 @@ class ToPGMethod:
     config: ToPGConfig = field(default_factory=ToPGConfig)
     name: str = "topg"
     graph: PropositionGraph | None = None
+    select_fallbacks: int = 0  # Select replies that stayed unusable (every suggestion was kept)
+    _entry_props: list[int] = field(default_factory=list)  # the entry's propositions of the last question
 
     @cached_property
     def suggester(self) -> Suggester:
@@ -156,7 +158,8 @@ class ToPGMethod:
         passages = passages_from_scores(self.ctx.store, [(c, 0.0) for c in chunks])
         nodes = [Node(g.ids[p], "proposition", g.texts[p]) for p in props]
         stats = {"mode": self.config.mode, "retrieval": self.config.retrieval, "facts": len(props),
-                 "variant": variant(self.config, with_llm=self.ctx.llm is not None)}
+                 "variant": variant(self.config, with_llm=self.ctx.llm is not None),
+                 **({"select_fallbacks": self.select_fallbacks} if self.select_fallbacks else {})}
         return Answer(question=question, method=self.name, text=text, status=status,
                       citations=citations_for(passages), evidence=EvidenceSubgraph(nodes=nodes),
                       trace=trace, message=message,
@@ -177,8 +180,10 @@ class ToPGMethod:
 
     async def _select(self, llm: LLM | None, question: str, suggested: list[int], trace: list[TraceStep],
                       suggested_by: str) -> list[int]:
-        """Select: LLM pruning of suggested propositions; a reply that cannot be parsed keeps none.
-        Without an LLM every suggestion is kept (its neutral default), and nothing is recorded."""
+        """Select: LLM pruning of suggested propositions. A reply that cannot be used keeps every
+        suggestion (its neutral default, as without an LLM: a weak model's bad reply must not empty the
+        pool the walk found), traced and counted in ``stats.select_fallbacks``. Without an LLM every
+        suggestion is kept, and nothing is recorded."""
         if llm is None:
             return list(suggested)
         if not suggested:
@@ -188,8 +193,12 @@ class ToPGMethod:
             reply = await llm.json([{"role": "user", "content": prompt}], SelectReply, step="topg.select",
                                    kind="verdict")
             kept = [suggested[n - 1] for n in dict.fromkeys(reply.keep) if 1 <= n <= len(suggested)]
-        except StructuredOutputError:
-            kept = []  # counted by the LLM layer; nothing is admitted unchecked
+        except StructuredOutputError as exc:  # (counted by the LLM layer too)
+            self.select_fallbacks += 1
+            trace.append(TraceStep("selector", "select.fallback", {"question": question,
+                                                                   "suggested_by": suggested_by},
+                                   {"kept": len(suggested), "why": f"unusable reply, every suggestion kept: {exc}"}))
+            return list(suggested)
         except LLMUnavailableError:
             raise
         trace.append(TraceStep("selector", "select", {"question": question, "suggested": len(suggested),
@@ -209,8 +218,12 @@ class ToPGMethod:
             trace.append(TraceStep("controller", "budget_reached", {"max_calls": c.max_calls}, {"facts": len(found)}))
             return self._answer(question, None, AnswerStatus.FAILED, found, trace, budget_reached=True,
                                 message=f"stopped at the call budget (max_calls={c.max_calls}) without an answer")
-        return answer or self._answer(question, None, AnswerStatus.FAILED, found, trace,
-                                      message=f"no answer from the collected facts after {c.max_iter} iterations")
+        if answer is not None:
+            return answer
+        evidence, note = (found, "") if found else (self._entry_props, "; Select kept no fact, so the evidence "
+                                                    "is the entry's propositions")
+        return self._answer(question, None, AnswerStatus.FAILED, evidence, trace,
+                            message=f"no answer from the collected facts after {c.max_iter} iterations{note}")
 
     async def _local_loop(self, question: str, llm: LLM | None, found: list[int],
                           trace: list[TraceStep]) -> Answer | None:
@@ -222,6 +235,7 @@ class ToPGMethod:
         c = self.config
         queries = [question]
         seeds = self._enter(question, trace, record=llm is None or c.retrieval == "shared")
+        self._entry_props = list(seeds)
         pool = await self._select(llm, question, seeds, trace, self._entry_action)
         pool_new = list(pool)
         for iteration in range(c.max_iter):
