@@ -18,8 +18,10 @@ import argparse
 import contextlib
 import json
 import os
+import sqlite3
 import statistics
 import sys
+import tempfile
 import time
 from pathlib import Path
 from typing import Any
@@ -50,10 +52,20 @@ def _settings(base_url: str, model: str) -> Settings:
     return s
 
 
+def fresh_copy(index: Path, folder: Path) -> Path:
+    """A copy of the index without its LLM cache, so that every call is made, timed and counted."""
+    copy = folder / index.name
+    with sqlite3.connect(index) as source, sqlite3.connect(copy) as target:
+        source.backup(target)
+        target.execute("DELETE FROM llm_cache")
+    return copy
+
+
 def measure(index: Path, questions: list[dict[str, Any]], base_url: str, model: str,
             methods: list[str]) -> list[dict[str, Any]]:
     rows = []
-    with ThinkGraph(index, settings=_settings(base_url, model), create=False) as tg:
+    with tempfile.TemporaryDirectory() as folder, \
+            ThinkGraph(fresh_copy(index, Path(folder)), settings=_settings(base_url, model), create=False) as tg:
         for method, options in [(m, o) for m, o in METHODS if m in methods]:
             pool: list[float] = []
             final: list[float] = []

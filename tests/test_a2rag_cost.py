@@ -164,3 +164,16 @@ async def test_an_abstention_shows_the_questions_own_evidence_not_a_drifted_rewr
     assert answer.status == "abstained" and model.calls.count("rewrite") == 1
     shown = {n.props.get("doc_id") for n in answer.evidence.nodes if n.type == "chunk"}
     assert "c2" in shown and "c6" not in shown  # the bridge found for the question, not the Moon passage
+
+
+async def test_an_abstention_after_an_early_stop_shows_every_stage_of_the_question(ask) -> None:  # noqa: ANN001
+    class Hasty(Model):
+        def draft(self, prompt: str) -> str:
+            return "Acme Corp [1]"  # answers at once, whatever the evidence
+
+    model = Hasty(check=json.dumps({"relevant": True, "grounded": False, "resolves": False, "reason": "no"}))
+    answer = await ask(model, i_max=0, sufficiency_precheck=0)
+    stages = [s.action for s in answer.trace if s.action.startswith("stage.")]
+    assert stages == ["stage.local"] and answer.status == "abstained"  # it stopped at stage 1
+    shown = {n.props.get("doc_id") for n in answer.evidence.nodes if n.type == "chunk"}
+    assert "c2" in shown  # the bridge passage only the later stages reach is in the evidence shown

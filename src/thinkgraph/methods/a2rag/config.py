@@ -53,10 +53,11 @@ class A2RAGConfig(BaseModel):
     # per question, Tables II-III, are out of reach with a separate check per stage). "llm": a
     # separate sufficiency verdict after each stage, then the answer. "all": every stage, no check.
     sufficiency: Literal["answer", "llm", "all"] = "answer"
-    # With the shared walk (retrieval="shared"), a stage is drafted only when its evidence already holds
-    # the walk's best N passages (ours; 0 drafts after every stage): the global ranking says where the
-    # answer most likely is, and skipping a draft never costs a call (the last stage's draft stands in).
-    sufficiency_precheck: int = Field(2, ge=0)
+    # With the shared walk (retrieval="shared"), a stage is drafted only when the passages it would show
+    # are the walk's best N (ours; 0 drafts after every stage): the global ranking says where the answer
+    # most likely is, skipping a draft never costs a call (the last stage's draft stands in), and an
+    # answer verified early then rests on evidence as good as the whole pool's. 5 = evidence_chunks.
+    sufficiency_precheck: int = Field(5, ge=0)
     # Triple-Check (eqs. 2-5): "joint" (ours, the default) asks the three validators in one structured
     # verdict, the failure type still the first failed of rel, grd, ans; "separate": three calls.
     triple_check: Literal["joint", "separate"] = "joint"

@@ -53,6 +53,7 @@ class Attempt:
     reason: str
     stage: str
     evidence: EvidenceSubgraph = field(default_factory=EvidenceSubgraph)
+    state: RetrievalState | None = None
 
 
 @dataclass
@@ -156,7 +157,7 @@ class A2RAGMethod:
                                        {"reply": reply}))
             failure, reason = ("ans", ECHO_MESSAGE) if echoes_instructions(reply, ANSWER) else \
                 await self.verifier.triple_check(query, reply, self.retriever.evidence_text(state), trace)
-            attempts.append(Attempt(query, reply, failure, reason, state.stage, self._subgraph(state)))
+            attempts.append(Attempt(query, reply, failure, reason, state.stage, self._subgraph(state), state))
             if failure is None:
                 return await self._verified(question, llm, reply, state, passages, attempts, trace)
             if attempt == c.i_max:
@@ -195,10 +196,13 @@ class A2RAGMethod:
         trace.append(TraceStep("controller", "abstain", {"attempts": len(attempts)},
                                {"unverified_draft": last.answer if last else None,
                                 "failure": last.failure if last else None}))
-        # the evidence shown is the question's own retrieval (the first attempt), not a rewrite's: a weak
-        # model's rewrite can drift anywhere, and what was found for the question must not be lost
+        # the evidence shown is the question's own retrieval (the first attempt) with every stage run, not a
+        # rewrite's: a weak model's rewrite can drift anywhere, and a stage judged sufficient by a draft
+        # that then failed must not narrow what was found for the question
+        first = attempts[0].state if attempts else None
+        evidence = self._subgraph(self.retriever.complete(first)) if first is not None else EvidenceSubgraph()
         return Answer(question=question, method=self.name, text=None, status=AnswerStatus.ABSTAINED, trace=trace,
-                      message=message, evidence=attempts[0].evidence if attempts else EvidenceSubgraph(),
+                      message=message, evidence=evidence,
                       stats={"stage": "failed", "attempts": len(attempts),
                              "outcome": "budget_reached" if budget_reached else "retries_exhausted",
                              "failure": (last.failure or "") if last else "", **self._seed_stats(trace)})
