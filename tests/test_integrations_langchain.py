@@ -12,9 +12,8 @@ from langchain_core.documents import Document
 from langchain_core.prompts import ChatPromptTemplate
 from langchain_core.runnables import RunnableLambda, RunnablePassthrough
 
-from support import SAMPLE_CORPUS, HashEmbedder
+from support import SAMPLE_CORPUS, index_opener
 from thinkgraph.api import ThinkGraph
-from thinkgraph.config import Settings
 from thinkgraph.errors import ConfigError, IndexFileError, UnknownMethodError
 from thinkgraph.integrations.common import METADATA_KEYS, require
 from thinkgraph.integrations.langchain import ThinkGraphRetriever
@@ -27,25 +26,9 @@ TITLES = {"people.md": "People of the Harbor Hill story", "harbor-observatory.md
 
 
 @pytest.fixture(scope="module")
-def sample_index(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    path = tmp_path_factory.mktemp("langchain") / "sample.db"
-    with ThinkGraph(path, settings=Settings(), embedder=HashEmbedder()) as tg:
-        tg.index([SAMPLE_CORPUS])
-    return path
-
-
-@pytest.fixture
-def open_graph(sample_index: Path) -> Iterator[Callable[..., ThinkGraph]]:
-    opened: list[ThinkGraph] = []
-
-    def make(backend: ScriptedBackend | None = None) -> ThinkGraph:
-        tg = ThinkGraph.open(sample_index, settings=Settings(), embedder=HashEmbedder(), backend=backend)
-        opened.append(tg)
-        return tg
-
-    yield make
-    for tg in opened:
-        tg.close()
+def open_graph(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Callable[..., ThinkGraph]]:
+    """The sample corpus indexed once for the module, opened with a given backend (or none)."""
+    yield from index_opener(tmp_path_factory.mktemp("sample") / "sample.db", lambda tg: tg.index([SAMPLE_CORPUS]))
 
 
 def check_passage(doc: Document, graph: ThinkGraph, method: str) -> None:

@@ -14,7 +14,7 @@ from llama_index.core.query_engine import RetrieverQueryEngine
 from llama_index.core.response_synthesizers.context_only import ContextOnly
 from llama_index.core.schema import MetadataMode, NodeWithScore
 
-from support import SAMPLE_CORPUS, HashEmbedder
+from support import SAMPLE_CORPUS, index_opener
 from thinkgraph.api import ThinkGraph
 from thinkgraph.config import Settings
 from thinkgraph.errors import ConfigError, IndexFileError, UnknownMethodError
@@ -29,25 +29,9 @@ TITLES = {"people.md": "People of the Harbor Hill story", "harbor-observatory.md
 
 
 @pytest.fixture(scope="module")
-def sample_index(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    path = tmp_path_factory.mktemp("llamaindex") / "sample.db"
-    with ThinkGraph(path, settings=Settings(), embedder=HashEmbedder()) as tg:
-        tg.index([SAMPLE_CORPUS])
-    return path
-
-
-@pytest.fixture
-def open_graph(sample_index: Path) -> Iterator[Callable[..., ThinkGraph]]:
-    opened: list[ThinkGraph] = []
-
-    def make(backend: ScriptedBackend | None = None) -> ThinkGraph:
-        tg = ThinkGraph.open(sample_index, settings=Settings(), embedder=HashEmbedder(), backend=backend)
-        opened.append(tg)
-        return tg
-
-    yield make
-    for tg in opened:
-        tg.close()
+def open_graph(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Callable[..., ThinkGraph]]:
+    """The sample corpus indexed once for the module, opened with a given backend (or none)."""
+    yield from index_opener(tmp_path_factory.mktemp("sample") / "sample.db", lambda tg: tg.index([SAMPLE_CORPUS]))
 
 
 def check_node(hit: NodeWithScore, graph: ThinkGraph, method: str) -> None:
