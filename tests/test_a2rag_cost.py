@@ -177,3 +177,25 @@ async def test_an_abstention_after_an_early_stop_shows_every_stage_of_the_questi
     assert stages == ["stage.local"] and answer.status == "abstained"  # it stopped at stage 1
     shown = {n.props.get("doc_id") for n in answer.evidence.nodes if n.type == "chunk"}
     assert "c2" in shown  # the bridge passage only the later stages reach is in the evidence shown
+
+
+async def test_an_answer_verified_after_a_rewrite_keeps_the_questions_evidence_first(ask) -> None:  # noqa: ANN001
+    class Second(Model):
+        checks = 0
+
+        def check(self, prompt: str) -> str:
+            Second.checks += 1
+            ok = Second.checks > 1
+            return json.dumps({"relevant": ok, "grounded": ok, "resolves": ok, "reason": "ok" if ok else "off"})
+
+        def draft(self, prompt: str) -> str:
+            return "Earth [1]"
+
+        def rewrite(self, prompt: str) -> str:
+            return "What does the Moon orbit?"
+
+    answer = await ask(Second(), i_max=1, evidence_chunks=2)
+    assert answer.status == "answered" and answer.stats["attempts"] == 2
+    shown = [n.props.get("doc_id") for n in answer.evidence.nodes if n.type == "chunk"]
+    assert shown[:2] == ["c1", "c2"] and "c6" in shown  # the question's own, then the rewrite's the answer cites
+    assert [c.doc_id for c in answer.citations] == ["c6"]

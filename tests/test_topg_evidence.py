@@ -46,7 +46,7 @@ async def test_local_walk_reaches_the_second_hop_and_cites_both_passages(open_br
     kept = [s.outputs["kept"] for s in answer.trace if s.action == "select"]
     assert kept == [[PATH[0]], [PATH[1]]]
     assert {c.doc_id for c in answer.citations} == {"c2", "c3"}
-    assert [n.text for n in answer.evidence.nodes] == list(PATH)
+    assert [n.text for n in answer.evidence.nodes if n.type == "proposition"] == list(PATH)
 
 
 async def test_global_mode_without_an_llm_runs_the_global_path_and_says_so(open_bridge) -> None:  # noqa: ANN001

@@ -120,22 +120,24 @@ async def test_a_selection_that_keeps_nothing_leaves_the_entry_as_the_evidence(o
     tg = open_tg(script)
     answer = await tg.aask("Where is Acme Corp?", method="topg", max_iter=1, k=3)
     assert answer.status == "failed" and "the evidence is the entry's propositions" in answer.message
-    assert len(answer.evidence.nodes) == 3 and answer.citations
+    assert len([n for n in answer.evidence.nodes if n.type == "proposition"]) == 3 and answer.citations
 
 
 async def test_without_llm_returns_naive_evidence(open_tg) -> None:  # noqa: ANN001
     tg = open_tg(None)
     answer = await tg.aask("Alice Stone founded what?", method="topg", k=3, mode="naive")
-    assert answer.status == "evidence_only" and len(answer.evidence.nodes) == 3
-    assert answer.evidence.nodes[0].type == "proposition"
+    facts = [n for n in answer.evidence.nodes if n.type == "proposition"]
+    assert answer.status == "evidence_only" and len(facts) == 3 and answer.evidence.nodes[0].type == "proposition"
+    assert {n.type for n in answer.evidence.nodes} == {"proposition", "chunk"}  # the facts, then their passages
 
 
 async def test_without_llm_local_mode_walks_from_the_naive_seeds(open_tg) -> None:  # noqa: ANN001
     tg = open_tg(None)
     naive = await tg.aask("Alice Stone founded what?", method="topg", k=3, mode="naive", retrieval="paper")
     walked = await tg.aask("Alice Stone founded what?", method="topg", k=3, max_iter=2, retrieval="paper")
-    assert [n.id for n in walked.evidence.nodes[:3]] == [n.id for n in naive.evidence.nodes]
-    assert len(walked.evidence.nodes) > 3 and len({n.id for n in walked.evidence.nodes}) == len(walked.evidence.nodes)
+    walked_facts = [n.id for n in walked.evidence.nodes if n.type == "proposition"]
+    assert walked_facts[:3] == [n.id for n in naive.evidence.nodes if n.type == "proposition"]
+    assert len(walked_facts) > 3 and len(set(walked_facts)) == len(walked_facts)
     assert [s.action for s in walked.trace] == ["suggest.naive", "suggest.local", "suggest.local"]
 
 
@@ -184,3 +186,15 @@ async def test_an_index_without_propositions_is_a_clear_error(tmp_path: Path) ->
         tg.index([FIXTURES / "corpus_small.jsonl"])  # model-free: entities only
         with pytest.raises(ConfigError, match="topg needs propositions or triplets"):
             await tg.aask("Who trained Lena Sorensen?", method="topg")
+
+
+async def test_the_evidence_keeps_the_entrys_passages_when_the_answer_rests_on_one_fact(open_tg) -> None:  # noqa: ANN001
+    script = Script(select=lambda r: json.dumps({"keep": [1]}),
+                    eval=lambda r: json.dumps({"answerable": True, "answer": "Rivertown", "facts": [1]}),
+                    nextq=lambda r: json.dumps({"questions": []}))
+    tg = open_tg(script)
+    answer = await tg.aask("Where is Acme Corp?", method="topg", max_iter=1, k=3)
+    entry = next(s for s in answer.trace if s.action == "suggest.entry")
+    passages = [n.id for n in answer.evidence.nodes if n.type == "chunk"]
+    assert answer.status == "answered" and len(answer.citations) == 1  # the answer rests on its one fact
+    assert len(passages) >= min(3, entry.outputs.get("propositions", 3)) > len(answer.citations)

@@ -67,7 +67,7 @@ async def test_passages_come_from_the_pools_own_propositions(open_bridge, retrie
     tg = open_bridge(None)
     m = method(tg, k=2, max_iter=2, retrieval=retrieval)
     answer = await run_method(m, QUESTION)
-    props = [m.suggester.graph.index[n.id] for n in answer.evidence.nodes]
+    props = [m.suggester.graph.index[n.id] for n in answer.evidence.nodes if n.type == "proposition"]
     docs = [tg.store.get_node(c).props["doc_id"] for c in m.suggester.passages_of(props)]
     assert [c.doc_id for c in answer.citations] == docs  # in the order the propositions were collected
     assert "c6" not in docs  # nothing the walk did not reach is added
@@ -119,4 +119,4 @@ async def test_suggest_local_spends_no_slot_or_select_on_collected_propositions(
     assert len(selects) == len(shown) == 3  # and a Suggest with nothing new costs no Select call
     assert [s.inputs["suggested_by"] for s in selects] == [
         "suggest.entry" if retrieval == "shared" else "suggest.naive", "suggest.local", "suggest.local"]
-    assert {n.text for n in answer.evidence.nodes} == set(kept)
+    assert {n.text for n in answer.evidence.nodes if n.type == "proposition"} == set(kept)

@@ -178,7 +178,7 @@ class A2RAGMethod:
             proposals = await propose_triples(self.ctx.store, llm, question, reply, passages)
             trace.append(TraceStep("controller", "hitl.propose", {}, {"proposals": proposals}))
         return Answer(question=question, method=self.name, text=text, status=AnswerStatus.ANSWERED,
-                      citations=citations_for(used), evidence=attempts[-1].evidence, trace=trace,
+                      citations=citations_for(used), evidence=self._verified_evidence(attempts), trace=trace,
                       stats={"stage": state.stage, "attempts": len(attempts), "outcome": "verified",
                              **self._seed_stats(trace)})
 
@@ -268,6 +268,17 @@ class A2RAGMethod:
         rewritten = (await llm.text([{"role": "user", "content": prompt}], step=f"a2rag.rewrite.{failure}",
                                      kind="query")).strip()
         return parse_rewrite(rewritten) or query
+
+    def _verified_evidence(self, attempts: list[Attempt]) -> EvidenceSubgraph:
+        """The evidence of an answer verified after a rewrite: the question's own retrieval first (every
+        stage), then the passages of the rewrite the answer rests on (they are its citations); a weak
+        model's rewrite may drift, and what was found for the question must not be lost."""
+        if len(attempts) == 1 or attempts[0].state is None:
+            return attempts[-1].evidence
+        own = self._subgraph(self.retriever.complete(attempts[0].state))
+        seen = {n.id for n in own.nodes}
+        own.nodes += [n for n in attempts[-1].evidence.nodes if n.id not in seen]
+        return own
 
     def _subgraph(self, state: RetrievalState) -> EvidenceSubgraph:
         """What the retriever gathered: the passages handed to the answerer, the seed and fact

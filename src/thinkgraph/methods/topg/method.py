@@ -157,6 +157,12 @@ class ToPGMethod:
         chunks = self.suggester.passages_of(props)[:MAX_CITED_PASSAGES]
         passages = passages_from_scores(self.ctx.store, [(c, 0.0) for c in chunks])
         nodes = [Node(g.ids[p], "proposition", g.texts[p]) for p in props]
+        # What the steps retrieved, in the entry's order (the walk's, with retrieval="shared"), then the
+        # rest collected: the citations are what the answer rests on, the evidence keeps what was found
+        # even when a weak model's Select or Eval narrowed the answer to the wrong facts.
+        reached = self.suggester.passages_of([*self._entry_props, *props])[:MAX_CITED_PASSAGES]
+        nodes += [Node(n.id, "chunk", n.text, {"doc_id": n.props.get("doc_id")})
+                  for n in self.ctx.store.get_nodes(reached)]
         stats = {"mode": self.config.mode, "retrieval": self.config.retrieval, "facts": len(props),
                  "variant": variant(self.config, with_llm=self.ctx.llm is not None),
                  **({"select_fallbacks": self.select_fallbacks} if self.select_fallbacks else {})}
