@@ -31,6 +31,8 @@ def index(
     kg: Path | None = typer.Option(None, "--kg", help="Import a typed knowledge graph: GRBench graph.json or "
                                    "typed triples (TSV/CSV: head, relation, tail[, head type, tail type])."),
     as_json: bool = typer.Option(False, "--json", help="Print the report as JSON."),
+    rebuild_derived: bool = typer.Option(False, "--rebuild-derived", help="Rebuild synonyms and communities "
+                                         "from the whole graph (by default they follow what changed)."),
 ) -> None:
     """Index documents (resumable and incremental: finished work is never redone)."""
     from thinkgraph.store.factory import index_exists
@@ -54,7 +56,7 @@ def index(
             tg.settings.index.exclude = exclude
         with progress_bars(disable=as_json) as progress:
             report = tg.index(paths or [], extractor=extractor, openie=openie, triples=triples,
-                              progress=progress)
+                              progress=progress, rebuild_derived=rebuild_derived)
         failed = [d.id for d in tg.store.list_documents(DocStatus.FAILED)] if report.failed else []
         if as_json:
             print(json.dumps(dataclasses.asdict(report), indent=2))
@@ -160,9 +162,8 @@ def remove(
 ) -> None:
     """Remove documents and everything only they supported."""
     with open_index(ctx, create=False) as tg:
-        for doc_id in doc_ids:
-            report = tg.remove_document(doc_id)
-            out.print(f"removed {escape(doc_id)}: {report.nodes_removed} nodes, {report.edges_removed} edges")
+        for report in tg.remove_documents(doc_ids):  # the derived stages follow once, after all of them
+            out.print(f"removed {escape(report.doc_id)}: {report.nodes_removed} nodes, {report.edges_removed} edges")
 
 
 @app.command()

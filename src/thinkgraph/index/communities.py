@@ -5,10 +5,13 @@ from __future__ import annotations
 import asyncio
 import logging
 from dataclasses import dataclass
+from functools import cached_property
 
 from thinkgraph.errors import BudgetExceededError, LLMError
-from thinkgraph.graph.leiden import Community, hierarchical_leiden
+from thinkgraph.graph.leiden import Community, hierarchical_leiden, modularity
 from thinkgraph.ids import community_id
+from thinkgraph.index.community_state import STATE_META, Fingerprints, SavedState, fingerprints, prune, save_state
+from thinkgraph.index.community_update import Previous, new_state, read_previous, warm_start
 from thinkgraph.index.stages import StageTimer
 from thinkgraph.llm.service import LLM, Message
 from thinkgraph.models import Edge, EdgeType, Node, NodeType
@@ -42,6 +45,8 @@ class CommunityReport:
     levels: int
     summarized: int
     summary_failures: int
+    written: int = 0  # communities new or changed in this run (the others were kept as they were)
+    modularity: float = 0.0  # of the top level
 
 
 def _describe(members: list[Node], relations: list[str]) -> tuple[str, str]:
@@ -68,12 +73,16 @@ async def _summarize(llm: LLM, members: list[Node], relations: list[str]) -> str
     return await llm.text(messages, step=SUMMARY_STEP, kind="summary")
 
 
-@dataclass(slots=True)
+@dataclass
 class _EntityGraph:
     nodes: list[Node]
     edges: list[tuple[int, int]]
     weights: list[float]
     relations_of: dict[int, list[tuple[int, str]]]
+
+    @cached_property
+    def fingerprints(self) -> Fingerprints:
+        return fingerprints([n.id for n in self.nodes], self.edges, self.weights)
 
 
 def _entity_graph(store: GraphStore) -> _EntityGraph:
@@ -97,57 +106,76 @@ def _entity_graph(store: GraphStore) -> _EntityGraph:
 
 
 async def build_communities(store: GraphStore, *, max_cluster_size: int, seed: int, llm: LLM | None = None,
-                            timer: StageTimer | None = None) -> CommunityReport:
-    """Leiden (in a worker thread), then LLM summaries of new communities, then one transaction
-    replacing the community layer. New community nodes are left without vectors: the embedding
-    worker encodes them with whatever else it still has queued (derived.py)."""
+                            timer: StageTimer | None = None, warm: bool = True) -> CommunityReport:
+    """Leiden (in a worker thread; updated from the last partition where the graph changed unless
+    ``warm`` is False), then LLM summaries of new communities, then one transaction that changes only
+    the communities whose members changed. New community nodes are left without vectors: the
+    embedding worker encodes them with whatever else it still has queued (derived.py)."""
     timer = timer or StageTimer()
     with timer.stage("communities (Leiden)"):
         graph = await asyncio.to_thread(_entity_graph, store)
+        entity_ids = [n.id for n in graph.nodes]
+        before = await asyncio.to_thread(read_previous, store, entity_ids)
+        start, baseline = warm_start(before, entity_ids, graph.fingerprints, warm)
         found = await asyncio.to_thread(hierarchical_leiden, len(graph.nodes), graph.edges, graph.weights,
-                                        max_cluster_size=max_cluster_size, seed=seed)
+                                        max_cluster_size=max_cluster_size, seed=seed, warm=start)
     entity_nodes, relations_of = graph.nodes, graph.relations_of
     ids = [community_id(c.level, [entity_nodes[m].id for m in c.members]) for c in found]
-    existing = {n.id: n for n in store.iter_nodes(NodeType.COMMUNITY)}
     summaries: dict[str, str] = {}
     failures = 0
     if llm is not None:
         todo = [(cid, c) for cid, c in zip(ids, found, strict=True)
-                if not existing.get(cid, Node("", "", "")).props.get("summarized")]
+                if not before.nodes.get(cid, Node("", "", "")).props.get("summarized")]
         with timer.stage("community summaries (LLM)"):
             failures = await _summarize_all(llm, todo, entity_nodes, relations_of, summaries)
     with timer.stage("communities (write)"):
-        await asyncio.to_thread(_write, store, ids, found, entity_nodes, relations_of, existing, summaries)
+        state = new_state(entity_ids, graph.fingerprints, baseline, found, ids)
+        changed = await asyncio.to_thread(_write, store, ids, found, graph, before, summaries, state)
     levels = 1 + max((c.level for c in found), default=-1)
-    return CommunityReport(len(found), levels, len(summaries), failures)
+    return CommunityReport(len(found), levels, len(summaries), failures, changed,
+                           _top_modularity(graph, found))
 
 
-def _write(store: GraphStore, ids: list[str], found: list[Community], entity_nodes: list[Node],
-           relations_of: dict[int, list[tuple[int, str]]], existing: dict[str, Node],
-           summaries: dict[str, str]) -> None:
-    wanted = set(ids)
+def _top_modularity(graph: _EntityGraph, found: list[Community]) -> float:
+    return modularity(len(graph.nodes), graph.edges, graph.weights, [c.members for c in found if c.level == 0])
+
+
+def _write(store: GraphStore, ids: list[str], found: list[Community], graph: _EntityGraph, before: Previous,
+           summaries: dict[str, str], state: SavedState) -> int:
+    """Communities that left are deleted (their edges with them), new or re-summarised ones written
+    with their edges, a kept community under a new parent gets its CHILD_OF edge, and any edge a kept
+    community lacks is added (when the edges were read: see community_update.py). Returns the count
+    of communities written."""
+    existing = before.nodes
+    fresh = {cid for cid in ids if cid not in existing or cid in summaries}
+    token = save_state(store, state)
     with store.transaction():
-        for cid in sorted(set(existing) - wanted):
+        for cid in sorted((set(existing) - set(ids)) | (fresh & set(existing))):
             store.delete_node(cid)
-        store.delete_edges_of_type(EdgeType.SUMMARY_FOR)
-        store.delete_edges_of_type(EdgeType.CHILD_OF)
         new_nodes: list[Node] = []
         new_edges: list[Edge] = []
         for cid, c in zip(ids, found, strict=True):
-            members = [entity_nodes[m] for m in c.members]
-            if cid not in existing or cid in summaries:
-                rels = _relations(c.members, entity_nodes, relations_of)
+            members = [graph.nodes[m] for m in c.members]
+            parent = ids[c.parent] if c.parent is not None else None
+            links = [(cid, m.id, str(EdgeType.SUMMARY_FOR)) for m in members]
+            if cid in fresh:
+                rels = _relations(c.members, graph.nodes, graph.relations_of)
                 text = summaries.get(cid) or _fallback_text(members, rels)
-                node = Node(cid, NodeType.COMMUNITY, text, {"level": c.level, "size": len(members),
-                                                            "summarized": cid in summaries})
-                if cid in existing:
-                    store.delete_node(cid)
-                new_nodes.append(node)
-            new_edges.extend(Edge(cid, m.id, EdgeType.SUMMARY_FOR) for m in members)
-            if c.parent is not None:
-                new_edges.append(Edge(cid, ids[c.parent], EdgeType.CHILD_OF))
+                new_nodes.append(Node(cid, NodeType.COMMUNITY, text, {"level": c.level, "size": len(members),
+                                                                     "summarized": cid in summaries}))
+            elif before.edges is None:  # kept, and the state vouches for its member edges
+                links = []
+            else:
+                links = [link for link in links if link not in before.edges]
+            if parent is not None and (cid in fresh or parent in fresh or before.edges is not None
+                                       and (cid, parent, EdgeType.CHILD_OF) not in before.edges):
+                links.append((cid, parent, str(EdgeType.CHILD_OF)))
+            new_edges.extend(Edge(a, b, t) for a, b, t in links)
         store.add_nodes(new_nodes)
         store.add_edges(new_edges)
+        store.set_meta(STATE_META, token)
+    prune(store, token)
+    return len(new_nodes)
 
 
 def _relations(members: tuple[int, ...], nodes: list[Node],

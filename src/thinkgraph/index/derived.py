@@ -1,5 +1,9 @@
-"""Derived stages, built from the whole extracted graph after any change: vectors for every node,
-SYNONYM edges from entity vectors, hierarchical Leiden communities with their summaries and vectors.
+"""Derived stages: vectors for every node, SYNONYM edges from entity vectors, hierarchical Leiden
+communities with their summaries and vectors. Each stage brings itself up to date with what changed
+since it last ran: vectors only for nodes without one, synonyms searched only for new entities (an
+HNSW graph kept between runs, index/resolve.py), Leiden warm-started from the last partition and
+only changed communities rewritten and summarised (index/communities.py). ``force`` (`thinkgraph
+index --rebuild-derived`) rebuilds them all from the extracted graph.
 
 Each stage records the graph version it was built for (index/stages.py), so a run killed between
 "extraction done" and "derived stages done" is finished by the next `thinkgraph index`, and asking
@@ -13,10 +17,11 @@ from collections.abc import Callable
 
 from thinkgraph.config import IndexSettings
 from thinkgraph.embed.base import Embedder
+from thinkgraph.embed.hashing import HashingEmbedder
 from thinkgraph.index.communities import build_communities
 from thinkgraph.index.embedding_stage import EmbedWorker
 from thinkgraph.index.report import IndexReport
-from thinkgraph.index.resolve import resolve_entities
+from thinkgraph.index.resolve import update_synonyms
 from thinkgraph.index.stages import (
     COMMUNITIES_META,
     DERIVED_STAGES,
@@ -61,13 +66,13 @@ async def update_derived(store: GraphStore, embedder: Embedder, settings: IndexS
         absorb_stale_flag(store)
         todo = _stages_to_build(store, settings, force)  # (another may have built them meanwhile)
         if todo:
-            await _update(store, embedder, settings, report, llm, progress, worker, timer, todo)
+            await _update(store, embedder, settings, report, llm, progress, worker, timer, todo, force)
         turn.built()
 
 
 async def _update(store: GraphStore, embedder: Embedder, settings: IndexSettings, report: IndexReport,
                   llm: LLM | None, progress: Progress | None, worker: EmbedWorker | None, timer: StageTimer | None,
-                  todo: list[str]) -> None:
+                  todo: list[str], force: bool) -> None:
     version = graph_version(store)
     if version is None:  # a forced rebuild of an index from before stage records
         with store.transaction():
@@ -77,15 +82,15 @@ async def _update(store: GraphStore, embedder: Embedder, settings: IndexSettings
     if worker is None:  # called on its own (document removal): this process is the writer
         with writing(store):
             async with EmbedWorker(store, embedder, settings.embed_node_types) as own:
-                await _build(store, embedder, settings, report, llm, progress, own, timer, todo, version)
+                await _build(store, embedder, settings, report, llm, progress, own, timer, todo, version, force)
         report.embedded += own.embedded
         return
-    await _build(store, embedder, settings, report, llm, progress, worker, timer, todo, version)
+    await _build(store, embedder, settings, report, llm, progress, worker, timer, todo, version, force)
 
 
 async def _build(store: GraphStore, embedder: Embedder, settings: IndexSettings, report: IndexReport,
                  llm: LLM | None, progress: Progress, worker: EmbedWorker, timer: StageTimer,
-                 todo: list[str], version: int) -> None:
+                 todo: list[str], version: int, force: bool) -> None:
     report.rebuilt_stages = list(todo)
     types = [str(t) for t in settings.embed_node_types]
 
@@ -103,7 +108,9 @@ async def _build(store: GraphStore, embedder: Embedder, settings: IndexSettings,
     if "synonyms" in todo:
         progress("synonyms", 0, None)
         with timer.stage("synonyms"):
-            report.synonyms = await asyncio.to_thread(resolve_entities, store, settings.synonym_threshold)
+            update = await asyncio.to_thread(update_synonyms, store, settings.synonym_threshold, rebuild=force,
+                                             lexical=isinstance(embedder, HashingEmbedder))
+        report.synonyms, report.synonyms_searched = update.edges, update.new_entities
         record_stage(store, "synonyms", version)
     if "communities" in todo and not communities_wanted(store, settings.communities):
         with timer.stage("communities (skipped)"):
@@ -114,8 +121,9 @@ async def _build(store: GraphStore, embedder: Embedder, settings: IndexSettings,
         communities = await build_communities(store, max_cluster_size=settings.max_cluster_size,
                                               seed=settings.leiden_seed,
                                               llm=llm if settings.summarize_communities else None,
-                                              timer=timer)
+                                              timer=timer, warm=not force)
         report.communities = communities.communities
+        report.communities_written = communities.written
         report.community_levels = communities.levels
         store.set_meta(COMMUNITIES_META, "1")
     # what the worker still had (passages, documents, triplets), then every node still without a

@@ -15,8 +15,10 @@ class IndexReport:
     extraction_failures: int = 0
     skipped: list[str] = field(default_factory=list)
     synonyms: int = 0
+    synonyms_searched: int = 0  # entities whose synonyms this run searched (the new ones, or all on a rebuild)
     communities: int = 0
     community_levels: int = 0
+    communities_written: int = 0  # communities new or changed in this run (the rest were kept)
     communities_skipped: bool = False  # by [index] communities (see config.py)
     embedded: int = 0
     stopped: str | None = None  # why the run stopped early (budget), if it did

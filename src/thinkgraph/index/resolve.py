@@ -1,41 +1,184 @@
 """Entity resolution. Names are unified by normalisation (they share one id); entities whose
 embeddings have cosine >= threshold are linked by SYNONYM edges (ToPG App. A), which keep the
-decision auditable and reversible instead of merging nodes."""
+decision auditable and reversible instead of merging nodes.
+
+The pairs come from an HNSW graph over the entity vectors (graph/ann.py), about n log n where the
+all-pairs product was quadratic; the graph is kept between runs (index/synonym_state.py), so a run
+searches only the entities that are new since the last one, and entities that left are tombstoned (the
+store already dropped their edges with them). Names that differ in their numbers or dates are never
+linked, however close their vectors: "1892" and "1895", "9 May 1964" and "4 April 1964", "50 Hz" and
+"60 Hz" embed almost alike and name different things."""
 
 from __future__ import annotations
 
-import numpy as np
+import logging
+import math
+import re
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass
 
+import numpy as np
+import numpy.typing as npt
+
+from thinkgraph.graph.ann import exact_pairs
+from thinkgraph.index.synonym_state import STATE_META, SynonymState, load_state, prune_states, save_state
 from thinkgraph.models import Edge, EdgeType, NodeType
 from thinkgraph.store.base import GraphStore
 
-BLOCK_ROWS = 2048
+log = logging.getLogger(__name__)
+
+# Tombstones beyond this share of the HNSW graph rebuild it from the live vectors (ours: a removal
+# costs nothing until then; the rebuild, about n log n, comes once per that many removals).
+MAX_DEAD_SHARE = 0.25
+
+_MONTHS = ("january", "february", "march", "april", "may", "june", "july", "august", "september", "october",
+           "november", "december", "jan", "feb", "mar", "apr", "jun", "jul", "aug", "sep", "sept", "oct", "nov",
+           "dec")
+_DATE_PART = re.compile(r"\d+(?:[.,]\d+)*[a-z]*|\b(?:" + "|".join(_MONTHS) + r")\b")
+_SHORT_MONTH = {m[:3]: m for m in _MONTHS if len(m) > 4}
+_WORD = re.compile(r"\w+")  # the hashing embedder's words (embed/hashing.py)
 
 
-def synonym_pairs(ids: list[str], vectors: np.ndarray, threshold: float) -> list[tuple[str, str, float]]:
-    """All pairs (i < j) with cosine >= threshold, computed block by block to bound memory."""
-    pairs: list[tuple[str, str, float]] = []
-    n = len(ids)
-    for start in range(0, n, BLOCK_ROWS):
-        block = vectors[start:start + BLOCK_ROWS] @ vectors.T
-        rows, cols = np.nonzero(block >= threshold)
-        for r, c in zip(rows.tolist(), cols.tolist(), strict=True):
-            i = start + r
-            if i < c:
-                pairs.append((ids[i], ids[c], float(block[r, c])))
-    return pairs
+def date_key(name: str) -> tuple[str, ...]:
+    """The numbers and month names of a name, in any order ("5 March 1892" and "March 5, 1892" share
+    one key; "1990" and "1990s" do not). Thousands separators are dropped."""
+    parts: list[str] = []
+    for match in _DATE_PART.finditer(name.casefold()):
+        part = match.group(0)
+        if part[0].isdigit():
+            part = part.replace(",", "")
+        parts.append(_SHORT_MONTH.get(part, part))
+    return tuple(sorted(parts))
 
 
-def resolve_entities(store: GraphStore, threshold: float) -> int:
-    """Replace all SYNONYM edges by those the current entity vectors give. Returns their count."""
+def may_link(a: str, b: str) -> bool:
+    """Two names may be synonyms only when they state the same numbers and dates."""
+    return date_key(a) == date_key(b)
+
+
+def word_cosine(a: str, b: str) -> float:
+    """The cosine of two texts' word counts: what the hashing embedder's vectors stand for, without the
+    collisions of its hashing trick (two different names whose words fall into the same slots have
+    cosine 1 there; a million passages' names gave 4.5 million such pairs)."""
+    ca, cb = Counter(_WORD.findall(a.lower())), Counter(_WORD.findall(b.lower()))
+    dot = sum(n * cb[w] for w, n in ca.items())
+    norm = math.sqrt(sum(n * n for n in ca.values()) * sum(n * n for n in cb.values()))
+    return dot / norm if norm else 0.0
+
+
+@dataclass(frozen=True, slots=True)
+class SynonymUpdate:
+    edges: int  # SYNONYM edges in the index afterwards
+    new_entities: int  # entities searched this run
+    removed_entities: int  # entities that left since the last run
+    rebuilt: bool  # the HNSW graph was built from scratch
+
+
+def exact_synonym_pairs(ids: Sequence[str], vectors: npt.NDArray[np.float32], names: Sequence[str],
+                        threshold: float, *, lexical: bool = False) -> dict[tuple[str, str], float]:
+    """The reference (quadratic): every pair at cosine >= threshold whose names may link."""
+    out: dict[tuple[str, str], float] = {}
+    for a, b, cos in exact_pairs(vectors, threshold):
+        if may_link(names[a], names[b]) and (not lexical or word_cosine(names[a], names[b]) >= threshold - 1e-6):
+            x, y = ids[a], ids[b]
+            out[(x, y) if x < y else (y, x)] = cos
+    return out
+
+
+def resolve_entities(store: GraphStore, threshold: float, *, rebuild: bool = False, lexical: bool = False) -> int:
+    """Bring the SYNONYM edges up to date with the entity vectors. Returns their count."""
+    return update_synonyms(store, threshold, rebuild=rebuild, lexical=lexical).edges
+
+
+def update_synonyms(store: GraphStore, threshold: float, *, rebuild: bool = False,
+                    lexical: bool = False) -> SynonymUpdate:
+    """``lexical``: the vectors are hashed word counts (the hashing embedder), so a pair must also reach
+    the threshold on the words themselves (see ``word_cosine``)."""
     ids, vectors = store.get_vectors([NodeType.ENTITY])
-    order = sorted(range(len(ids)), key=ids.__getitem__)  # id order: the same edges whatever the write order
-    ids, vectors = [ids[i] for i in order], vectors[order] if ids else vectors
+    order = sorted(range(len(ids)), key=ids.__getitem__)  # id order: the same graph whatever the write order
+    ids = [ids[i] for i in order]
+    vectors = np.ascontiguousarray(vectors[order], dtype=np.float32) if ids else vectors
+    if not ids:
+        with store.transaction():
+            store.delete_edges_of_type(EdgeType.SYNONYM)
+            store.set_meta(STATE_META, "")
+        return SynonymUpdate(0, 0, 0, True)
+    dim = int(vectors.shape[1])
+    state = None if rebuild else load_state(store, threshold, dim)
+    fresh = state is None
+    if state is None:
+        state = SynonymState.empty(threshold, dim)
+    new_ids, new_rows, gone = _diff(state, ids, vectors)
+    state.remove(gone)
+    if state.index.dead_share > MAX_DEAD_SHARE:
+        state = _compact(state)
+        fresh = True
+    positions = state.add(new_ids, vectors[new_rows]) if new_ids else np.zeros(0, dtype=np.int64)
+    state.extend_pairs(_linkable(store, state, state.index.pairs_from(positions, threshold),
+                                 threshold if lexical else None))
+    edges = _write(store, state, rewrite=fresh)
+    log.info("synonyms: %d new entities searched, %d gone, %d edges", len(new_ids), len(gone), edges)
+    return SynonymUpdate(edges, len(new_ids), len(gone), fresh)
+
+
+def _diff(state: SynonymState, ids: list[str], vectors: npt.NDArray[np.float32]
+          ) -> tuple[list[str], npt.NDArray[np.int64], npt.NDArray[np.int64]]:
+    """(ids to add, their rows in ``vectors``, positions to tombstone). An entity whose vector changed
+    (an edit, a merge) leaves and comes back, so its pairs are searched again."""
+    known = state.position_of()
+    row_of = {node_id: r for r, node_id in enumerate(ids)}
+    kept = [(row_of[i], p) for i, p in known.items() if i in row_of]
+    gone = [p for i, p in known.items() if i not in row_of]
+    if kept:
+        rows, positions = (np.array(x, dtype=np.int64) for x in zip(*kept, strict=True))
+        changed = np.any(state.index.vectors(positions) != vectors[rows], axis=1)
+        gone.extend(positions[changed].tolist())
+        stay = {ids[r] for r in rows[~changed].tolist()}
+    else:
+        stay = set()
+    new_rows = np.array([r for r, node_id in enumerate(ids) if node_id not in stay], dtype=np.int64)
+    return [ids[r] for r in new_rows.tolist()], new_rows, np.array(sorted(gone), dtype=np.int64)
+
+
+def _compact(state: SynonymState) -> SynonymState:
+    """A new HNSW graph of the live vectors, keeping the pairs among them."""
+    live = np.flatnonzero(state.index.alive)
+    fresh = SynonymState.empty(state.threshold, state.index.dim)
+    fresh.add([state.ids[p] for p in live.tolist()], state.index.vectors(live))
+    moved = np.full(state.index.size, -1, dtype=np.int64)
+    moved[live] = np.arange(len(live))
+    fresh.pair_a, fresh.pair_b, fresh.pair_cos = moved[state.pair_a], moved[state.pair_b], state.pair_cos
+    return fresh
+
+
+def _linkable(store: GraphStore, state: SynonymState, pairs: list[tuple[int, int, float]],
+              words_at: float | None) -> list[tuple[int, int, float]]:
+    """The pairs whose names state the same numbers and dates, and (``words_at``) whose words reach
+    that cosine; names are read for the candidates only."""
+    wanted = sorted({state.ids[p] for a, b, _ in pairs for p in (a, b)})
+    names = {n.id: n.text for n in store.get_nodes(wanted)}
+    kept = []
+    for a, b, c in pairs:
+        x, y = names.get(state.ids[a], ""), names.get(state.ids[b], "")
+        if may_link(x, y) and (words_at is None or word_cosine(x, y) >= words_at - 1e-6):
+            kept.append((a, b, c))
+    return kept
+
+
+def _write(store: GraphStore, state: SynonymState, *, rewrite: bool) -> int:
+    """Make the SYNONYM edges equal the state's pairs: only the missing ones are added, unless edges
+    the state does not hold are there (a fresh state, a merge that moved edges), when all are rewritten."""
+    wanted = state.id_pairs()
+    have = set() if rewrite else {(e.src, e.dst) for e in store.iter_edges([EdgeType.SYNONYM])}
+    rewrite = rewrite or not have <= wanted.keys()
+    token = save_state(store, state)
     with store.transaction():
-        store.delete_edges_of_type(EdgeType.SYNONYM)
-        if not ids:
-            return 0
-        pairs = synonym_pairs(ids, vectors, threshold)
+        if rewrite:
+            store.delete_edges_of_type(EdgeType.SYNONYM)
+            have = set()
         store.add_edges(Edge(a, b, EdgeType.SYNONYM, weight=c, props={"cosine": round(c, 4)})
-                        for a, b, c in pairs)
-    return len(pairs)
+                        for (a, b), c in sorted(wanted.items()) if (a, b) not in have)
+        store.set_meta(STATE_META, token)
+    prune_states(store, token)
+    return len(wanted)

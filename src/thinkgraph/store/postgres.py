@@ -183,12 +183,18 @@ class PostgresStore(PgVectors, PgBookkeeping, Revisions):
             self._run("DELETE FROM provenance WHERE doc_id = %s", (doc_id,))
             self._run("DELETE FROM _cand c WHERE EXISTS (SELECT 1 FROM provenance p WHERE p.item_id = c.item_id)")
             self._run("INSERT INTO _cand VALUES (%s) ON CONFLICT DO NOTHING", (document_node_id(doc_id),))
-            edges_removed = self._run(f"DELETE FROM edges WHERE id IN (SELECT item_id FROM _cand)"
-                                      f" OR src IN ({orphans}) OR dst IN ({orphans})")
+            # three deletes: PostgreSQL reads the whole edges table for one WHERE joining them with OR
+            edges_removed = sum(self._run(f"DELETE FROM edges WHERE {column} IN ({source})")
+                                for column, source in (("id", "SELECT item_id FROM _cand"), ("src", orphans),
+                                                       ("dst", orphans)))
             self._run(f"DELETE FROM vectors WHERE node_id IN ({orphans})")
             nodes_removed = self._run(f"DELETE FROM nodes WHERE id IN ({orphans})")
             self._run("DELETE FROM documents WHERE id = %s", (doc_id,))
-            self._run("DELETE FROM stages WHERE key = %s OR starts_with(key, %s)", (doc_id, f"{doc_id}::"))
+            stage = self._rows("SELECT min(stage) FROM stages")[0][0]
+            while stage is not None:  # stage by stage, so the key range uses the (stage, key) primary key
+                self._run("DELETE FROM stages WHERE stage = %s AND (key = %s OR (key >= %s AND key < %s))",
+                          (stage, doc_id, f"{doc_id}::", f"{doc_id}:;"))
+                stage = self._rows("SELECT min(stage) FROM stages WHERE stage > %s", (stage,))[0][0]
             self._run("DELETE FROM _cand")
             self.set_meta(DERIVED_STALE, "1")
             self.increment_meta(CHANGES)
