@@ -12,6 +12,7 @@ import numpy as np
 from thinkgraph.config import RetrievalSettings
 from thinkgraph.graph.paths import path_in_tree, shortest_path_tree
 from thinkgraph.graph.ppr import personalized_pagerank
+from thinkgraph.graph.topk import top_indices
 from thinkgraph.models import NodeType
 from thinkgraph.retrieval import seeds as seeding
 from thinkgraph.retrieval.evidence import Evidence, passages_from_scores
@@ -86,7 +87,7 @@ class GraphRetriever:
         the second walk's prior; ``ranking`` gets the seeds and the residual question."""
         s = self.settings
         ids = self.view.vectors(NodeType.CHUNK).ids
-        best = np.argsort(-ppr, kind="stable")[: s.bridge_passages]
+        best = top_indices(ppr, s.bridge_passages)
         weights = ppr[best] / max(float(ppr[best[0]]), 1e-300)  # relative to the best passage
         bridges = seeding.bridge_seeds(self.view, [(ids[i], float(w)) for i, w in zip(best, weights, strict=True)],
                                        set(ranking.seeds))
@@ -126,7 +127,7 @@ class GraphRetriever:
         chunks = self.view.vectors(NodeType.CHUNK)
         ranking = self.passage_ranking(question, self.view.embed_query(question))
         scores, seeds = ranking.scores, ranking.seeds
-        order = np.argsort(-scores, kind="stable")[:top_k]
+        order = top_indices(scores, top_k)
         hits = [(chunks.ids[i], float(scores[i])) for i in order]
         evidence = Evidence(question=question, passages=passages_from_scores(self.view.store, hits),
                             residual_question=ranking.residual_question, chained_passage=ranking.chained)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from thinkgraph.graph.topk import top_indices
 from thinkgraph.models import NodeType
 from thinkgraph.retrieval.evidence import Evidence, passages_from_scores
 from thinkgraph.retrieval.fusion import hybrid_scores
@@ -33,6 +34,6 @@ class HybridRetriever:
     def retrieve(self, question: str, top_k: int = 5) -> Evidence:
         chunks = self.view.vectors(NodeType.CHUNK)
         scores = passage_scores(self.view, question, self.view.embed_query(question), dense_weight=self.dense_weight)
-        order = np.argsort(-scores, kind="stable")[:top_k]
+        order = top_indices(scores, top_k)
         hits = [(chunks.ids[i], float(scores[i])) for i in order]
         return Evidence(question=question, passages=passages_from_scores(self.view.store, hits))

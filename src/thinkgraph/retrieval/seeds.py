@@ -15,6 +15,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from thinkgraph.config import RetrievalSettings
+from thinkgraph.graph.topk import top_indices
 from thinkgraph.models import NodeType
 from thinkgraph.retrieval.fusion import hybrid_scores
 from thinkgraph.retrieval.linking import Link
@@ -41,7 +42,7 @@ def fact_seeds(view: IndexView, question: str, query_vec: np.ndarray, s: Retriev
     raw = source.scores(query_vec)
     bm25 = view.lexical(node_type).scores(question) if s.lexical else None
     fused = hybrid_scores(raw, bm25, s.dense_weight)
-    top = [i for i in np.argsort(-fused, kind="stable")[: s.entity_seeds]
+    top = [i for i in top_indices(fused, s.entity_seeds)
            if raw[i] >= s.seed_min_cosine or (bm25 is not None and bm25[i] > 0)]
     total: dict[str, float] = {}
     count: dict[str, int] = {}
