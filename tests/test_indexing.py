@@ -244,3 +244,31 @@ def test_document_summaries_from_llm_or_first_sentences(index_path: Path, settin
         docs = {n.props["doc_id"]: n for n in tg.store.iter_nodes("document")}
         assert docs["p3"].text == "Skarn is an island reached by ferry from Kestrel Bay."  # title already there
         assert docs["p1"].text.startswith("Harbor Hill Observatory: The Harbor Hill Observatory was founded")
+
+
+def _described_extraction(request: ChatRequest) -> str:
+    """A valid extraction whose one relation carries a description (ToG-3 Fig. 11)."""
+    text = request.messages[-1]["content"].split("## Text", 1)[1]
+    words = [w.strip(".,") for w in text.split() if w[:1].isupper() and w not in ("Title:",)][:2]
+    a, b = (words + ["Alpha", "Beta"])[:2]
+    return json.dumps({"entities": [{"entity_name": a, "entity_type": "Thing"},
+                                    {"entity_name": b, "entity_type": "Thing"}],
+                       "relationships": [{"source_entity": a, "target_entity": b, "relation": "relates to",
+                                          "relationship_description": f"{a} is tied to {b} in the text."}]})
+
+
+def test_community_summaries_read_relation_descriptions(index_path: Path, settings: Settings) -> None:
+    """ToG-3 Fig. 12: a community's summary prompt lists its relations as source -> target ->
+    relation -> description; the description also rides on the OPENREL edge."""
+    settings.index.extractor = "llm"
+    settings.index.document_summaries = "first_sentences"
+    backend = ScriptedBackend(rules=[("Summary:", "A group."), ("## Text", _described_extraction)])
+    with _tg(index_path, settings, backend=backend) as tg:
+        tg.index([FIXTURES / "corpus_small.jsonl"])
+        edges = list(tg.store.iter_edges(["OPENREL"]))
+        assert edges and all(e.props["description"].endswith("in the text.") for e in edges)
+        prompts = [r.messages[-1]["content"] for r in backend.requests if "Summary:" in r.messages[-1]["content"]]
+        described = [line for p in prompts for line in p.splitlines() if " -> relates to -> " in line]
+        assert described and all(line.endswith("in the text.") for line in described)
+        fallback = [c.text for c in tg.store.iter_nodes("community") if not c.props["summarized"]]
+        assert all("->" not in text for text in fallback)  # the model-free text keeps "A p B"

@@ -26,9 +26,11 @@ FALLBACK_NAMES = 8
 FALLBACK_RELATIONS = 3
 
 # Structure of ToG-3 Fig. 12: the community's entities and relations in, a concise summary out.
-SUMMARY_PROMPT = """Below are entities and relations that form one tightly connected group in a
-knowledge graph. Write a short summary (3 to 5 sentences) of what this group is about: the main
-entities, how they relate, and the key facts. Use only the information given.
+SUMMARY_PROMPT = """Below are the entities of one tightly connected group in a knowledge graph and
+the relations among them, each as source -> target -> relation -> description. Write a short summary
+(3 to 5 sentences) of this group: name the main entities and bring together what the relation
+descriptions say about how they are connected, keeping the most important facts and no repetition.
+Use only the information given.
 
 Entities:
 {entities}
@@ -78,7 +80,7 @@ class _EntityGraph:
     nodes: list[Node]
     edges: list[tuple[int, int]]
     weights: list[float]
-    relations_of: dict[int, list[tuple[int, str]]]
+    relations_of: dict[int, list[tuple[int, str, str]]]
 
     @cached_property
     def fingerprints(self) -> Fingerprints:
@@ -91,14 +93,15 @@ def _entity_graph(store: GraphStore) -> _EntityGraph:
     nodes = sorted(store.iter_nodes(NodeType.ENTITY), key=lambda n: n.id)
     index = {n.id: i for i, n in enumerate(nodes)}
     weighted: list[tuple[int, int, float]] = []
-    relations_of: dict[int, list[tuple[int, str]]] = {}
+    relations_of: dict[int, list[tuple[int, str, str]]] = {}
     for e in store.iter_edges(ENTITY_GRAPH_EDGES):
         a, b = index.get(e.src), index.get(e.dst)
         if a is None or b is None or a == b:
             continue
         weighted.append((a, b, float(e.weight)))
         if e.type == EdgeType.OPENREL:
-            relations_of.setdefault(a, []).append((b, str(e.props.get("predicate", ""))))
+            relations_of.setdefault(a, []).append((b, str(e.props.get("predicate", "")),
+                                                   str(e.props.get("description", ""))))
     weighted.sort()
     for rels in relations_of.values():
         rels.sort()
@@ -178,20 +181,30 @@ def _write(store: GraphStore, ids: list[str], found: list[Community], graph: _En
     return len(new_nodes)
 
 
-def _relations(members: tuple[int, ...], nodes: list[Node],
-               relations_of: dict[int, list[tuple[int, str]]]) -> list[str]:
+def _relations(members: tuple[int, ...], nodes: list[Node], relations_of: dict[int, list[tuple[int, str, str]]],
+               *, described: bool = False) -> list[str]:
+    """The relations among the members: "A p B", or with ``described`` ToG-3's Fig. 12 form
+    "A -> B -> p -> description" (the description left out when extraction gave none)."""
     inside = set(members)
-    return [f"{nodes[a].text} {p} {nodes[b].text}" for a in members for b, p in relations_of.get(a, ())
-            if b in inside]
+    out: list[str] = []
+    for a in members:
+        for b, p, description in relations_of.get(a, ()):
+            if b not in inside:
+                continue
+            if described:
+                out.append(f"{nodes[a].text} -> {nodes[b].text} -> {p}" + (f" -> {description}" if description else ""))
+            else:
+                out.append(f"{nodes[a].text} {p} {nodes[b].text}")
+    return out
 
 
 async def _summarize_all(llm: LLM, todo: list[tuple[str, Community]], nodes: list[Node],
-                         relations_of: dict[int, list[tuple[int, str]]], summaries: dict[str, str]) -> int:
+                         relations_of: dict[int, list[tuple[int, str, str]]], summaries: dict[str, str]) -> int:
     """Every summary call at once (the LLM's semaphore bounds them). Returns the count of failed
     summaries (counted, logged, never fatal); a spent budget or a bug stops the stage."""
     async def one(c: Community) -> str:
         members = [nodes[m] for m in c.members]
-        return await _summarize(llm, members, _relations(c.members, nodes, relations_of))
+        return await _summarize(llm, members, _relations(c.members, nodes, relations_of, described=True))
 
     results = await asyncio.gather(*(one(c) for _, c in todo), return_exceptions=True)
     failures = 0

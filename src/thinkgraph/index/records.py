@@ -135,7 +135,9 @@ def extraction_records(chunk: Chunk, extraction: Extraction) -> GraphRecords:
                                 {**props, **typed}))
         b.prov(tid, t.subject)
         b.edge(Edge(tid, chunk.id, EdgeType.MENTIONED_IN), t.subject)
-        b.edge(Edge(sid, oid, EdgeType.OPENREL, props={"predicate": predicate, **typed}), t.subject)
+        # the relation's description rides on its edge too: community summaries read the entity graph (ToG-3 Fig. 12)
+        described = {"description": t.description} if t.description else {}
+        b.edge(Edge(sid, oid, EdgeType.OPENREL, props={"predicate": predicate, **typed, **described}), t.subject)
     for prop in extraction.propositions:
         pid = proposition_id(prop.text)
         b.out.nodes.append(Node(pid, NodeType.PROPOSITION, prop.text))
