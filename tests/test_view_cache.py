@@ -160,3 +160,44 @@ def test_cli_ask_in_new_processes_fills_then_reads_the_cache(tmp_path: Path) -> 
     assert (folder / "vectors-chunk").is_dir() and (folder / "graph-entity-passage").is_dir()
     strip = [[line for line in out.splitlines() if '"seconds"' not in line] for out in outputs]
     assert strip[0] == strip[1]
+
+
+def _revision_folder(root: Path) -> Path:
+    (folder,) = [p for p in (root / "views").iterdir() if p.is_dir()]
+    return folder
+
+
+def test_indexing_ends_with_the_view_built_and_its_hnsw_graph_kept(tmp_path: Path,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    """[index] prepare_view: the first question after `index` reads everything from the cache, the
+    passages' HNSW graph included (built at a million passages it took the first `ask` 10 minutes)."""
+    pytest.importorskip("hnswlib")
+    from thinkgraph.embed.vector_index import HNSW_SUFFIX
+
+    monkeypatch.setenv("THINKGRAPH_CACHE_DIR", str(tmp_path / "cache"))
+    settings = Settings()
+    settings.embedding.ann_threshold = 2  # HNSW for the passages even on a small corpus
+    path = tmp_path / "bridge.db"
+    with ThinkGraph(path, settings=settings, embedder=HashEmbedder()) as tg:
+        report = tg.index([FIXTURES / "bridge_corpus.jsonl"], openie=FIXTURES / "bridge_openie.jsonl")
+        assert any(name.startswith("retrieval view") for name in report.timings)
+    folder = _revision_folder(tmp_path / "cache")
+    for item in ("vectors-chunk", "lexical-chunk", "graph-entity-passage", "linker", "chunk-entities"):
+        assert (folder / item).is_dir(), item
+    assert list((folder / "vectors-chunk").glob(f"*{HNSW_SUFFIX}"))
+    with ThinkGraph.open(path, settings=settings, embedder=HashEmbedder()) as tg:
+        built: list[str] = []
+        monkeypatch.setattr(tg.store, "get_vectors", lambda *a, **k: built.append("vectors") or ([], None))
+        answer = tg.retrieve(QUESTION, "ppr")
+        assert answer.citations and not built  # nothing decoded from the index again
+
+
+def test_prepare_view_off_leaves_the_first_question_to_build_it(tmp_path: Path,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("THINKGRAPH_CACHE_DIR", str(tmp_path / "cache"))
+    settings = Settings()
+    settings.index.prepare_view = False
+    with ThinkGraph(tmp_path / "bridge.db", settings=settings, embedder=HashEmbedder()) as tg:
+        report = tg.index([FIXTURES / "bridge_corpus.jsonl"], openie=FIXTURES / "bridge_openie.jsonl")
+        assert not any(name.startswith("retrieval view") for name in report.timings)
+    assert not (tmp_path / "cache" / "views").exists() or not any((tmp_path / "cache" / "views").iterdir())

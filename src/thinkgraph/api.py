@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+import time
 from collections.abc import Iterable, Sequence
 from functools import cached_property
 from pathlib import Path
@@ -161,7 +163,17 @@ class ThinkGraph:
             report.skipped.extend(facts.skipped)
             report.skipped.extend(self._unplaced_facts(facts))
         self.mark_changed()  # the graph changed (also for other processes sharing the index)
+        report.timings.update(await asyncio.to_thread(self._prepare_view))
         return report
+
+    def _prepare_view(self) -> dict[str, float]:
+        """Build the retrieval view of the index as it now is ([index] prepare_view); its seconds."""
+        s = self.settings.index
+        if not (s.view_cache and s.prepare_view):
+            return {}
+        started = time.perf_counter()
+        self.view.prepare()
+        return {"retrieval view (vectors, HNSW, BM25, graph)": round(time.perf_counter() - started, 3)}
 
     def _unplaced_facts(self, facts: ImportedFacts) -> list[str]:
         """Imported facts whose document is not in the index: said, rather than silently dropped."""
@@ -195,6 +207,8 @@ class ThinkGraph:
                 run_sync(update_derived(self.store, self.embedder, self.settings.index, IndexReport(),
                                         llm=self.llm))
         self.mark_changed()
+        if rebuild:
+            self._prepare_view()
         return report
 
     def remove_documents(self, doc_ids: Sequence[str]) -> list[RemovalReport]:
@@ -213,6 +227,7 @@ class ThinkGraph:
                     run_sync(update_derived(self.store, self.embedder, self.settings.index, IndexReport(),
                                             llm=self.llm))
                 self.mark_changed()
+                self._prepare_view()
         return reports
 
     def import_kg(self, path: str | Path, *, kind: str = "auto") -> KGImportReport:

@@ -134,6 +134,10 @@ class IndexSettings(_Section):
     # user cache folder, per content revision, so that a new process answers without decoding the
     # whole index again (`thinkgraph ask` on MuSiQue: 3 s -> under 1 s). Derived data only.
     view_cache: bool = True
+    # With the view cache: an indexing run (and a removal) ends by building that view for the index it
+    # leaves (ours). Otherwise the first `ask` builds it: 45 s at 100k passages, 10+ minutes at 1M,
+    # most of it the passages' HNSW graph (benchmarks/scale.py).
+    prepare_view: bool = True
 
 
 class RetrievalSettings(_Section):

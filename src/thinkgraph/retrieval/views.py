@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from functools import cached_property
+from functools import cached_property, partial
 from pathlib import Path
 from typing import TypeVar
 
@@ -83,6 +83,20 @@ class IndexView:
 
         return self._cached("linker", lambda f: EntityLinker.from_keys(read_json(f, "by_key")), build,
                             lambda linker, f: write_json(f, "by_key", linker.by_key))
+
+    def prepare(self) -> None:
+        """Build now, and keep in the view cache, what `ppr` and the methods built on its walk read, so
+        that the first question after indexing does not pay for it: each node type's vectors (with their
+        HNSW graph from ``ann_threshold`` vectors: 10 minutes for a million passages) and BM25, the
+        entity-passage graph, the entity names and the passages' entities."""
+        for node_type in (NodeType.CHUNK, NodeType.TRIPLET, NodeType.ENTITY):
+            if self.cache is not None:  # kept first, so that the index maps the kept copy and keeps its HNSW
+                self._vector_indexes.pop(node_type, None)  # graph beside it (vector_index.py)
+                self._cached(f"vectors-{node_type}", _read_vectors, partial(self.store.get_vectors, [node_type]),
+                             _write_vectors)
+            if len(self.vectors(node_type)):
+                self.lexical(node_type)
+        _ = self.chunk_rows, self.entity_linker, self.chunk_entities, self.relation_labels
 
     def embed_query(self, text: str) -> np.ndarray:
         row: np.ndarray = self.embedder.embed([text])[0]
