@@ -7,6 +7,7 @@ Tests that use it are skipped when the packages are missing, unless THINKGRAPH_R
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
 import os
 import socket
@@ -83,12 +84,30 @@ class LlamaServer:
                                    f"{self.log.read_text(errors='replace')[-2000:]}")
             try:
                 if httpx.get(f"{self.base_url}/models", timeout=2.0).status_code == 200:
+                    self._first_product()
                     return RealModel(self.base_url, MODEL_ALIAS, self.log)
             except httpx.HTTPError:
                 pass
             time.sleep(0.5)
         self.__exit__()
         raise RuntimeError(f"llama_cpp.server did not answer within {START_TIMEOUT_S:.0f} s")
+
+    def _first_product(self) -> None:
+        """One token of a completion: a build with CPU features the machine does not grant (AMX tiles in
+        a sandbox) answers /models and then dies on its first matrix product, which every test would
+        otherwise report as "cannot connect"."""
+        assert self.process is not None
+        with contextlib.suppress(httpx.HTTPError):
+            httpx.post(f"{self.base_url}/chat/completions", timeout=120.0,
+                       json={"model": MODEL_ALIAS, "max_tokens": 1, "messages": [{"role": "user", "content": "Hi"}]})
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            self.process.wait(timeout=1.0)
+        if self.process.poll() is not None:
+            raise RuntimeError(
+                f"llama_cpp.server died on its first completion (exit {self.process.returncode}); a build for "
+                "CPU features this machine does not grant? Rebuild it portable: CMAKE_ARGS='-DGGML_NATIVE=OFF' "
+                "pip install --no-cache-dir --force-reinstall --no-deps llama-cpp-python (scripts/env.sh). "
+                f"Log: {self.log.read_text(errors='replace')[-1500:]}")
 
     def __exit__(self, *exc: object) -> None:
         if self.process is not None and self.process.poll() is None:

@@ -318,14 +318,16 @@ def test_text_that_looks_like_markup_is_printed_as_it_is(tmp_path: Path) -> None
     assert "[/INST] Maria Quist" in answered.stdout
 
 
-def test_a_closed_output_pipe_ends_quietly(built_index: Path) -> None:
-    """`thinkgraph ask ... --json | head`: the reader went away; no traceback, no internal error."""
+@pytest.mark.parametrize("form", [["--json"], []], ids=["json", "rich"])
+def test_a_closed_output_pipe_ends_quietly(built_index: Path, form: list[str]) -> None:
+    """`thinkgraph ask ... | head`: the reader went away; no traceback, no internal error, exit 141 (Rich's
+    own handling would exit 1, the usage-error code)."""
     import os
 
     read_end, write_end = os.pipe()
     os.close(read_end)  # the reader is gone before anything is written
     try:
-        done = subprocess.run([sys.executable, "-m", "thinkgraph", "-i", str(built_index), "ask", "Who?", "--json"],
+        done = subprocess.run([sys.executable, "-m", "thinkgraph", "-i", str(built_index), "ask", "Who?", *form],
                               stdout=write_end, stderr=subprocess.PIPE, text=True, timeout=300,
                               env={**os.environ, "HF_HUB_OFFLINE": "1"})
     finally:

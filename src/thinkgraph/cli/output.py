@@ -15,7 +15,18 @@ from thinkgraph.models import Answer
 if TYPE_CHECKING:
     from thinkgraph.index.pipeline import IndexReport
 
-out = Console()
+
+
+class _PipedConsole(Console):
+    """Rich ends the program with exit 1 when the reader of stdout goes away (`ask ... | head -1`);
+    the command line's wrapper turns the pipe error into exit 141 like any other (cli/app.py)."""
+
+    def on_broken_pipe(self) -> None:
+        self.quiet = True
+        raise BrokenPipeError
+
+
+out = _PipedConsole()
 err = Console(stderr=True)
 
 
