@@ -144,6 +144,16 @@ def test_the_envelope_makes_an_empty_answer_a_failure_and_cuts_citations_to_top_
     assert len(cut.citations) == 2 and all(len(c.quote) <= len(chunk.text) for c in cut.citations)
 
 
+@pytest.mark.parametrize("reply", ['<answer>"', "<answer></answer>", "[/INST] ...", "**"])
+def test_an_answer_of_markup_alone_is_a_failure(index_path: Path, reply: str) -> None:
+    """What a tiny model returns when it stops at the tag (seen with Gemma 3 270M under ircot)."""
+    with ThinkGraph.open(index_path, settings=Settings(), embedder=HashEmbedder()) as tg:
+        answer = asyncio.run(run_method(ScriptedMethod(_context(tg, llm=False), reply=reply), "Who?"))
+        kept = asyncio.run(run_method(ScriptedMethod(_context(tg, llm=False), reply="<answer>1887</answer>"), "When?"))
+    assert answer.status == AnswerStatus.FAILED and answer.message == EMPTY_ANSWER_MESSAGE
+    assert kept.status == AnswerStatus.ANSWERED
+
+
 def test_a_method_that_needs_an_llm_is_refused_before_it_runs(index_path: Path) -> None:
     with ThinkGraph.open(index_path, settings=Settings(), embedder=HashEmbedder()) as tg:
         method = ScriptedMethod(_context(tg, llm=False), name="ircot")

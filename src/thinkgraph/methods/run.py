@@ -6,6 +6,7 @@ recorded on its context's trace; ``run_method`` returns it complete."""
 
 from __future__ import annotations
 
+import re
 import time
 from typing import TYPE_CHECKING, Any
 
@@ -18,6 +19,13 @@ if TYPE_CHECKING:
     from thinkgraph.store.base import GraphStore
 
 EMPTY_ANSWER_MESSAGE = "the model returned an empty answer"
+_MARKUP = re.compile(r"</?[A-Za-z_][\w-]*>|\[/?INST\]")
+
+
+def has_content(text: str | None) -> bool:
+    """Whether an answer says anything: a letter or digit once tags such as ``<answer>`` and chat
+    markers are taken out (a small model's ``<answer>"`` is not an answer)."""
+    return any(ch.isalnum() for ch in _MARKUP.sub("", text or ""))
 # The LLM layer's counters, reported per question as the difference before and after it.
 _LLM_COUNTERS = ("repairs", "parse_failures", "format_refusals", "truncations", "cut_replies")
 EVIDENCE_EDGE_NODES = 60  # the evidence nodes whose edges are looked up when a method gave none
@@ -55,7 +63,7 @@ async def run_method(method: Method, question: str, *, top_k: int | None = None)
         answer.trace.append(_llm_step(before, llm.describe()))
     answer.cost = cost
     answer.cost.seconds = time.perf_counter() - started
-    if answer.status == AnswerStatus.ANSWERED and not (answer.text or "").strip():
+    if answer.status == AnswerStatus.ANSWERED and not has_content(answer.text):
         answer.status, answer.message = AnswerStatus.FAILED, EMPTY_ANSWER_MESSAGE
     if top_k is not None:
         del answer.citations[top_k:]
