@@ -61,3 +61,48 @@ def test_enter_wal_gives_up_after_the_busy_timeout_with_the_lock_error(tmp_path:
     finally:
         waiter.close()
         holder.close()
+
+
+def _folder_unwritable(monkeypatch: pytest.MonkeyPatch, folder: Path) -> None:
+    """What a read-only mount looks like to os.access (the tests run as root, whom chmod does not stop)."""
+    import os
+
+    real = os.access
+
+    def access(path: object, mode: int, *args: object, **kwargs: object) -> bool:
+        if mode & os.W_OK and Path(str(path)).resolve() in (folder.resolve(), *folder.resolve().glob("*")):
+            return False
+        return real(path, mode)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(os, "access", access)
+
+
+def test_an_index_in_a_read_only_folder_is_read_as_immutable(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from thinkgraph.models import Node
+
+    folder = tmp_path / "snapshot"
+    folder.mkdir()
+    store = SQLiteStore(folder / "k.db")
+    store.add_nodes([Node("ent:1", "entity", "Adela Morrow")])
+    store.close()
+    _folder_unwritable(monkeypatch, folder)
+    reader = SQLiteStore(folder / "k.db", create=False)
+    assert reader.read_only and reader.get_node("ent:1") is not None
+    reader.close()
+    assert sorted(p.name for p in folder.iterdir()) == ["k.db"]  # nothing written beside it
+
+
+def test_writing_in_a_read_only_folder_names_the_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from thinkgraph.errors import IndexFileError
+    from thinkgraph.store import sqlite as sqlite_module
+
+    folder = tmp_path / "mounted"
+    folder.mkdir()
+    _folder_unwritable(monkeypatch, folder)
+
+    def refuse(*args: object, **kwargs: object) -> sqlite3.Connection:
+        raise sqlite3.OperationalError("unable to open database file")  # what SQLite says there
+
+    monkeypatch.setattr(sqlite_module, "connect_index", refuse)
+    with pytest.raises(IndexFileError, match="folder .*mounted is read-only"):
+        SQLiteStore(folder / "new.db")

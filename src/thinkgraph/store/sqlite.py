@@ -98,6 +98,10 @@ class SQLiteStore(SQLiteBookkeeping, Revisions):
             self._db = connect_index(self.path, read_only=self.read_only)
             self._check_or_init()
         except sqlite3.DatabaseError as exc:
+            folder = self.path.parent
+            if not self.read_only and not os.access(folder, os.W_OK):
+                raise IndexFileError(f"cannot write {self.path}: the folder {folder} is read-only (SQLite keeps its "
+                                     "journal beside the index); copy the index to a writable folder") from exc
             raise IndexFileError(f"{self.path} is not a thinkgraph index (corrupt or foreign file: {exc})") from exc
 
     # manifest ---------------------------------------------------------------

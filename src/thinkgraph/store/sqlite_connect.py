@@ -3,6 +3,7 @@ while other processes open it too."""
 
 from __future__ import annotations
 
+import os
 import sqlite3
 import time
 from pathlib import Path
@@ -17,6 +18,10 @@ def connect_index(path: Path, *, read_only: bool, busy_timeout_s: float = BUSY_T
 
     A generous busy timeout: several service workers or index runs may write one index at once."""
     target = f"file:{path}?mode=ro" if read_only else str(path)
+    if read_only and not os.access(path.parent, os.W_OK):
+        # a read-only folder (a mounted snapshot, a CD): SQLite cannot make the WAL's shared-memory file
+        # beside the index, so it may only read the file as immutable (nobody can write it there either)
+        target += "&immutable=1"
     db = sqlite3.connect(target, check_same_thread=False, isolation_level=None, timeout=busy_timeout_s,
                          uri=read_only)
     try:
