@@ -333,3 +333,18 @@ def test_a_closed_output_pipe_ends_quietly(built_index: Path, form: list[str]) -
     finally:
         os.close(write_end)
     assert done.returncode == 141 and done.stderr == ""
+
+
+def test_inspect_says_why_extraction_failed(built_index: Path, tmp_path: Path) -> None:
+    import shutil
+
+    from thinkgraph.store.sqlite import SQLiteStore
+
+    copy = tmp_path / "failed.db"
+    shutil.copy(built_index, copy)
+    store = SQLiteStore(copy)
+    store.record_failure("extract", "people.md::0", "no valid structured reply (cut off at 1024 tokens)")
+    store.close()
+    human = run("-i", str(copy), "inspect", env={"COLUMNS": "250"})  # (a narrow table wraps the reason)
+    assert human.returncode == 0, human.stderr
+    assert "people.md::0" in human.stdout and "cut off at 1024 tokens" in human.stdout

@@ -227,6 +227,8 @@ def test_a_refused_call_skips_one_chunk_only(index_path: Path, settings: Setting
         report = tg.index([FIXTURES / "corpus_small.jsonl"])
         assert report.extraction_failures == 1 and report.indexed == 2 and report.failed == 1
         assert "context length" in tg.store.failures("extract")[0][2]
+        (example,) = tg.stats()["failure_examples"]  # what `inspect` shows beside the counts
+        assert example["stage"] == "extract" and "context length" in example["message"]
 
 
 def test_document_summaries_from_llm_or_first_sentences(index_path: Path, settings: Settings,

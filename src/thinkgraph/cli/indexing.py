@@ -113,6 +113,13 @@ def inspect(
         if not stats[key]:
             table.add_row("(none)", "0")
         out.print(table)
+    if stats["failure_examples"]:
+        failures = Table(title="why (the first failures; each is retried by the next `thinkgraph index`)")
+        for col in ("stage", "item", "reason"):
+            failures.add_column(col)
+        for f in stats["failure_examples"]:
+            failures.add_row(escape(f["stage"]), escape(f["key"]), escape(f["message"]))
+        out.print(failures)
     usage = Table(title="LLM usage so far")
     for col in ("step", "calls", "prompt tokens", "completion tokens", "seconds"):
         usage.add_column(col)

@@ -7,6 +7,8 @@ from typing import Any
 
 from thinkgraph.store.base import GraphStore
 
+FAILURE_EXAMPLES = 10  # failures shown with their messages by `inspect`
+
 
 def documents_by_status(store: GraphStore) -> dict[str, int]:
     by_status: dict[str, int] = {}
@@ -42,6 +44,9 @@ def index_stats(store: GraphStore) -> dict[str, Any]:
         "stages_outdated": is_outdated(store),
         "stage_timings": load_timings(store),
         "extraction_failures": store.failure_counts(),
+        # why they failed, the first few: the count alone left a user reading the database for the reason
+        "failure_examples": [{"stage": stage, "key": key, "message": message[:300], "count": count}
+                             for stage, key, message, count in store.failures()[:FAILURE_EXAMPLES]],
         "llm_usage": store.usage_totals(),
         "llm_structured_output": remembered_forms(store),
     }
