@@ -77,6 +77,9 @@ class MethodRecord:
         except ValidationError as exc:
             first = exc.errors()[0]
             where = ".".join(map(str, first["loc"])) or "options"
+            if first["type"] == "extra_forbidden":  # pydantic says "Extra inputs are not permitted"
+                known = ", ".join(sorted(model.model_fields))
+                raise ConfigError(f"{self.name} has no option {where}; its options: {known}") from None
             raise ConfigError(f"{self.name} option {where}: {first['msg']}") from None
 
     def needs(self, config: BaseModel) -> frozenset[IndexPart]:
