@@ -83,6 +83,8 @@ def measure(index: Path, questions: list[dict[str, Any]], base_url: str, model: 
                 calls.append(answer.cost.calls)
                 tokens.append(answer.cost.total_tokens)
                 statuses[str(answer.status)] = statuses.get(str(answer.status), 0) + 1
+                print(f"{method} question {len(final)}/{len(questions)}: {answer.status}, final R@5 {final[-1]:.2f}, "
+                      f"{answer.cost.calls} calls, {seconds[-1]:.0f} s", file=sys.stderr, flush=True)
             rows.append({"method": method, "options": options, "pool_r5": 100 * statistics.mean(pool) if pool else None,
                          "final_r5": 100 * statistics.mean(final), "calls": statistics.mean(calls),
                          "tokens": statistics.mean(tokens), "seconds_median": statistics.median(seconds),
