@@ -218,7 +218,7 @@ async def test_malformed_check_output_is_repaired_or_fails_cleanly(tg_factory) -
 
 async def test_unknown_option_is_a_clear_error(tg_factory) -> None:  # noqa: ANN001
     tg = tg_factory(None)
-    with pytest.raises(ConfigError, match="a2rag option"):
+    with pytest.raises(ConfigError, match="a2rag has no option i_maxx; its options: .*i_max"):
         await tg.aask("q?", method="a2rag", **LITERAL, i_maxx=3)
 
 
