@@ -49,15 +49,19 @@ class Adjacency:
         at = np.repeat(starts, lengths) + offsets
         return row, self.indices[at], self.weights[at]
 
-    def induced(self, members: Sequence[int]) -> Subgraph:
-        """The subgraph ``members`` induce, numbered by their order in ``members``."""
-        nodes = np.asarray(members, dtype=np.int64)
+    def _local_entries(self, nodes: Ints) -> tuple[Ints, Ints, Floats]:
+        """The entries of ``nodes``' rows with both ends numbered by their place in ``nodes`` (-1: the
+        other end is outside)."""
         self._local[nodes] = np.arange(len(nodes))
         try:
             row, other, w = self._entries(nodes)
-            col = self._local[other]
+            return row, self._local[other], w
         finally:
             self._local[nodes] = -1
+
+    def induced(self, members: Sequence[int]) -> Subgraph:
+        """The subgraph ``members`` induce, numbered by their order in ``members``."""
+        row, col, w = self._local_entries(np.asarray(members, dtype=np.int64))
         keep = (col >= 0) & (row < col)
         return Subgraph(list(zip(row[keep].tolist(), col[keep].tolist(), strict=True)), w[keep].tolist())
 
@@ -66,14 +70,8 @@ class Adjacency:
         """The subgraph ``members`` induce with member i merged into unit ``unit[i]``: edges between
         units (weights summed, internal ones dropped), each unit's summed degree within the subgraph,
         and the subgraph's total edge weight."""
-        nodes = np.asarray(members, dtype=np.int64)
         unit_of = np.asarray(unit, dtype=np.int64)
-        self._local[nodes] = np.arange(len(nodes))
-        try:
-            row, other, w = self._entries(nodes)
-            col = self._local[other]
-        finally:
-            self._local[nodes] = -1
+        row, col, w = self._local_entries(np.asarray(members, dtype=np.int64))
         inside = col >= 0
         row, col, w = row[inside], col[inside], w[inside]
         strength = np.bincount(unit_of[row], weights=w, minlength=units)
