@@ -35,6 +35,7 @@ from scale_measure import (  # noqa: E402
     process_status,
     recall_at,
     scale_settings,
+    top_modularity,
 )
 
 from thinkgraph.api import ThinkGraph  # noqa: E402
@@ -140,19 +141,8 @@ def incremental(index: str, passages: int, embedder: str, seed: int) -> dict[str
 
 
 def _derived_summary(tg: ThinkGraph) -> dict[str, Any]:
-    from thinkgraph.graph.leiden import modularity
-    from thinkgraph.index.communities import _entity_graph
-
-    graph = _entity_graph(tg.store)
-    index = {n.id: i for i, n in enumerate(graph.nodes)}
-    top = {n.id for n in tg.store.iter_nodes("community") if n.props.get("level") == 0}
-    members: dict[str, list[int]] = {}
-    for e in tg.store.iter_edges(["SUMMARY_FOR"]):
-        if e.src in top:
-            members.setdefault(e.src, []).append(index[e.dst])
     synonyms = sorted((e.src, e.dst) for e in tg.store.iter_edges(["SYNONYM"]))
-    return {"synonyms": synonyms, "modularity": round(modularity(len(graph.nodes), graph.edges, graph.weights,
-                                                                 list(members.values())), 4)}
+    return {"synonyms": synonyms, "modularity": round(top_modularity(tg.store), 4)}
 
 
 # orchestration -------------------------------------------------------------------------------------

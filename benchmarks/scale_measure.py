@@ -18,8 +18,11 @@ from typing import Any
 from scale_corpus import ScaleCorpus
 
 from thinkgraph.config import Settings
+from thinkgraph.graph.leiden import modularity
+from thinkgraph.index.communities import _entity_graph
 from thinkgraph.index.stages import StageTimer
 from thinkgraph.models import SourceDocument
+from thinkgraph.store.base import GraphStore
 
 
 def rss_mb() -> float:
@@ -118,3 +121,15 @@ def recall_at(ranked: list[str], gold: list[str], k: int) -> float:
 
 def process_status() -> dict[str, Any]:
     return {"pid": os.getpid(), "rss_mb": round(rss_mb()), "peak_rss_mb": round(peak_rss_mb())}
+
+
+def top_modularity(store: GraphStore) -> float:
+    """Modularity of the stored top-level communities over the entity graph (the incremental checks)."""
+    graph = _entity_graph(store)
+    index = {n.id: i for i, n in enumerate(graph.nodes)}
+    top = {n.id for n in store.iter_nodes("community") if n.props.get("level") == 0}
+    members: dict[str, list[int]] = {}
+    for e in store.iter_edges(["SUMMARY_FOR"]):
+        if e.src in top:
+            members.setdefault(e.src, []).append(index[e.dst])
+    return modularity(len(graph.nodes), graph.edges, graph.weights, list(members.values()))

@@ -20,12 +20,11 @@ from typing import Any
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 from retrieval_common import evaluate, load_questions, warm_queries  # noqa: E402
+from scale_measure import top_modularity  # noqa: E402
 
 from thinkgraph.api import ThinkGraph  # noqa: E402
 from thinkgraph.config import Settings  # noqa: E402
 from thinkgraph.graph.ann import exact_pairs  # noqa: E402
-from thinkgraph.graph.leiden import modularity  # noqa: E402
-from thinkgraph.index.communities import _entity_graph  # noqa: E402
 from thinkgraph.index.resolve import exact_synonym_pairs  # noqa: E402
 from thinkgraph.models import Edge  # noqa: E402
 
@@ -62,17 +61,6 @@ def split(corpus: Path, out: Path) -> list[Path]:
 
 def synonyms(tg: ThinkGraph) -> dict[tuple[str, str], float]:
     return {(e.src, e.dst): e.weight for e in tg.store.iter_edges(["SYNONYM"])}
-
-
-def top_modularity(tg: ThinkGraph) -> float:
-    graph = _entity_graph(tg.store)
-    index = {n.id: i for i, n in enumerate(graph.nodes)}
-    top = {n.id for n in tg.store.iter_nodes("community") if n.props.get("level") == 0}
-    members: dict[str, list[int]] = {}
-    for e in tg.store.iter_edges(["SUMMARY_FOR"]):
-        if e.src in top:
-            members.setdefault(e.src, []).append(index[e.dst])
-    return modularity(len(graph.nodes), graph.edges, graph.weights, list(members.values()))
 
 
 def recall(tg: ThinkGraph, questions: list[dict[str, Any]], repeats: int) -> dict[str, Any]:
@@ -114,7 +102,7 @@ def main() -> None:
             "pairs_without_the_date_rule": len(ref["raw"]), "one_pass": len(found_one), "batches": len(found_many),
             "recall_of_exact": round(len(found_one.keys() & ref["exact"].keys()) / max(1, len(ref["exact"])), 4),
             "not_exact": len(found_one.keys() - ref["exact"].keys()), "batches_equal_one_pass": found_one == found_many}
-        result["modularity"] = {"one_pass": round(top_modularity(one), 4), "batches": round(top_modularity(many), 4)}
+        result["modularity"] = {"one_pass": round(top_modularity(one.store), 4), "batches": round(top_modularity(many.store), 4)}
         result["recall_one_pass"] = recall(one, questions, args.repeats)
         result["recall_batches"] = recall(many, questions, args.repeats)
         # the same index with the pairs the date rule drops (as before the rule), for its effect on recall
