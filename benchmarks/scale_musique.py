@@ -102,7 +102,8 @@ def main() -> None:
             "pairs_without_the_date_rule": len(ref["raw"]), "one_pass": len(found_one), "batches": len(found_many),
             "recall_of_exact": round(len(found_one.keys() & ref["exact"].keys()) / max(1, len(ref["exact"])), 4),
             "not_exact": len(found_one.keys() - ref["exact"].keys()), "batches_equal_one_pass": found_one == found_many}
-        result["modularity"] = {"one_pass": round(top_modularity(one.store), 4), "batches": round(top_modularity(many.store), 4)}
+        result["modularity"] = {"one_pass": round(top_modularity(one.store), 4),
+                                "batches": round(top_modularity(many.store), 4)}
         result["recall_one_pass"] = recall(one, questions, args.repeats)
         result["recall_batches"] = recall(many, questions, args.repeats)
         # the same index with the pairs the date rule drops (as before the rule), for its effect on recall
