@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import shutil
+from functools import partial
 from pathlib import Path
 
 import numpy as np
@@ -24,14 +25,18 @@ def _tg(path: Path, settings: Settings, embedder: HashEmbedder | None = None, **
     return ThinkGraph(path, settings=settings, embedder=embedder or HashEmbedder(), **kw)
 
 
-def _extraction_reply(request: ChatRequest) -> str:
-    """A valid extraction naming the first two capitalised words of the chunk."""
+def _extraction_reply(request: ChatRequest, *, described: bool = False) -> str:
+    """A valid extraction naming the first two capitalised words of the chunk (``described``: its one
+    relation carries a description, ToG-3 Fig. 11)."""
     text = request.messages[-1]["content"].split("## Text", 1)[1]
     words = [w.strip(".,") for w in text.split() if w[:1].isupper() and w not in ("Title:",)][:2]
     a, b = (words + ["Alpha", "Beta"])[:2]
+    relation = {"source_entity": a, "target_entity": b, "relation": "relates to"}
+    if described:
+        relation["relationship_description"] = f"{a} is tied to {b} in the text."
     return json.dumps({"entities": [{"entity_name": a, "entity_type": "Thing"},
                                     {"entity_name": b, "entity_type": "Thing"}],
-                       "relationships": [{"source_entity": a, "target_entity": b, "relation": "relates to"}]})
+                       "relationships": [relation]})
 
 
 def test_index_sample_corpus_without_llm(index_path: Path, settings: Settings) -> None:
@@ -248,23 +253,12 @@ def test_document_summaries_from_llm_or_first_sentences(index_path: Path, settin
         assert docs["p1"].text.startswith("Harbor Hill Observatory: The Harbor Hill Observatory was founded")
 
 
-def _described_extraction(request: ChatRequest) -> str:
-    """A valid extraction whose one relation carries a description (ToG-3 Fig. 11)."""
-    text = request.messages[-1]["content"].split("## Text", 1)[1]
-    words = [w.strip(".,") for w in text.split() if w[:1].isupper() and w not in ("Title:",)][:2]
-    a, b = (words + ["Alpha", "Beta"])[:2]
-    return json.dumps({"entities": [{"entity_name": a, "entity_type": "Thing"},
-                                    {"entity_name": b, "entity_type": "Thing"}],
-                       "relationships": [{"source_entity": a, "target_entity": b, "relation": "relates to",
-                                          "relationship_description": f"{a} is tied to {b} in the text."}]})
-
-
 def test_community_summaries_read_relation_descriptions(index_path: Path, settings: Settings) -> None:
     """ToG-3 Fig. 12: a community's summary prompt lists its relations as source -> target ->
     relation -> description; the description also rides on the OPENREL edge."""
     settings.index.extractor = "llm"
     settings.index.document_summaries = "first_sentences"
-    backend = ScriptedBackend(rules=[("Summary:", "A group."), ("## Text", _described_extraction)])
+    backend = ScriptedBackend(rules=[("Summary:", "A group."), ("## Text", partial(_extraction_reply, described=True))])
     with _tg(index_path, settings, backend=backend) as tg:
         tg.index([FIXTURES / "corpus_small.jsonl"])
         edges = list(tg.store.iter_edges(["OPENREL"]))
