@@ -190,6 +190,13 @@ def test_indexing_ends_with_the_view_built_and_its_hnsw_graph_kept(tmp_path: Pat
         monkeypatch.setattr(tg.store, "get_vectors", lambda *a, **k: built.append("vectors") or ([], None))
         answer = tg.retrieve(QUESTION, "ppr")
         assert answer.citations and not built  # nothing decoded from the index again
+    assert (folder / "prepared").is_dir()
+    with ThinkGraph.open(path, settings=settings, embedder=HashEmbedder()) as tg:
+        def refuse(node_type: str) -> None:
+            raise AssertionError(f"read {node_type} vectors again")
+
+        monkeypatch.setattr(tg.view, "vectors", refuse)
+        tg.view.prepare()  # this revision was prepared: nothing is read back
 
 
 def test_prepare_view_off_leaves_the_first_question_to_build_it(tmp_path: Path,

@@ -24,6 +24,7 @@ from thinkgraph.store.base import GraphStore
 
 T = TypeVar("T")
 
+PREPARED = "prepared"  # the cache item that says prepare() finished for this revision
 # Edges of the entity-passage graph that PPR walks (undirected), as in HippoRAG 2.
 PPR_EDGE_TYPES = (EdgeType.OPENREL, EdgeType.CO_OCCURS, EdgeType.SYNONYM, EdgeType.CONTAINS)
 
@@ -88,7 +89,11 @@ class IndexView:
         """Build now, and keep in the view cache, what `ppr` and the methods built on its walk read, so
         that the first question after indexing does not pay for it: each node type's vectors (with their
         HNSW graph from ``ann_threshold`` vectors: 10 minutes for a million passages) and BM25, the
-        entity-passage graph, the entity names and the passages' entities."""
+        entity-passage graph, the entity names and the passages' entities. Nothing is read when this
+        revision's view was prepared before (a run that changed nothing: reading it back costs seconds
+        at a million passages)."""
+        if self.cache is not None and (self.cache.folder / PREPARED).is_dir():
+            return
         for node_type in (NodeType.CHUNK, NodeType.TRIPLET, NodeType.ENTITY):
             if self.cache is not None:  # kept first, so that the index maps the kept copy and keeps its HNSW
                 self._vector_indexes.pop(node_type, None)  # graph beside it (vector_index.py)
@@ -97,6 +102,7 @@ class IndexView:
             if len(self.vectors(node_type)):
                 self.lexical(node_type)
         _ = self.chunk_rows, self.entity_linker, self.chunk_entities, self.relation_labels
+        self._cached(PREPARED, lambda folder: True, lambda: True, lambda value, folder: None)
 
     def embed_query(self, text: str) -> np.ndarray:
         row: np.ndarray = self.embedder.embed([text])[0]
