@@ -66,6 +66,26 @@ def evaluate(tg: ThinkGraph, label: str, method: str, options: dict[str, Any], q
     return Row(label, *(100 * statistics.mean(recalls[k]) for k in (2, 5, 10)), statistics.median(per_pass))
 
 
+def paired_ratio(tg: ThinkGraph, method: str, options: dict[str, Any], baseline: str,
+                 questions: list[dict[str, Any]], repeats: int) -> float:
+    """``method``'s time over ``baseline``'s on the same questions, asked alternately in one process
+    (each question by both, one after the other, after one untimed question each), so that whatever
+    else the machine does weighs on both alike: the median over passes of the ratio of the pass totals."""
+    opts, base_opts = method_options(method, options), method_options(baseline, {})
+    for name, o in ((method, opts), (baseline, base_opts)):
+        asyncio.run(tg.aretrieve(questions[0]["question"], name, **o))
+    ratios = []
+    for _ in range(max(repeats, 1)):
+        totals = {method: 0.0, baseline: 0.0}
+        for q in questions:
+            for name, o in ((method, opts), (baseline, base_opts)):
+                started = time.perf_counter()
+                asyncio.run(tg.aretrieve(q["question"], name, **o))
+                totals[name] += time.perf_counter() - started
+        ratios.append(totals[method] / totals[baseline])
+    return statistics.median(ratios)
+
+
 def print_table(title: str, rows: list[Row], baseline: Row) -> None:
     print(f"\n{title}\n")
     print("| method | R@2 | R@5 | R@10 | ms/query | R@5 vs dense |")

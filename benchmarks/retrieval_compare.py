@@ -21,7 +21,7 @@ from typing import Any
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
-from retrieval_common import Row, evaluate, load_questions, print_table, warm_queries  # noqa: E402
+from retrieval_common import Row, evaluate, load_questions, paired_ratio, print_table, warm_queries  # noqa: E402
 
 from thinkgraph.api import ThinkGraph  # noqa: E402
 from thinkgraph.config import RetrievalSettings, Settings, load_settings  # noqa: E402
@@ -48,6 +48,7 @@ ABLATIONS: list[tuple[str, dict[str, Any]]] = [
 # the shared retrieval, and its paper-literal retrieval beside it.
 GRAPH_METHODS = ("a2rag", "topg", "tog3")
 VARIANTS = (("pool", {}), ("paper-literal", {"retrieval": "paper"}))
+PAIRED = "each question asked of the method and of ppr in turn, in one process; median of the passes' ratios"
 # docs/README reference on MuSiQue dev (same graph and embedder): HippoRAG 2's own code.
 HIPPORAG2_MUSIQUE = Row("HippoRAG 2's own code (../shared/data/README.md)", 46.3, 72.8, 79.0, 48.0)
 
@@ -62,21 +63,27 @@ def run_dataset(name: str, index: Path, questions_file: Path, repeats: int, sett
                 evaluate(tg, "ppr (default)", "ppr", {}, questions, repeats)]
         if name.startswith("MuSiQue"):
             rows.insert(2, HIPPORAG2_MUSIQUE)
+        method_rows: list[tuple[str, dict[str, Any]]] = []
         for method in GRAPH_METHODS:
             for variant, options in VARIANTS:
                 try:
                     rows.append(evaluate(tg, f"{method} {variant}", method, options, questions, repeats))
                 except IncompleteIndexError:  # an imported graph has no communities by default
-                    rows.append(evaluate(tg, f"{method} {variant} (no communities)", method,
-                                         {**options, "use_communities": False}, questions, repeats))
+                    options = {**options, "use_communities": False}
+                    rows.append(evaluate(tg, f"{method} {variant} (no communities)", method, options, questions,
+                                         repeats))
                 except ConfigError as exc:
                     print(f"{method} {variant}: not run on this index ({exc})")
+                    continue
+                method_rows.append((method, options))
         print_table(f"{name}: {len(questions)} questions, index {index.name}", rows, dense)
         default = next(r for r in rows if r.label == "ppr (default)")
-        for row in rows:
-            if row.label.endswith("pool") or "pool (" in row.label:
-                print(f"{row.label}: R@5 {row.r5 - default.r5:+.1f} points against ppr, "
-                      f"{row.ms / default.ms:.2f}x its time")
+        print(f"\n{name}: each paper's method against ppr (time: {PAIRED}; R@5 from the table)\n")
+        print("| method | R@5 against ppr | time / ppr's (paired) |")
+        print("|---|---|---|")
+        for row, (method, options) in zip(rows[-len(method_rows):], method_rows, strict=True):
+            ratio = paired_ratio(tg, method, options, "ppr", questions, repeats)
+            print(f"| {row.label} | {row.r5 - default.r5:+.1f} | {ratio:.2f}x |")
         ablation = [default] + [evaluate(tg, f"ppr, {label}", "ppr", change, questions, repeats)
                                 for label, change in ABLATIONS]
         print_table(f"{name}: ppr ablation (one lever changed at a time)", ablation, dense)

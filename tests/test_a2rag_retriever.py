@@ -122,3 +122,39 @@ async def test_no_seed_falls_back_to_dense_text(bridge_tg: ThinkGraph, graph: En
     state = await retriever.retrieve("quantum chromodynamics lecture")
     assert state.seeds.entities == {} and state.facts == []
     assert state.trace[-1].outputs["dense_fallback"] is True and len(state.stage_chunks["ppr"]) == 6
+
+
+class TextCountingEmbedder(HashEmbedder):
+    """Counts how often each text is embedded."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.texts: dict[str, int] = {}
+
+    def embed(self, texts: list[str]) -> np.ndarray:
+        for text in texts:
+            self.texts[text] = self.texts.get(text, 0) + 1
+        return super().embed(texts)
+
+
+def test_relation_predicates_embedded_once_per_index_revision(tmp_path, monkeypatch) -> None:
+    """The relation vocabulary is embedded once (by `index`, kept in the view cache), not per question;
+    nodes are counted once per revision, not per question."""
+    embedder = TextCountingEmbedder()
+    with ThinkGraph(tmp_path / "r.db", settings=Settings(), embedder=embedder) as tg:
+        tg.index([FIXTURES / "bridge_corpus.jsonl"], openie=FIXTURES / "bridge_openie.jsonl")
+        predicates = tg.view.relation_vectors[0]
+        assert "founded" in predicates and "works at" in predicates
+        indexed = {p: embedder.texts.get(p, 0) for p in predicates}
+        counts: list[int] = []
+        original = tg.store.count_nodes
+        monkeypatch.setattr(tg.store, "count_nodes", lambda: counts.append(1) or original())
+        for question in ("Where was the company that Alice Stone founded based?", "Who works at Acme Corp?",
+                         "Where was Carol Diaz born?"):
+            answer = tg.retrieve(question, "a2rag")
+            assert answer.citations
+        assert {p: embedder.texts.get(p, 0) for p in predicates} == indexed  # no predicate embedded again
+        assert len(counts) <= 1
+    with ThinkGraph.open(tmp_path / "r.db", settings=Settings(), embedder=TextCountingEmbedder()) as reopened:
+        assert reopened.view.relation_vectors[0] == predicates  # read from the view cache
+        assert not any(p in reopened.embedder.texts for p in predicates)

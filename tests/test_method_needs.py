@@ -56,7 +56,7 @@ async def test_a_part_switched_off_is_not_asked_for(nolm_index: Path) -> None:
     tog3 = catalog.get("tog3")
     config = tog3.make_config(Settings(), {"use_communities": False})
     with _open(nolm_index) as tg:
-        lacks = index_lacks("tog3", tog3.needs(config), tg.store)
+        lacks = index_lacks("tog3", tog3.needs(config), tg.view)
     assert len(lacks) == 1 and lacks[0].startswith(TOG3_LINE)
 
 

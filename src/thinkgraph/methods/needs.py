@@ -13,18 +13,20 @@ from pathlib import Path
 
 from thinkgraph.methods.catalog import IndexPart
 from thinkgraph.models import NodeType
-from thinkgraph.store.base import GraphStore
+from thinkgraph.retrieval.views import IndexView
 
 LLM_TRIPLETS = "`thinkgraph index DOCS --extractor llm` (or precomputed OpenIE: --openie FILE)"
 
 
-def _count(store: GraphStore, node_type: str) -> int:
-    return int(store.count_nodes().get(node_type, 0))
+def _count(view: IndexView, node_type: str) -> int:
+    """Counted once per revision of the index (the view's), not once per question: a count of every
+    node costs seconds at a million passages."""
+    return int(view.node_counts.get(node_type, 0))
 
 
-def _imported_typed_graph(store: GraphStore) -> bool:
+def _imported_typed_graph(view: IndexView) -> bool:
     """Whether a typed graph was imported (kgr builds one from the index itself when none was)."""
-    meta = Path(f"{store.path}.kg") / "meta.json"
+    meta = Path(f"{view.store.path}.kg") / "meta.json"
     try:
         source = json.loads(meta.read_text(encoding="utf-8")).get("source", {})
     except (OSError, ValueError):
@@ -33,7 +35,7 @@ def _imported_typed_graph(store: GraphStore) -> bool:
 
 
 # (method, part) -> (whether the index has it, the line that says what runs instead)
-_CHECKS: Mapping[tuple[str, IndexPart], tuple[Callable[[GraphStore], bool], str]] = {
+_CHECKS: Mapping[tuple[str, IndexPart], tuple[Callable[[IndexView], bool], str]] = {
     ("tog3", IndexPart.TRIPLETS): (
         lambda s: _count(s, NodeType.TRIPLET) > 0,
         "tog3 finds no triplet nodes here: this index has none, so its subgraphs start as passages (and "
@@ -57,15 +59,15 @@ _CHECKS: Mapping[tuple[str, IndexPart], tuple[Callable[[GraphStore], bool], str]
         "graph was imported; import one with `thinkgraph index --kg graph.json`"),
 }
 
-def index_lacks(method: str, parts: frozenset[IndexPart], store: GraphStore) -> list[str]:
-    """One line per part ``method`` reads (``parts``: its record's ``needs(config)``) that ``store``
-    lacks, in a fixed order."""
+def index_lacks(method: str, parts: frozenset[IndexPart], view: IndexView) -> list[str]:
+    """One line per part ``method`` reads (``parts``: its record's ``needs(config)``) that the index of
+    ``view`` lacks, in a fixed order."""
     lines = []
     for part in sorted(parts):
         check = _CHECKS.get((method, part))
         if check is None:
             continue
         present, line = check
-        if not present(store):
+        if not present(view):
             lines.append(line)
     return lines

@@ -16,6 +16,7 @@ from thinkgraph.models import Answer, AnswerStatus, Cost, TraceStep
 
 if TYPE_CHECKING:
     from thinkgraph.methods.base import Method
+    from thinkgraph.retrieval.views import IndexView
     from thinkgraph.store.base import GraphStore
 
 EMPTY_ANSWER_MESSAGE = "the model returned an empty answer"
@@ -68,16 +69,16 @@ async def run_method(method: Method, question: str, *, top_k: int | None = None)
     if top_k is not None:
         del answer.citations[top_k:]
     finish_evidence(answer, ctx.store)
-    say_what_the_index_lacks(answer, record.name, record.needs(method.config), ctx.store)
+    say_what_the_index_lacks(answer, record.name, record.needs(method.config), ctx.view)
     return answer
 
 
 def say_what_the_index_lacks(answer: Answer, method: str, parts: frozenset[catalog.IndexPart],
-                             store: GraphStore) -> None:
+                             view: IndexView) -> None:
     """The parts the method reads that the index lacks, one line each, in the message and the stats."""
     from thinkgraph.methods.needs import index_lacks
 
-    lacks = index_lacks(method, parts, store)
+    lacks = index_lacks(method, parts, view)
     if lacks:
         answer.stats["index_lacks"] = lacks
         answer.message = "; ".join([m for m in (answer.message,) if m] + lacks)

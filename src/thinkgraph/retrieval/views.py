@@ -101,7 +101,7 @@ class IndexView:
                              _write_vectors)
             if len(self.vectors(node_type)):
                 self.lexical(node_type)
-        _ = self.chunk_rows, self.entity_linker, self.chunk_entities, self.relation_labels
+        _ = self.chunk_rows, self.entity_linker, self.chunk_entities, self.relation_labels, self.relation_vectors
         self._cached(PREPARED, lambda folder: True, lambda: True, lambda value, folder: None)
 
     def embed_query(self, text: str) -> np.ndarray:
@@ -161,6 +161,23 @@ class IndexView:
             for eid in entities:
                 counts[eid] = counts.get(eid, 0) + 1
         return counts
+
+    @cached_property
+    def relation_vectors(self) -> tuple[list[str], np.ndarray]:
+        """The distinct predicates of the index's relations, sorted, and their vectors (A2RAG matches the
+        question's relation phrase against them): embedded once per revision, not once per question."""
+        def build() -> tuple[list[str], np.ndarray]:
+            edges = self.store.iter_edges([EdgeType.OPENREL])
+            names = sorted({str(e.props.get("predicate", "")) for e in edges} - {""})
+            matrix = self.embedder.embed(names) if names else np.zeros((0, self.embedder.dim), dtype=np.float32)
+            return names, matrix
+
+        return self._cached("vectors-relations", _read_vectors, build, _write_vectors)
+
+    @cached_property
+    def node_counts(self) -> dict[str, int]:
+        """Nodes per type in this revision (what a method finds missing is said per question)."""
+        return self.store.count_nodes()
 
     @cached_property
     def relation_labels(self) -> dict[tuple[str, str], str]:

@@ -249,8 +249,7 @@ class A2RAGMethod:
         n = self.config.sufficiency_precheck
         if state.walk is None or n == 0:
             return []
-        walk = state.walk
-        best = sorted(walk, key=lambda c: (-walk[c], c))[:n]
+        best = state.walk.best(n)
         shown = set(state.ranked_chunks()[: self.config.evidence_chunks])
         return [c for c in best if c not in shown]
 

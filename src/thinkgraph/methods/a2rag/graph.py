@@ -12,6 +12,11 @@ import scipy.sparse as sp
 from thinkgraph.models import EdgeType, NodeType
 from thinkgraph.retrieval.views import IndexView
 
+# The stand-in facts of links that state no relation (co-occurrence, synonymy): structure, not statements.
+CO_OCCURS_WITH = "co-occurs with"
+SAME_AS = "same as"
+STRUCTURAL_PREDICATES = frozenset({CO_OCCURS_WITH, SAME_AS})
+
 
 @dataclass(frozen=True, slots=True)
 class Fact:
@@ -83,6 +88,6 @@ def build_entity_graph(view: IndexView) -> EntityGraph:
         s, o = row.get(e.src), row.get(e.dst)
         if s is not None and o is not None and s != o:
             shared = tuple(sorted(set(view.entity_chunks.get(e.src, ())) & set(view.entity_chunks.get(e.dst, ()))))
-            facts.append(Fact(s, "co-occurs with" if e.type == EdgeType.CO_OCCURS else "same as", o, shared))
+            facts.append(Fact(s, CO_OCCURS_WITH if e.type == EdgeType.CO_OCCURS else SAME_AS, o, shared))
     chunks_of = [tuple(view.entity_chunks.get(node_id, ())) for node_id in ids]
     return EntityGraph(ids, [n.text for n in entities], facts, chunks_of)

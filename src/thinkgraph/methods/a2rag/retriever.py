@@ -4,7 +4,7 @@ sufficiency judgement after each stage, every stage at most once (§III-C.4)."""
 from __future__ import annotations
 
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
@@ -12,10 +12,11 @@ from typing import Any
 import numpy as np
 
 from thinkgraph.config import RetrievalSettings
+from thinkgraph.graph.topk import top_indices
 from thinkgraph.llm.service import LLM
 from thinkgraph.methods.a2rag.config import A2RAGConfig
-from thinkgraph.methods.a2rag.graph import EntityGraph, Fact, build_entity_graph
-from thinkgraph.methods.a2rag.seeds import SeedAligner, Seeds
+from thinkgraph.methods.a2rag.graph import STRUCTURAL_PREDICATES, EntityGraph, Fact, build_entity_graph
+from thinkgraph.methods.a2rag.seeds import SeedAligner, Seeds, SeedVocabulary
 from thinkgraph.methods.a2rag.stages import bridge_facts, local_facts, ppr_map_back
 from thinkgraph.models import NodeType, TraceStep
 from thinkgraph.retrieval.evidence import ScoredPassage, passages_from_scores
@@ -25,7 +26,29 @@ from thinkgraph.retrieval.views import IndexView
 STAGES = ("local", "bridge", "ppr")
 DENSE_FALLBACK = "dense_fallback"  # stage 3 without any seed in the graph: dense retrieval over chunks
 ENTITY_GRAPH_MEMO = "a2rag.entity_graph"
-STRUCTURAL_PREDICATES = frozenset({"co-occurs with", "same as"})  # methods/a2rag/graph.py's stand-in facts
+SEED_VOCABULARY_MEMO = "a2rag.seed_vocabulary"
+
+
+@dataclass(frozen=True)
+class WalkScores:
+    """The shared walk's score of every passage, as the array the walk returned (in the order of the
+    chunk vectors): a dict of every passage per question cost more than the walk at scale."""
+
+    ids: list[str]
+    position: dict[str, int]  # chunk id -> row of ``scores``
+    scores: np.ndarray
+
+    def get(self, chunk_id: str) -> float:
+        row = self.position.get(chunk_id)
+        return 0.0 if row is None else float(self.scores[row])
+
+    def best(self, n: int) -> list[str]:
+        """The ``n`` best passages, best first (ties in the vectors' order)."""
+        return [self.ids[i] for i in top_indices(self.scores, n)]
+
+    def rank(self, chunk_ids: Iterable[str]) -> list[str]:
+        """``chunk_ids`` best first (ties by id)."""
+        return sorted(chunk_ids, key=lambda c: (-self.get(c), c))
 
 
 @dataclass
@@ -38,7 +61,7 @@ class RetrievalState:
     sufficient: bool = False
     trace: list[TraceStep] = field(default_factory=list)
     # retrieval="shared": the walk's score of every chunk, by which the evidence is ranked
-    walk: dict[str, float] | None = None
+    walk: WalkScores | None = None
     walk_seeded: bool = False  # whether the shared walk had a seed (else it ranked by the text alone)
     draft: str | None = None  # sufficiency="answer": the draft that judged the last stage sufficient
 
@@ -47,10 +70,10 @@ class RetrievalState:
         interleaved stage by stage so that each stage contributes its best."""
         last = STAGES.index(through) + 1 if through else len(STAGES)
         lists = [self.stage_chunks[s] for s in STAGES[:last] if s in self.stage_chunks]
-        if self.walk is not None:
-            walk = self.walk
+        walk = self.walk
+        if walk is not None:
             pooled = dict.fromkeys(c for chunks in lists for c in chunks)
-            return sorted(pooled, key=lambda c: -walk.get(c, 0.0))
+            return sorted(pooled, key=lambda c: -walk.get(c))
         out: list[str] = []
         seen: set[str] = set()
         for rank in range(max((len(x) for x in lists), default=0)):
@@ -82,7 +105,10 @@ class AgenticRetriever:
 
     @cached_property
     def aligner(self) -> SeedAligner:
-        return SeedAligner(self.view, self.graph, self.config, self.llm)
+        """Aligns against a vocabulary derived once per view (a given graph: once per retriever)."""
+        vocabulary = SeedVocabulary(self.view, self.graph) if self._graph is not None else \
+            self.view.memo(SEED_VOCABULARY_MEMO, lambda: SeedVocabulary(self.view, self.graph))
+        return SeedAligner(self.view, vocabulary, self.config, self.llm)
 
     @cached_property
     def walker(self) -> GraphRetriever:
@@ -111,9 +137,9 @@ class AgenticRetriever:
     def _walk(self, state: RetrievalState, query_vec: np.ndarray) -> None:
         """The shared walk (``ppr``'s ranking: linked entities and fact seeds, the second hop) over
         every passage; without any seed it is the hybrid text ranking."""
-        ids = self.view.vectors(NodeType.CHUNK).ids
+        chunks = self.view.vectors(NodeType.CHUNK)
         ranking = self.walker.passage_ranking(state.query, query_vec)
-        state.walk = {cid: float(score) for cid, score in zip(ids, ranking.scores, strict=True)}
+        state.walk = WalkScores(chunks.ids, chunks.position, ranking.scores)
         state.walk_seeded = bool(ranking.seeds)
 
     async def retrieve(self, query: str, *, judge: Judge | None = None, trace: list[TraceStep] | None = None,
@@ -187,16 +213,14 @@ class AgenticRetriever:
     def _rank(self, chunk_ids: set[str], state: RetrievalState, query_vec: np.ndarray) -> list[str]:
         if state.walk is None:
             return self._rank_by_query(chunk_ids, query_vec)
-        walk = state.walk
-        return sorted(chunk_ids, key=lambda c: (-walk.get(c, 0.0), c))
+        return state.walk.rank(chunk_ids)
 
     def _global_stage(self, state: RetrievalState, seeds: list[int], query_vec: np.ndarray) -> dict[str, Any]:
         """Stage 3: the shared walk's top-L passages, or (paper) eqs. 9-12 with map-back; with no seed
         in the graph (paper) the text is searched directly."""
         c = self.config
         if state.walk is not None:
-            walk = state.walk
-            ranked = sorted(walk, key=lambda cid: (-walk[cid], cid))[: c.top_l]
+            ranked = state.walk.best(c.top_l)
             state.stage_chunks["ppr"] = ranked
             return {"walk": "shared", "chunks": len(ranked), "dense_fallback": not state.walk_seeded}
         top, chunk_scores = ppr_map_back(self.graph, seeds, c.alpha, c.top_l)

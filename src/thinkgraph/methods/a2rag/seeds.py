@@ -15,7 +15,7 @@ from thinkgraph.errors import LLMUnavailableError, StructuredOutputError
 from thinkgraph.ids import normalize_name
 from thinkgraph.llm.service import LLM
 from thinkgraph.methods.a2rag.config import A2RAGConfig
-from thinkgraph.methods.a2rag.graph import EntityGraph
+from thinkgraph.methods.a2rag.graph import STRUCTURAL_PREDICATES, EntityGraph
 from thinkgraph.methods.a2rag.prompts import QUERY_SEEDS
 from thinkgraph.names import entities_in
 from thinkgraph.retrieval.linking import strip_mentions
@@ -40,19 +40,23 @@ class Seeds:
     linked: list[str] = field(default_factory=list)  # names of the seeds linked in the question (shared)
 
 
-class SeedAligner:
-    def __init__(self, view: IndexView, graph: EntityGraph, config: A2RAGConfig, llm: LLM | None) -> None:
+class SeedVocabulary:
+    """What seed alignment compares a question with, derived once per graph (the view's graph once per
+    index revision, ``AgenticRetriever.aligner``): normalised entity names, entity vectors, and the
+    relation predicates with their vectors (the view's, embedded once per revision and kept in the view
+    cache; a predicate it lacks is embedded on first use)."""
+
+    def __init__(self, view: IndexView, graph: EntityGraph) -> None:
         self.view = view
         self.graph = graph
-        self.config = config
-        self.llm = llm
+        self._extra_relation_vectors: dict[str, np.ndarray] = {}
 
     @cached_property
-    def _normalized_names(self) -> list[str]:
+    def normalized_names(self) -> list[str]:
         return [normalize_name(n) for n in self.graph.names]
 
     @cached_property
-    def _entity_vectors(self) -> np.ndarray:
+    def entity_vectors(self) -> np.ndarray:
         vectors = self.view.vectors("entity")
         rows = [vectors.position.get(node_id) for node_id in self.graph.ids]
         out = np.zeros((len(rows), vectors.vectors.shape[1] if len(vectors) else 1), dtype=np.float32)
@@ -62,8 +66,31 @@ class SeedAligner:
         return out
 
     @cached_property
-    def _predicates(self) -> list[str]:
-        return sorted({f.predicate for f in self.graph.facts})
+    def predicates(self) -> list[str]:
+        """The relations facts state (co-occurrence and synonym links are structure: no seed matches them)."""
+        return sorted({f.predicate for f in self.graph.facts} - STRUCTURAL_PREDICATES)
+
+    @cached_property
+    def _relation_rows(self) -> dict[str, int]:
+        return {name: i for i, name in enumerate(self.view.relation_vectors[0])}
+
+    def relation_vectors(self, names: list[str]) -> np.ndarray:
+        """The vectors of ``names`` (predicates of the graph), from the view's relation vectors."""
+        matrix = self.view.relation_vectors[1]
+        missing = [n for n in names if n not in self._relation_rows and n not in self._extra_relation_vectors]
+        if missing:  # (a graph given apart from the view's)
+            self._extra_relation_vectors.update(zip(missing, self.view.embedder.embed(missing), strict=True))
+        return np.stack([matrix[self._relation_rows[n]] if n in self._relation_rows
+                         else self._extra_relation_vectors[n] for n in names])
+
+
+class SeedAligner:
+    def __init__(self, view: IndexView, vocabulary: SeedVocabulary, config: A2RAGConfig, llm: LLM | None) -> None:
+        self.view = view
+        self.vocabulary = vocabulary
+        self.graph = vocabulary.graph
+        self.config = config
+        self.llm = llm
 
     def phrases(self, question: str) -> QueryMentions:
         """The model-free mentions (§III-C's phrase extractor): name-like phrases, and as the relation
@@ -111,13 +138,14 @@ class SeedAligner:
             return []
         c = self.config
         target = normalize_name(mention)
-        cosine = self._entity_vectors @ self.view.embed_query(mention)
+        names = self.vocabulary.normalized_names
+        cosine = self.vocabulary.entity_vectors @ self.view.embed_query(mention)
         candidates = set(np.argsort(-cosine)[: c.seed_candidates].tolist())
-        for _, _, row in process.extract(target, self._normalized_names, scorer=fuzz.ratio, limit=c.seed_candidates):
+        for _, _, row in process.extract(target, names, scorer=fuzz.ratio, limit=c.seed_candidates):
             candidates.add(int(row))
         scored = []
         for row in candidates:
-            lexical = fuzz.ratio(target, self._normalized_names[row]) / 100.0
+            lexical = fuzz.ratio(target, names[row]) / 100.0
             score = c.seed_lexical_weight * lexical + (1 - c.seed_lexical_weight) * float(max(cosine[row], 0.0))
             if score >= c.seed_threshold:
                 scored.append((row, score))
@@ -125,12 +153,11 @@ class SeedAligner:
 
     def align_relation(self, phrase: str) -> set[str]:
         """Predicates lexically close to the phrase (token-set similarity), then confirmed by cosine."""
-        hits = process.extract(phrase.casefold(), self._predicates, scorer=fuzz.token_set_ratio, limit=20)
+        hits = process.extract(phrase.casefold(), self.vocabulary.predicates, scorer=fuzz.token_set_ratio, limit=20)
         names = [h[0] for h in hits]
         if not names:
             return set()
-        vecs = self.view.embedder.embed([phrase, *names])
-        cosine = vecs[1:] @ vecs[0]
+        cosine = self.vocabulary.relation_vectors(names) @ self.view.embed_query(phrase)
         w = self.config.seed_lexical_weight
         return {name for (name, lex, _), cos in zip(hits, cosine, strict=True)
                 if w * lex / 100.0 + (1 - w) * float(cos) >= self.config.relation_threshold}

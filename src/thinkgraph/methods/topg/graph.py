@@ -91,7 +91,7 @@ def proposition_graph(view: IndexView) -> PropositionGraph:
 
 def build_proposition_graph(view: IndexView) -> PropositionGraph:
     store = view.store
-    kind = NodeType.PROPOSITION if store.count_nodes().get(NodeType.PROPOSITION) else NodeType.TRIPLET
+    kind = NodeType.PROPOSITION if view.node_counts.get(NodeType.PROPOSITION) else NodeType.TRIPLET
     nodes = list(store.iter_nodes(kind))
     ids = [n.id for n in nodes]
     row = {pid: i for i, pid in enumerate(ids)}
