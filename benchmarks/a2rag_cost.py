@@ -3,10 +3,10 @@ a scripted model that follows every format and reads its prompts: it answers whe
 shown holds the gold answer (else "Unknown") and verifies what the evidence states. For IRCoT it
 reasons as chain-of-thought does, one sentence per hop of the question (naming the hop's gold
 passage, or MuSiQue's intermediate answer, so that IRCoT's next retrieval finds it), then states the
-answer once a passage it was shown holds it (hops + 1 calls, IRCoT's 3.5 on HotpotQA in the A2RAG
-paper), or reasons on to its step limit. So the figures are the methods'
-cost structure on real passages, not a model's quality; a real model's figures are in the README
-(benchmarks/real_model.py).
+answer once a passage it was shown holds it (hops + 1 calls), or reasons on to its step limit; IRCoT
+QA's reader then answers from every paragraph collected (one call more; `ircot reader=cot`, the chain's
+own answer, is shown beside it). So the figures are the methods' cost structure on real passages, not a
+model's quality; a real model's figures are in the README (benchmarks/real_model.py).
 
     python benchmarks/a2rag_cost.py --musique-index musique.db --hotpot-index hotpot_spacy.db
 """
@@ -31,6 +31,10 @@ from thinkgraph.config import Settings  # noqa: E402
 from thinkgraph.llm.backend import ChatRequest  # noqa: E402
 from thinkgraph.testing import ScriptedBackend  # noqa: E402
 
+# a2rag beside IRCoT as published (IRCoT QA: the chain, then its reader) and without the reader
+METHODS: dict[str, tuple[str, dict[str, Any]]] = {
+    "a2rag": ("a2rag", {}), "ircot": ("ircot", {}), "ircot reader=cot": ("ircot", {"reader": "cot"})}
+
 
 class FormatFollower:
     """Replies per prompt kind for the question being asked (``question`` is set before each ask)."""
@@ -41,7 +45,8 @@ class FormatFollower:
         self.backend = ScriptedBackend(rules=[
             ("Answer the question using only the evidence below", self.draft),
             ("Check the answer below", self.check), ("Reply with the rewritten question only", self.rewrite),
-            ("Write only the\nNEXT sentence", self.reason)])
+            ("Write only the\nNEXT sentence", self.reason),
+            ("Answer the question using only the numbered passages below", self.draft)])  # IRCoT's reader
 
     def _golds(self) -> list[str]:
         q = self.question
@@ -89,26 +94,27 @@ def run(index: Path, questions_file: Path, corpus: Path, limit: int | None) -> d
     titles = {d["id"]: d["title"] for d in map(json.loads, corpus.read_text(encoding="utf-8").splitlines()) if d}
     model = FormatFollower(titles)
     out: dict[str, dict[str, list[float]]] = {}
-    with tempfile.TemporaryDirectory() as folder:
-        copy = Path(folder) / index.name  # a fresh LLM cache: every call is made and counted
-        with sqlite3.connect(index) as source, sqlite3.connect(copy) as target:
-            source.backup(target)
-            target.execute("DELETE FROM llm_cache")
-        _ask_all(copy, questions[:limit], model, out)
+    for label, (method, options) in METHODS.items():
+        with tempfile.TemporaryDirectory() as folder:
+            copy = Path(folder) / index.name  # a fresh LLM cache per method: every call is made and counted
+            with sqlite3.connect(index) as source, sqlite3.connect(copy) as target:
+                source.backup(target)
+                target.execute("DELETE FROM llm_cache")
+            out[label] = _ask_all(copy, questions[:limit], model, method, options)
     return {m: {k: statistics.mean(v) for k, v in f.items()} for m, f in out.items()}
 
 
-def _ask_all(index: Path, questions: list[dict[str, Any]], model: FormatFollower,
-             out: dict[str, dict[str, list[float]]]) -> None:
+def _ask_all(index: Path, questions: list[dict[str, Any]], model: FormatFollower, method: str,
+             options: dict[str, Any]) -> dict[str, list[float]]:
+    figures: dict[str, list[float]] = {"calls": [], "tokens": [], "answered": []}
     with ThinkGraph(index, settings=Settings(), backend=model.backend) as tg:
         for q in questions:
             model.question = q
-            for method in ("a2rag", "ircot"):
-                answer = asyncio.run(tg.aask(q["question"], method))
-                figures = out.setdefault(method, {"calls": [], "tokens": [], "answered": []})
-                figures["calls"].append(answer.cost.calls)
-                figures["tokens"].append(answer.cost.total_tokens)
-                figures["answered"].append(float(answer.status == "answered"))
+            answer = asyncio.run(tg.aask(q["question"], method, **options))
+            figures["calls"].append(answer.cost.calls)
+            figures["tokens"].append(answer.cost.total_tokens)
+            figures["answered"].append(float(answer.status == "answered"))
+    return figures
 
 
 def main() -> None:
@@ -128,9 +134,11 @@ def main() -> None:
         result = run(index, data / "questions_dev.jsonl", data / "corpus.jsonl", args.limit)
         for method, f in result.items():
             print(f"| {name} | {method} | {f['calls']:.2f} | {f['tokens']:.0f} | {100 * f['answered']:.0f} |")
-        a2rag, ircot = result["a2rag"], result["ircot"]
-        print(f"| {name} | a2rag / ircot | {a2rag['calls'] / ircot['calls']:.2f} | "
-              f"{a2rag['tokens'] / ircot['tokens']:.2f} | |")
+        a2rag = result["a2rag"]
+        for label in ("ircot", "ircot reader=cot"):
+            other = result[label]
+            print(f"| {name} | a2rag / {label} | {a2rag['calls'] / other['calls']:.2f} | "
+                  f"{a2rag['tokens'] / other['tokens']:.2f} | |")
 
 
 if __name__ == "__main__":

@@ -23,6 +23,7 @@ KINDS = {
     "rewrite": "Reply with the rewritten question only",
     "propose": "that support the verified",
     "reason": "Write only the\nNEXT sentence",
+    "read": "Answer the question using only the numbered passages below",  # ircot's reader
 }
 
 # The call pattern these tests script: seeds extracted by the LLM, a separate sufficiency verdict after
@@ -223,13 +224,34 @@ async def test_unknown_option_is_a_clear_error(tg_factory) -> None:  # noqa: ANN
 
 
 async def test_ircot_answers_or_hits_its_step_limit(tg_factory) -> None:  # noqa: ANN001
+    """reader="cot": the chain's own answer, or none at the step limit."""
     script = Script(reason=["Alice Stone founded Acme Corp.", "So the answer is: Rivertown."])
     tg = tg_factory(script)
-    answer = await tg.aask("Where is the company Alice Stone founded based?", method="ircot")
+    answer = await tg.aask("Where is the company Alice Stone founded based?", method="ircot", reader="cot")
     assert answer.text == "Rivertown" and answer.status == "answered" and answer.cost.calls == 2
     second = [p for k, p in script.calls if k == "reason"][1]
     assert "Alice Stone founded Acme Corp." in second
     script = Script(reason=["Still thinking."])
     tg = tg_factory(script)
-    answer = await tg.aask("Where?", method="ircot", max_steps=3)
+    answer = await tg.aask("Where?", method="ircot", max_steps=3, reader="cot")
     assert answer.status == "failed" and answer.cost.calls == 3
+
+
+async def test_ircot_reader_answers_from_every_paragraph_the_chain_collected(tg_factory) -> None:  # noqa: ANN001
+    """IRCoT QA (the default): after the chain, one reader call over all collected paragraphs; its reply
+    is the answer and its citations, the chain's own answer is kept in the stats."""
+    script = Script(reason=["Alice Stone founded Acme Corp.", "So the answer is: Rivertown."], read=["Rivertown [2]"])
+    tg = tg_factory(script)
+    answer = await tg.aask("Where is the company Alice Stone founded based?", method="ircot")
+    assert script.kinds() == ["reason", "reason", "read"] and answer.cost.calls == 3
+    assert answer.text == "Rivertown" and answer.status == "answered" and len(answer.citations) == 1
+    assert answer.stats["reader"] == "separate" and answer.stats["chain_answer"] == "Rivertown"
+    reader_prompt = script.calls[-1][1]
+    retrieved = {c for s in answer.trace if s.action.startswith("retrieve.") for c in s.outputs["new"]}
+    shown = [s for s in answer.trace if s.action == "answer.from_passages"][0].inputs["passages"]
+    assert set(shown) == retrieved and "[1]" in reader_prompt  # every paragraph of every step
+    # a chain that never states the answer still gets the reader's
+    script = Script(reason=["Still thinking."], read=["Unknown"])
+    answer = await tg_factory(script).aask("Where?", method="ircot", max_steps=2)
+    assert script.kinds() == ["reason", "reason", "read"] and answer.status == "abstained"
+    assert answer.stats["chain_answer"] is None

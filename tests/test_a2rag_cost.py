@@ -17,7 +17,8 @@ from thinkgraph.testing import ScriptedBackend
 QUESTION = "Where is the company that Alice Stone founded based?"
 BRIDGE = "Acme Corp is based in Rivertown"
 NEEDLES = {"draft": "Answer the question using only the evidence below", "check": "Check the answer below",
-           "rewrite": "Reply with the rewritten question only", "reason": "Write only the\nNEXT sentence"}
+           "rewrite": "Reply with the rewritten question only", "reason": "Write only the\nNEXT sentence",
+           "read": "Answer the question using only the numbered passages below"}  # ircot's reader
 
 
 class Model:
@@ -28,7 +29,8 @@ class Model:
         self.calls: list[str] = []
         self.check_reply = check
         self.fact, self.answer = fact, answer
-        handlers = {"draft": self.draft, "check": self.check, "rewrite": self.rewrite, "reason": self.reason}
+        handlers = {"draft": self.draft, "check": self.check, "rewrite": self.rewrite, "reason": self.reason,
+                    "read": self.draft}
         self.backend = ScriptedBackend(rules=[(NEEDLES[k], self._on(k, h)) for k, h in handlers.items()])
 
     def _on(self, kind: str, handler):  # noqa: ANN001, ANN202
@@ -134,7 +136,10 @@ async def test_calls_beside_ircot_on_the_same_questions(ask) -> None:  # noqa: A
     two_hop = await ask(Model(), i_max=0)
     ircot = await ask(Model(), method="ircot")
     assert two_hop.text == ircot.text == "Rivertown"
-    assert ircot.cost.calls == 3 and two_hop.cost.calls == 2  # a2rag drafts once, at its stage 3
+    # a2rag drafts once, at its stage 3; IRCoT reasons twice, states the answer, and its reader answers
+    assert ircot.cost.calls == 4 and two_hop.cost.calls == 2
+    chain_only = await ask(Model(), method="ircot", reader="cot")
+    assert chain_only.text == "Rivertown" and chain_only.cost.calls + chain_only.cost.cached_calls == 3
     one_hop = await ask(Model(fact="Alice Stone founded Acme Corp", answer="Acme Corp"),
                         question="Which company did Alice Stone found?")
     assert one_hop.cost.calls == 2

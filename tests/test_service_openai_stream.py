@@ -131,10 +131,10 @@ async def _run(index: Path, method: str, options: dict[str, Any]) -> tuple[list[
 
 LIVE = [("none", {}), ("naive", {}), ("ppr", {}), ("hybrid", {}), ("tog3", {}), ("topg", {"mode": "naive"}),
         ("topg", {"mode": "global", "breadth": 2, "global_max_iter": 1, "min_facts": 20}),
-        ("kg-textrag", {}), ("kg-graphrag", {})]
-# a2rag's answer counts only once Triple-Check passed it; ircot's and kgr's come from action replies,
-# topg local's from a JSON verdict
-AFTER = [("a2rag", {}), ("ircot", {}), ("topg", {}), ("kgr", {"steps": 2})]
+        ("kg-textrag", {}), ("kg-graphrag", {}), ("ircot", {})]
+# a2rag's answer counts only once Triple-Check passed it; kgr's and ircot's without its reader come from
+# action replies, topg local's from a JSON verdict
+AFTER = [("a2rag", {}), ("ircot", {"reader": "cot"}), ("topg", {}), ("kgr", {"steps": 2})]
 
 
 @pytest.mark.parametrize(("method", "options"), LIVE + AFTER,

@@ -52,8 +52,8 @@ class MethodRecord:
     defaults_from: str | None = None
     # The LLM steps whose streamed reply is the method's final answer (nothing after them replaces it),
     # each with whether the method takes the reply's [n] markers out: a service streams these live.
-    # None for a2rag (Triple-Check may reject a draft), ircot and kgr (the answer is read from action
-    # replies) and topg's local mode (a JSON verdict).
+    # None for a2rag (Triple-Check may reject a draft), kgr and ircot's reader="cot" (the answer is read
+    # from action replies) and topg's local mode (a JSON verdict).
     answer_steps: Mapping[str, bool] = field(default_factory=dict)
     # Settings that keep a question from changing the index, forced in evaluation so that no question's
     # effects reach another question or method (tog3's write-back of the triplets it extracts).
@@ -126,7 +126,8 @@ CATALOG: tuple[MethodRecord, ...] = (
                  switches={IndexPart.COMMUNITIES: "use_communities"}, answer_steps={"tog3.final": True},
                  isolation={"write_triplets": False}),
     MethodRecord("ircot", "IRCoT: retrieval interleaved with chain-of-thought", "thinkgraph.methods.ircot:IRCoTMethod",
-                 "thinkgraph.methods.ircot:IRCoTConfig", top_k=("max_passages",), needs_llm=True),
+                 "thinkgraph.methods.ircot:IRCoTConfig", top_k=("max_passages",), needs_llm=True,
+                 answer_steps={"answer.from_passages": True}),  # its reader (reader="separate", the default)
     MethodRecord("kgr", "KG-grounded CoT / ToT / GoT reasoning by agent actions or automatic exploration",
                  "thinkgraph.methods.kgr:KGRMethod", "thinkgraph.methods.kgr:KGRConfig", needs_llm=True,
                  reads=frozenset({IndexPart.TYPED_KG})),

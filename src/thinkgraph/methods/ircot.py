@@ -1,5 +1,7 @@
 """Baseline `ircot` (Trivedi et al.): interleave retrieval with chain-of-thought — each new reasoning
-sentence becomes the next retrieval query — until the model states the answer or a step limit."""
+sentence becomes the next retrieval query — until the model states the answer or a step limit; then
+IRCoT QA's reader answers from every paragraph collected (or, ``reader="cot"``, the chain's own answer
+stands)."""
 
 from __future__ import annotations
 
@@ -11,10 +13,10 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from thinkgraph.methods.base import MethodContext
 from thinkgraph.methods.run import llm_required_error
-from thinkgraph.methods.synthesis import citations_for, numbered_passages
+from thinkgraph.methods.synthesis import answer_from_evidence, citations_for, numbered_passages
 from thinkgraph.models import Answer, AnswerStatus, TraceStep
 from thinkgraph.retrieval.dense import DenseRetriever
-from thinkgraph.retrieval.evidence import ScoredPassage
+from thinkgraph.retrieval.evidence import Evidence, ScoredPassage
 from thinkgraph.retrieval.graph import GraphRetriever
 from thinkgraph.retrieval.hybrid import HybridRetriever
 
@@ -55,6 +57,11 @@ class IRCoTConfig(BaseModel):
     # indexed term); "ppr" (ours, the default) is the project's strongest shared retrieval, so that the
     # baseline is compared at its best; "dense" is the cosine retriever the earlier default used.
     retriever: Literal["ppr", "bm25", "dense"] = "ppr"
+    # The answer. "separate" (IRCoT QA, Trivedi et al. §3.2: the interleaved loop is the retriever, and a
+    # reader answers from all the paragraphs it collected; one call more than the loop): the reader is
+    # the shared answer step over those paragraphs. "cot" (ours): the answer the chain stated ("So the
+    # answer is: ..."), no reader call; a chain that reaches the step limit without one has no answer.
+    reader: Literal["separate", "cot"] = "separate"
 
 
 @dataclass
@@ -93,10 +100,15 @@ class IRCoTMethod:
                 break
             thoughts.append(thought)
             query = thought
+        stats = {"retriever": c.retriever, "reader": c.reader, "chain_answer": text}
+        if c.reader == "separate":
+            answer = await answer_from_evidence(llm, question, self.name, Evidence(question, passages), trace)
+            answer.stats = stats
+            return answer
         status = AnswerStatus.ANSWERED if text and text.casefold() != "unknown" else (
             AnswerStatus.FAILED if text is None else AnswerStatus.ABSTAINED)
         return Answer(question=question, method=self.name, text=text, status=status,
-                      citations=citations_for(passages), trace=trace, stats={"retriever": c.retriever},
+                      citations=citations_for(passages), trace=trace, stats=stats,
                       message=None if text else f"no answer within {c.max_steps} steps")
 
     def _retriever(self) -> DenseRetriever | HybridRetriever | GraphRetriever:
