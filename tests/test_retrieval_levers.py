@@ -103,7 +103,8 @@ def test_seeds_link_question_entities_and_bridge_to_the_next_hop(bridge_index: P
         names = {n.id: n.text for n in tg.store.iter_nodes(NodeType.ENTITY)}
         linked = seeding.linked_seeds(view, view.entity_linker.link("Where did Zorvath Quell's fleet sail from?"))
         assert [names[e] for e in linked] == ["Zorvath Quell"]
-        first = next(c for c, ents in view.chunk_entities.items() if set(linked) <= set(ents))
+        first = next(c for c in view.vectors(NodeType.CHUNK).ids
+                     if set(linked) <= set(view.passage_entities.entities(c)))
         bridges = seeding.bridge_seeds(view, [(first, 1.0)], set(linked))
         assert "Ember Fleet" in {names[e] for e in bridges} and not set(bridges) & set(linked)
         assert seeding.merge(({"x": 1.0}, 1.0), ({"x": 1.0, "y": 2.0}, 0.5)) == {"x": 1.5, "y": 1.0}

@@ -16,7 +16,7 @@ from support import FIXTURES, HashEmbedder
 from thinkgraph.api import ThinkGraph
 from thinkgraph.config import Settings
 from thinkgraph.embed.hashing import HashingEmbedder
-from thinkgraph.models import Node, NodeType
+from thinkgraph.models import EdgeType, Node, NodeType
 from thinkgraph.retrieval.view_cache import KEEP_REVISIONS, ViewCache, prune
 from thinkgraph.retrieval.views import IndexView
 from thinkgraph.store.sqlite import SQLiteStore
@@ -49,7 +49,10 @@ def _everything(view: IndexView) -> dict[str, object]:
         graph = getattr(view, name)
         out[name] = (graph.ids, graph.adjacency.toarray().tolist())
     out["links"] = sorted((link.entity_id, link.confidence) for link in view.entity_linker.link(QUESTION))
-    out["chunk_entities"] = view.chunk_entities
+    passages = view.passage_entities
+    out["passage_entities"] = {c: passages.entities(c) for c in view.vectors(NodeType.CHUNK).ids}
+    out["entity_passages"] = {e: passages.passages(e) for e in view.entity_passage_graph.ids}
+    out["relation_vectors"] = (view.relation_vectors[0], np.asarray(view.relation_vectors[1]).round(6).tolist())
     out["relation_labels"] = sorted(view.relation_labels.items())
     return out
 
@@ -60,7 +63,7 @@ def test_a_new_view_reads_from_the_cache_exactly_what_the_index_gives(bridge: Pa
     built = _everything(_view(store, root))
     folders = list(root.iterdir())
     assert len(folders) == 1 and {p.name for p in folders[0].iterdir()} >= {
-        "vectors-chunk", "lexical-chunk", "graph-entity-passage", "linker", "chunk-entities"}
+        "vectors-chunk", "lexical-chunk", "graph-entity-passage", "linker", "passage-entities", "vectors-relations"}
     cached_view = _view(store, root)
     assert _everything(cached_view) == built == _everything(_view(store, None))
     assert isinstance(cached_view.vectors(NodeType.CHUNK).vectors.base, np.memmap)  # mapped, not decoded
@@ -182,7 +185,8 @@ def test_indexing_ends_with_the_view_built_and_its_hnsw_graph_kept(tmp_path: Pat
         report = tg.index([FIXTURES / "bridge_corpus.jsonl"], openie=FIXTURES / "bridge_openie.jsonl")
         assert any(name.startswith("retrieval view") for name in report.timings)
     folder = _revision_folder(tmp_path / "cache")
-    for item in ("vectors-chunk", "lexical-chunk", "graph-entity-passage", "linker", "chunk-entities"):
+    for item in ("vectors-chunk", "lexical-chunk", "graph-entity-passage", "linker", "passage-entities",
+                 "vectors-relations"):
         assert (folder / item).is_dir(), item
     assert list((folder / "vectors-chunk").glob(f"*{HNSW_SUFFIX}"))
     with ThinkGraph.open(path, settings=settings, embedder=HashEmbedder()) as tg:
@@ -208,3 +212,20 @@ def test_prepare_view_off_leaves_the_first_question_to_build_it(tmp_path: Path,
         report = tg.index([FIXTURES / "bridge_corpus.jsonl"], openie=FIXTURES / "bridge_openie.jsonl")
         assert not any(name.startswith("retrieval view") for name in report.timings)
     assert not (tmp_path / "cache" / "views").exists() or not any((tmp_path / "cache" / "views").iterdir())
+
+
+def test_the_passage_entity_arrays_match_the_contains_edges(bridge: Path, tmp_path: Path) -> None:
+    """An independent reference: the CONTAINS edges of the store, read as sets of ids both ways."""
+    store = SQLiteStore(bridge)
+    view = _view(store, tmp_path / "views")
+    expected: dict[str, set[str]] = {}
+    for edge in store.iter_edges([EdgeType.CONTAINS]):
+        expected.setdefault(edge.src, set()).add(edge.dst)
+    passages = view.passage_entities
+    chunk_ids = view.vectors(NodeType.CHUNK).ids
+    assert {c: set(passages.entities(c)) for c in chunk_ids if passages.entities(c)} == expected
+    for entity in {e for ents in expected.values() for e in ents}:
+        holders = {c for c, ents in expected.items() if entity in ents}
+        assert set(passages.passages(entity)) == holders and passages.passage_count(entity) == len(holders)
+    assert passages.entities("chunk:unknown") == [] and passages.passage_count("ent:unknown") == 0
+    store.close()

@@ -184,6 +184,18 @@ class RetrievalSettings(_Section):
     # >0 blends the final ranking with the hybrid passage ranking (reciprocal ranks), so that a walk
     # with nothing to add degrades to the dense/lexical ranking; 0 = PPR alone, as HippoRAG 2.
     dense_mix: float = Field(0.0, ge=0.0, le=1.0)
+    # The walk. "exact": PPR on the whole entity-passage graph (conjugate gradients) with the passage
+    # prior over every passage, HippoRAG 2's form. "local" (ours): the prior over the `prior_candidates`
+    # best passages by dense search (HNSW on a large index) and as many by BM25, fused among
+    # themselves, and local push PPR (graph/local_ppr.py, Andersen-Chung-Lang) from that sparse reset,
+    # whose work is bounded by the reset and `push_eps`, not by the index: with a prior over every
+    # passage the reset touches every passage and a question cost 1.6 s at 1M passages. On the dev
+    # sets "local" is within a question of "exact" (README ablation). "auto": local from
+    # `local_from_passages` passages (the size at which dense search turns to HNSW), exact below.
+    walk: Literal["auto", "exact", "local"] = "auto"
+    local_from_passages: int = Field(100_000, ge=0)
+    prior_candidates: int = Field(500, ge=1)
+    push_eps: float = Field(1e-5, gt=0.0)
 
 
 class Settings(_Section):

@@ -19,6 +19,7 @@ class VectorIndex:
         self.vectors = np.ascontiguousarray(vectors, dtype=np.float32)
         self.position = {node_id: i for i, node_id in enumerate(ids)}
         self._ann = None
+        self._ef = max(ef, 64)
         if len(ids) >= ann_threshold and len(ids) > 0:
             self._ann = self._build_ann(ef, seed, _kept_beside(vectors))
 
@@ -58,16 +59,22 @@ class VectorIndex:
         return self.vectors @ np.asarray(query, dtype=np.float32).ravel()
 
     def search(self, query: np.ndarray, k: int) -> list[tuple[str, float]]:
+        rows, sims = self.nearest(query, k)
+        return [(self.ids[int(i)], float(s)) for i, s in zip(rows, sims, strict=True)]
+
+    def nearest(self, query: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+        """Rows of the ``k`` nearest vectors, best first, and their cosines (HNSW above the threshold)."""
         if k <= 0 or len(self.ids) == 0:
-            return []
+            return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float32)
         k = min(k, len(self.ids))
         if self._ann is not None:
+            self._ann.set_ef(max(self._ef, k))  # (hnswlib finds at most ef neighbours)
             labels, distances = self._ann.knn_query(np.asarray(query, dtype=np.float32).reshape(1, -1), k=k)
-            return [(self.ids[int(i)], float(1.0 - d)) for i, d in zip(labels[0], distances[0], strict=True)]
+            return labels[0].astype(np.int64), (1.0 - distances[0]).astype(np.float32)
         sims = self.scores(query)
         top = np.argpartition(-sims, k - 1)[:k]
         top = top[np.argsort(-sims[top], kind="stable")]
-        return [(self.ids[int(i)], float(sims[i])) for i in top]
+        return top.astype(np.int64), sims[top]
 
 
 # The HNSW graph of a matrix memory-mapped from the retrieval view cache is kept beside it: building it

@@ -43,6 +43,18 @@ class LocalGraph:
         return int(self.degree.shape[0])
 
 
+def local_graph_of(adjacency: sp.spmatrix) -> LocalGraph:
+    """The push structure kept on ``adjacency`` (an ``Adjacency`` from ``build_graph_matrix``), built
+    on first use; a plain matrix gets a fresh one."""
+    cached: LocalGraph | None = getattr(adjacency, "local_graph", None)
+    if cached is not None:
+        return cached
+    graph = LocalGraph.of(adjacency)
+    if hasattr(adjacency, "local_graph"):
+        adjacency.local_graph = graph
+    return graph
+
+
 def _gather_rows(g: LocalGraph, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Positions of every out-edge of ``rows`` in the CSR arrays, and the row each belongs to."""
     starts, ends = g.indptr[rows], g.indptr[rows + 1]
@@ -57,11 +69,17 @@ def local_ppr(graph: LocalGraph, seeds: dict[int, float], *, damping: float = 0.
               eps: float = DEFAULT_EPS) -> tuple[np.ndarray, np.ndarray]:
     """Approximate PPR for a small seed set: ``(nodes, scores)`` of every node reached, scores
     normalised to sum 1, sorted by decreasing score. Dangling nodes return their mass to the seeds."""
-    if not seeds or any(w < 0 for w in seeds.values()) or sum(seeds.values()) <= 0:
+    return local_ppr_vector(graph, np.fromiter(seeds, dtype=np.int64, count=len(seeds)),
+                            np.fromiter(seeds.values(), dtype=np.float64, count=len(seeds)),
+                            damping=damping, eps=eps)
+
+
+def local_ppr_vector(graph: LocalGraph, seed_nodes: np.ndarray, seed_mass: np.ndarray, *, damping: float = 0.85,
+                     eps: float = DEFAULT_EPS) -> tuple[np.ndarray, np.ndarray]:
+    """``local_ppr`` with the reset given as distinct nodes and their (non-negative) masses."""
+    if not seed_nodes.shape[0] or (seed_mass < 0).any() or seed_mass.sum() <= 0:
         raise ValueError("seeds must be non-negative with a positive sum")
-    seed_nodes = np.fromiter(seeds, dtype=np.int64, count=len(seeds))
-    seed_mass = np.fromiter(seeds.values(), dtype=np.float64, count=len(seeds))
-    seed_mass /= seed_mass.sum()
+    seed_mass = seed_mass / seed_mass.sum()
     p = np.zeros(graph.n)
     r = np.zeros(graph.n)
     r[seed_nodes] = seed_mass

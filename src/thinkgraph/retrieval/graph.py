@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from thinkgraph.config import RetrievalSettings
+from thinkgraph.graph.local_ppr import local_graph_of, local_ppr_vector
 from thinkgraph.graph.paths import path_in_tree, shortest_path_tree
 from thinkgraph.graph.ppr import personalized_pagerank
 from thinkgraph.graph.topk import top_indices
@@ -17,7 +18,7 @@ from thinkgraph.models import NodeType
 from thinkgraph.retrieval import seeds as seeding
 from thinkgraph.retrieval.evidence import Evidence, passages_from_scores
 from thinkgraph.retrieval.fusion import rank_score
-from thinkgraph.retrieval.hybrid import passage_scores
+from thinkgraph.retrieval.hybrid import candidate_passage_scores
 from thinkgraph.retrieval.linking import Link
 from thinkgraph.retrieval.second_hop import chain_second, residual_question
 from thinkgraph.retrieval.views import IndexView
@@ -76,9 +77,18 @@ class GraphRetriever:
             ranking.chained = chunks.ids[int(np.flatnonzero(ranking.scores != ppr)[0])]
         return ranking
 
+    @property
+    def local(self) -> bool:
+        """Whether the walk is local (a prior over candidate passages, push PPR): [retrieval] ``walk``."""
+        s = self.settings
+        passages = len(self.view.vectors(NodeType.CHUNK))
+        return s.walk == "local" or (s.walk == "auto" and passages >= s.local_from_passages)
+
     def _prior(self, question: str, query_vec: np.ndarray) -> np.ndarray:
         s = self.settings
-        return passage_scores(self.view, question, query_vec, lexical=s.lexical, dense_weight=s.dense_weight)
+        candidates = s.prior_candidates if self.local else 0
+        return candidate_passage_scores(self.view, question, query_vec, candidates, lexical=s.lexical,
+                                        dense_weight=s.dense_weight)
 
     def _second_round(self, question: str, links: Sequence[Link], ppr: np.ndarray, ranking: Ranking,
                       rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -95,7 +105,7 @@ class GraphRetriever:
             return ppr, ranking.scores
         hop_prior = ranking.scores
         if s.second_hop_query == "residual":
-            found = (e for i in best for e in self.view.chunk_entities.get(ids[i], []))
+            found = (e for i in best for e in self.view.passage_entities.entities(ids[i]))
             residual = residual_question(question, links, found)
             if residual and residual != question:
                 hop_prior = self._prior(residual, self.view.embed_query(residual))
@@ -115,11 +125,20 @@ class GraphRetriever:
         graph = self.view.entity_passage_graph
         if graph.n == 0 or not seeds:
             return None
+        s = self.settings
         reset = graph.vector(seeds)
-        reset[rows] += self.settings.passage_weight * prior
+        reset[rows] += s.passage_weight * prior
         if reset.sum() <= 0:
             return None
-        scores: np.ndarray = personalized_pagerank(graph.adjacency, reset, damping=self.settings.damping)[rows]
+        if self.local:
+            support = np.flatnonzero(reset)
+            nodes, mass = local_ppr_vector(local_graph_of(graph.adjacency), support, reset[support],
+                                           damping=s.damping, eps=s.push_eps)
+            full = np.zeros(graph.n, dtype=np.float64)
+            full[nodes] = mass
+            pushed: np.ndarray = full[rows]
+            return pushed
+        scores: np.ndarray = personalized_pagerank(graph.adjacency, reset, damping=s.damping)[rows]
         return scores
 
     def retrieve(self, question: str, top_k: int | None = None) -> Evidence:
@@ -149,7 +168,7 @@ class GraphRetriever:
         trees = {src: shortest_path_tree(graph.adjacency, src, max_hops=MAX_PATH_HOPS)
                  for src in seed_rows[:MAX_PATH_SEEDS]}
         for passage in evidence.passages:
-            targets = graph.rows(self.view.chunk_entities.get(passage.chunk_id, []))
+            targets = graph.rows(self.view.passage_entities.entities(passage.chunk_id))
             best: list[int] | None = None
             for src, (dist, pred) in trees.items():
                 reachable = [t for t in targets if dist[t] <= MAX_PATH_HOPS]

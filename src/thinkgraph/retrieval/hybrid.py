@@ -24,6 +24,28 @@ def passage_scores(view: IndexView, question: str, query_vec: np.ndarray, *, lex
     return hybrid_scores(dense, bm25, dense_weight)
 
 
+def candidate_passage_scores(view: IndexView, question: str, query_vec: np.ndarray, candidates: int, *,
+                             lexical: bool = True, dense_weight: float = HYBRID_DENSE_WEIGHT) -> np.ndarray:
+    """``passage_scores`` over the best ``candidates`` passages by dense search and as many by BM25,
+    fused among themselves (min-max over that union), zero for every other passage; every passage
+    when ``candidates`` is 0 or covers the index. The dense half is a nearest-neighbour search
+    (HNSW on a large index), so no passage outside the candidates is scored densely."""
+    chunks = view.vectors(NodeType.CHUNK)
+    n = len(chunks)
+    if candidates <= 0 or candidates >= n:
+        return passage_scores(view, question, query_vec, lexical=lexical, dense_weight=dense_weight)
+    rows, _ = chunks.nearest(query_vec, candidates)
+    bm25_all = view.lexical(NodeType.CHUNK).scores(question) if lexical else None
+    if bm25_all is not None:
+        best = top_indices(bm25_all, candidates)
+        rows = np.union1d(rows, best[bm25_all[best] > 0])
+    rows = np.unique(rows)
+    dense = chunks.vectors[rows] @ np.asarray(query_vec, dtype=np.float32).ravel()
+    out = np.zeros(n, dtype=np.float64)
+    out[rows] = hybrid_scores(dense, None if bm25_all is None else bm25_all[rows], dense_weight)
+    return out
+
+
 class HybridRetriever:
     name = "hybrid"
 

@@ -15,7 +15,6 @@ from collections.abc import Iterable, Sequence
 
 import numpy as np
 
-from thinkgraph.models import NodeType
 from thinkgraph.retrieval.fusion import min_max
 from thinkgraph.retrieval.linking import Link, strip_mentions
 from thinkgraph.retrieval.views import IndexView
@@ -34,13 +33,12 @@ def chain_second(view: IndexView, scores: np.ndarray, residual_scores: np.ndarra
     shares no entity with another passage, or when the chained passage is already second."""
     if len(scores) < 3:
         return scores
-    chunks = view.vectors(NodeType.CHUNK)
+    incidence = view.incidence
     first = int(np.argmax(scores))
-    neighbours: set[str] = set()
-    for entity in view.chunk_entities.get(chunks.ids[first], []):
-        neighbours.update(view.entity_chunks.get(entity, []))
-    rows = np.array(sorted(i for c in neighbours if (i := chunks.position.get(c)) is not None and i != first),
-                    dtype=np.int64)
+    entities = incidence.entities_of(first)
+    rows = np.unique(np.concatenate([incidence.passages_of(int(e)) for e in entities])) if len(entities) else \
+        np.zeros(0, dtype=np.int64)
+    rows = rows[rows != first]
     if not len(rows):
         return scores
     chained = int(rows[np.argmax(min_max(residual_scores[rows]) + min_max(scores[rows]))])

@@ -23,8 +23,8 @@ from thinkgraph.retrieval.views import IndexView
 
 
 def _specific(view: IndexView, weights: dict[str, float]) -> dict[str, float]:
-    counts = view.entity_passage_counts
-    return {e: w / max(counts.get(e, 1), 1) for e, w in weights.items() if w > 0}
+    count = view.passage_entities.passage_count
+    return {e: w / max(count(e), 1) for e, w in weights.items() if w > 0}
 
 
 def fact_seeds(view: IndexView, question: str, query_vec: np.ndarray, s: RetrievalSettings, *,
@@ -70,7 +70,7 @@ def bridge_seeds(view: IndexView, passages: Sequence[tuple[str, float]], known: 
     weight of a passage containing it."""
     out: dict[str, float] = {}
     for chunk_id, weight in passages:
-        for eid in view.chunk_entities.get(chunk_id, []):
+        for eid in view.passage_entities.entities(chunk_id):
             if eid not in known:
                 out[eid] = max(out.get(eid, 0.0), weight)
     return _specific(view, out)

@@ -17,6 +17,7 @@ from thinkgraph.embed.manifest import check_embedding_manifest, node_embedding_t
 from thinkgraph.embed.vector_index import VectorIndex
 from thinkgraph.graph.matrix import Adjacency, GraphMatrix, build_graph_matrix
 from thinkgraph.models import EdgeType, NodeType
+from thinkgraph.retrieval.incidence import Incidence, PassageEntities
 from thinkgraph.retrieval.lexical import LexicalIndex
 from thinkgraph.retrieval.linking import EntityLinker
 from thinkgraph.retrieval.view_cache import ViewCache, read_array, read_json, write_arrays, write_json
@@ -101,7 +102,7 @@ class IndexView:
                              _write_vectors)
             if len(self.vectors(node_type)):
                 self.lexical(node_type)
-        _ = self.chunk_rows, self.entity_linker, self.chunk_entities, self.relation_labels, self.relation_vectors
+        _ = self.chunk_rows, self.entity_linker, self.incidence, self.relation_labels, self.relation_vectors
         self._cached(PREPARED, lambda folder: True, lambda: True, lambda value, folder: None)
 
     def embed_query(self, text: str) -> np.ndarray:
@@ -135,32 +136,22 @@ class IndexView:
         return self._cached("graph-entity", _read_graph, build, _write_graph)
 
     @cached_property
-    def chunk_entities(self) -> dict[str, list[str]]:
-        def build() -> dict[str, list[str]]:
-            out: dict[str, list[str]] = {}
-            for e in self.store.iter_edges([EdgeType.CONTAINS]):
-                out.setdefault(e.src, []).append(e.dst)
-            return out
+    def incidence(self) -> Incidence:
+        """Passage rows (``vectors(CHUNK)``'s order) <-> entity rows (``entity_passage_graph``'s)."""
+        def build() -> Incidence:
+            passages = self.vectors(NodeType.CHUNK).position
+            graph = self.entity_passage_graph
+            pairs = ((passages[e.src], graph.index[e.dst]) for e in self.store.iter_edges([EdgeType.CONTAINS])
+                     if e.src in passages and e.dst in graph.index)
+            return Incidence.build(pairs, len(passages), graph.n)
 
-        return self._cached("chunk-entities", lambda f: read_json(f, "value"), build,
-                            lambda value, f: write_json(f, "value", value))
-
-    @cached_property
-    def entity_chunks(self) -> dict[str, list[str]]:
-        """Entity id -> chunks that contain it (the provenance map-back)."""
-        out: dict[str, list[str]] = {}
-        for chunk, entities in self.chunk_entities.items():
-            for eid in entities:
-                out.setdefault(eid, []).append(chunk)
-        return out
+        return self._cached("passage-entities", Incidence.load, build, Incidence.save)
 
     @cached_property
-    def entity_passage_counts(self) -> dict[str, int]:
-        counts: dict[str, int] = {}
-        for entities in self.chunk_entities.values():
-            for eid in entities:
-                counts[eid] = counts.get(eid, 0) + 1
-        return counts
+    def passage_entities(self) -> PassageEntities:
+        """The entities each passage contains and the passages each entity occurs in, by id."""
+        chunks, graph = self.vectors(NodeType.CHUNK), self.entity_passage_graph
+        return PassageEntities(self.incidence, chunks.ids, chunks.position, graph.ids, graph.index)
 
     @cached_property
     def relation_vectors(self) -> tuple[list[str], np.ndarray]:

@@ -72,6 +72,7 @@ class EntityGraph:
 
 def build_entity_graph(view: IndexView) -> EntityGraph:
     store = view.store
+    passages = view.passage_entities
     entities = list(store.iter_nodes(NodeType.ENTITY))
     ids = [n.id for n in entities]
     row = {node_id: i for i, node_id in enumerate(ids)}
@@ -87,7 +88,7 @@ def build_entity_graph(view: IndexView) -> EntityGraph:
     for e in store.iter_edges([EdgeType.CO_OCCURS, EdgeType.SYNONYM]):
         s, o = row.get(e.src), row.get(e.dst)
         if s is not None and o is not None and s != o:
-            shared = tuple(sorted(set(view.entity_chunks.get(e.src, ())) & set(view.entity_chunks.get(e.dst, ()))))
+            shared = tuple(sorted(set(passages.passages(e.src)) & set(passages.passages(e.dst))))
             facts.append(Fact(s, CO_OCCURS_WITH if e.type == EdgeType.CO_OCCURS else SAME_AS, o, shared))
-    chunks_of = [tuple(view.entity_chunks.get(node_id, ())) for node_id in ids]
+    chunks_of = [tuple(passages.passages(node_id)) for node_id in ids]
     return EntityGraph(ids, [n.text for n in entities], facts, chunks_of)
