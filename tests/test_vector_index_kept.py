@@ -6,11 +6,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
-import pytest
 
 from thinkgraph.embed.vector_index import HNSW_SUFFIX, VectorIndex
-
-pytest.importorskip("hnswlib")
 
 
 def _matrix(tmp_path: Path, n: int = 3000, dim: int = 24) -> np.memmap:

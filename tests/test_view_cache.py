@@ -114,7 +114,7 @@ def test_a_damaged_item_is_rebuilt_and_an_unwritable_cache_is_only_slower(
     expected = _everything(_view(store, root))
     (folder,) = root.iterdir()
     (folder / "vectors-chunk" / "matrix.npy").write_bytes(b"not numpy")
-    (folder / "linker" / "by_key.json").write_text("{", "utf-8")
+    (folder / "linker" / "hashes.npy").write_bytes(b"not numpy")
     with caplog.at_level(logging.WARNING):
         assert _everything(_view(store, root)) == expected
     assert sum("unreadable" in r.message for r in caplog.records) == 2
@@ -174,7 +174,6 @@ def test_indexing_ends_with_the_view_built_and_its_hnsw_graph_kept(tmp_path: Pat
                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
     """[index] prepare_view: the first question after `index` reads everything from the cache, the
     passages' HNSW graph included (built at a million passages it took the first `ask` 10 minutes)."""
-    pytest.importorskip("hnswlib")
     from thinkgraph.embed.vector_index import HNSW_SUFFIX
 
     monkeypatch.setenv("THINKGRAPH_CACHE_DIR", str(tmp_path / "cache"))

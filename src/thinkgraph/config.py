@@ -194,7 +194,7 @@ class RetrievalSettings(_Section):
     # `local_from_passages` passages (the size at which dense search turns to HNSW), exact below.
     walk: Literal["auto", "exact", "local"] = "auto"
     local_from_passages: int = Field(100_000, ge=0)
-    prior_candidates: int = Field(500, ge=1)
+    prior_candidates: int = Field(1000, ge=1)
     push_eps: float = Field(1e-5, gt=0.0)
 
 

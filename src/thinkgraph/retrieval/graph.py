@@ -18,7 +18,7 @@ from thinkgraph.models import NodeType
 from thinkgraph.retrieval import seeds as seeding
 from thinkgraph.retrieval.evidence import Evidence, passages_from_scores
 from thinkgraph.retrieval.fusion import rank_score
-from thinkgraph.retrieval.hybrid import candidate_passage_scores
+from thinkgraph.retrieval.hybrid import PassagePrior
 from thinkgraph.retrieval.linking import Link
 from thinkgraph.retrieval.second_hop import chain_second, residual_question
 from thinkgraph.retrieval.views import IndexView
@@ -59,17 +59,18 @@ class GraphRetriever:
         what the second hop did. Without any seed the hybrid passage scores are returned as they are."""
         s = self.settings
         chunks = self.view.vectors(NodeType.CHUNK)
-        prior = self._prior(question, query_vec)
+        question_prior = self._prior(question, query_vec)
         rows = self.view.chunk_rows
         links = self.view.entity_linker.link(question) if s.link_entities else []
         first = self.seed_entities(question, query_vec, links)
+        prior = question_prior.scores(self._seed_passages(first))
         ranking = Ranking(prior, first, question_seeds=dict(first))
         ppr = self._walk(ranking.seeds, prior, rows) if len(rows) == len(chunks) else None
         if ppr is None:
             return ranking
         hop_prior = prior
         if s.bridge_passages > 0:
-            ppr, hop_prior = self._second_round(question, links, ppr, ranking, rows)
+            ppr, hop_prior = self._second_round(question, links, ppr, ranking, question_prior)
         if s.dense_mix > 0:
             ppr = s.dense_mix * rank_score(prior) + (1 - s.dense_mix) * rank_score(ppr)
         ranking.scores = chain_second(self.view, ppr, hop_prior) if s.hop_chain else ppr
@@ -84,14 +85,23 @@ class GraphRetriever:
         passages = len(self.view.vectors(NodeType.CHUNK))
         return s.walk == "local" or (s.walk == "auto" and passages >= s.local_from_passages)
 
-    def _prior(self, question: str, query_vec: np.ndarray) -> np.ndarray:
+    def _prior(self, question: str, query_vec: np.ndarray) -> PassagePrior:
         s = self.settings
         candidates = s.prior_candidates if self.local else 0
-        return candidate_passage_scores(self.view, question, query_vec, candidates, lexical=s.lexical,
-                                        dense_weight=s.dense_weight)
+        return PassagePrior(self.view, question, query_vec, candidates, lexical=s.lexical, dense_weight=s.dense_weight)
+
+    def _seed_passages(self, seeds: dict[str, float]) -> np.ndarray | None:
+        """With a local walk, the passages of the seed entities: candidates of the prior whatever their
+        own score, so that the walk's seeds and the prior meet there (among passages that read alike,
+        the one the seeds reach wins, as with a prior over every passage)."""
+        if not self.local or not seeds:
+            return None
+        graph, incidence = self.view.entity_passage_graph, self.view.incidence
+        found = [incidence.passages_of(row) for row in graph.rows(seeds)]
+        return np.concatenate(found) if found else None
 
     def _second_round(self, question: str, links: Sequence[Link], ppr: np.ndarray, ranking: Ranking,
-                      rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+                      question_prior: PassagePrior) -> tuple[np.ndarray, np.ndarray]:
         """Walk again from the seeds plus the bridge entities of the first walk's best passages, with
         the passage prior of the residual question (``second_hop_query``). Returns the summed walks and
         the second walk's prior; ``ranking`` gets the seeds and the residual question."""
@@ -103,15 +113,16 @@ class GraphRetriever:
                                        set(ranking.seeds))
         if not bridges:
             return ppr, ranking.scores
-        hop_prior = ranking.scores
+        hop = question_prior
         if s.second_hop_query == "residual":
             found = (e for i in best for e in self.view.passage_entities.entities(ids[i]))
             residual = residual_question(question, links, found)
             if residual and residual != question:
-                hop_prior = self._prior(residual, self.view.embed_query(residual))
+                hop = self._prior(residual, self.view.embed_query(residual))
                 ranking.residual_question = residual
         both = seeding.merge((ranking.seeds, 1.0), (bridges, s.bridge_weight))
-        second = self._walk(both, hop_prior, rows)
+        hop_prior = hop.scores(self._seed_passages(both))
+        second = self._walk(both, hop_prior, self.view.chunk_rows)
         if second is None:
             ranking.residual_question = None
             return ppr, ranking.scores

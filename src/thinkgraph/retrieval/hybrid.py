@@ -24,26 +24,40 @@ def passage_scores(view: IndexView, question: str, query_vec: np.ndarray, *, lex
     return hybrid_scores(dense, bm25, dense_weight)
 
 
-def candidate_passage_scores(view: IndexView, question: str, query_vec: np.ndarray, candidates: int, *,
-                             lexical: bool = True, dense_weight: float = HYBRID_DENSE_WEIGHT) -> np.ndarray:
-    """``passage_scores`` over the best ``candidates`` passages by dense search and as many by BM25,
-    fused among themselves (min-max over that union), zero for every other passage; every passage
-    when ``candidates`` is 0 or covers the index. The dense half is a nearest-neighbour search
-    (HNSW on a large index), so no passage outside the candidates is scored densely."""
-    chunks = view.vectors(NodeType.CHUNK)
-    n = len(chunks)
-    if candidates <= 0 or candidates >= n:
-        return passage_scores(view, question, query_vec, lexical=lexical, dense_weight=dense_weight)
-    rows, _ = chunks.nearest(query_vec, candidates)
-    bm25_all = view.lexical(NodeType.CHUNK).scores(question) if lexical else None
-    if bm25_all is not None:
-        best = top_indices(bm25_all, candidates)
-        rows = np.union1d(rows, best[bm25_all[best] > 0])
-    rows = np.unique(rows)
-    dense = chunks.vectors[rows] @ np.asarray(query_vec, dtype=np.float32).ravel()
-    out = np.zeros(n, dtype=np.float64)
-    out[rows] = hybrid_scores(dense, None if bm25_all is None else bm25_all[rows], dense_weight)
-    return out
+class PassagePrior:
+    """The passage prior of one query, in the order of ``view.vectors(CHUNK).ids``: ``passage_scores``
+    over every passage (``candidates`` = 0, or as many as the index has), or over candidates only: the
+    best ``candidates`` passages by dense search (HNSW on a large index) and as many by BM25, with the
+    passages a caller adds (the walk adds those of its seed entities), fused among themselves (min-max
+    over that union); every other passage scores 0. No passage outside the union is scored densely."""
+
+    def __init__(self, view: IndexView, question: str, query_vec: np.ndarray, candidates: int = 0, *,
+                 lexical: bool = True, dense_weight: float = HYBRID_DENSE_WEIGHT) -> None:
+        self.view = view
+        self.query_vec = np.asarray(query_vec, dtype=np.float32).ravel()
+        self.dense_weight = dense_weight
+        chunks = view.vectors(NodeType.CHUNK)
+        self.everything = candidates <= 0 or candidates >= len(chunks)
+        self._bm25 = view.lexical(NodeType.CHUNK).scores(question) if lexical else None
+        if self.everything:
+            self._full = hybrid_scores(chunks.scores(self.query_vec), self._bm25, dense_weight)
+            return
+        rows, _ = chunks.nearest(self.query_vec, candidates)
+        if self._bm25 is not None:
+            best = top_indices(self._bm25, candidates)
+            rows = np.concatenate([rows, best[self._bm25[best] > 0]])
+        self._rows = rows
+
+    def scores(self, extra: np.ndarray | None = None) -> np.ndarray:
+        """The prior, with the passage rows ``extra`` among the candidates."""
+        if self.everything:
+            return self._full
+        chunks = self.view.vectors(NodeType.CHUNK)
+        rows = np.unique(self._rows if extra is None or not len(extra) else np.concatenate([self._rows, extra]))
+        dense = chunks.vectors[rows] @ self.query_vec
+        out = np.zeros(len(chunks), dtype=np.float64)
+        out[rows] = hybrid_scores(dense, None if self._bm25 is None else self._bm25[rows], self.dense_weight)
+        return out
 
 
 class HybridRetriever:

@@ -1,7 +1,7 @@
-"""Question entity linking without an LLM (HippoRAG 1 seeds on the question's entities): an
-Aho-Corasick scan (`pyahocorasick`) finds every indexed entity name written in the question, and
+"""Question entity linking without an LLM (HippoRAG 1 seeds on the question's entities): every run of
+the question's words is looked up among the indexed entity names (retrieval/name_table.py), and
 `rapidfuzz` matches the question's name-like phrases that no exact name covers (spelling variants,
-"Wesson" for "Barry Wesson's")."""
+"Wesson" for "Barry Wesson's") among the names that share enough trigrams with them."""
 
 from __future__ import annotations
 
@@ -10,11 +10,11 @@ import unicodedata
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-import ahocorasick
+import numpy as np
 from bm25s.stopwords import STOPWORDS_EN_PLUS
-from rapidfuzz import fuzz, process
 
 from thinkgraph.names import entities_in
+from thinkgraph.retrieval.name_table import NameTable
 
 _POSSESSIVE = re.compile(r"(?<=\w)['’]s\b")
 _NON_WORD = re.compile(r"[^\w]+")
@@ -57,74 +57,68 @@ class EntityLinker:
             key = link_key(name)
             if len(key) >= min_chars and not set(key.split()) <= _FUNCTION_WORDS:
                 by_key.setdefault(key, []).append(eid)
-        self._load(by_key, fuzzy_cutoff)
+        self._load(NameTable.build(by_key), fuzzy_cutoff)
 
     @classmethod
-    def from_keys(cls, by_key: dict[str, list[str]], *, fuzzy_cutoff: float = 90.0) -> EntityLinker:
-        """A linker over the ``by_key`` map of another one (kept in the view cache)."""
+    def from_table(cls, table: NameTable, *, fuzzy_cutoff: float = 90.0) -> EntityLinker:
+        """A linker over the names of another one (kept in the view cache)."""
         linker = cls.__new__(cls)
-        linker._load(by_key, fuzzy_cutoff)
+        linker._load(table, fuzzy_cutoff)
         return linker
 
-    @property
-    def by_key(self) -> dict[str, list[str]]:
-        """Link key -> ids of the entities with that name."""
-        return self._by_key
-
-    def _load(self, by_key: dict[str, list[str]], fuzzy_cutoff: float) -> None:
+    def _load(self, table: NameTable, fuzzy_cutoff: float) -> None:
+        self.table = table
         self.fuzzy_cutoff = fuzzy_cutoff
-        self._by_key = by_key
-        self._keys = list(self._by_key)
-        self._automaton = ahocorasick.Automaton()
-        for key in self._keys:
-            self._automaton.add_word(f" {key} ", key)
-        if self._keys:
-            self._automaton.make_automaton()
+        spaces = np.add.reduceat((table.key_blob == ord(" ")).astype(np.int64), table.key_ptr[:-1]) \
+            if len(table) and table.key_blob.shape[0] else np.zeros(0, dtype=np.int64)
+        self._max_words = int(spaces.max()) + 1 if len(table) else 0
 
     def __len__(self) -> int:
-        return len(self._keys)
+        return len(self.table)
 
     def link(self, question: str) -> list[Link]:
         """Exact names that a name-like word of the question starts or continues (HippoRAG 1 links
         the question's named entities, not type words such as "country" or "author"; where names
         overlap the longest wins), then fuzzy matches of name-like phrases no exact name covers."""
-        if not self._keys:
+        if not len(self.table):
             return []
         words = _words(question)
         spans = self._exact_spans(words)
-        links = [Link(eid, key, 1.0) for key in spans for eid in self._by_key[key]]
-        covered = " ".join(spans)
+        links = [Link(eid, key, 1.0) for key, slot in spans for eid in self.table.entity_ids(slot)]
+        covered = " ".join(key for key, _ in spans)
         for phrase in entities_in(question):
             key = link_key(phrase)
-            if len(key) < 3 or key in covered or key in self._by_key:
+            if len(key) < 3 or key in covered or self.table.find(key) is not None:
                 continue
-            for match, score, _ in process.extract(key, self._keys, scorer=fuzz.ratio, limit=3,
-                                                   score_cutoff=self.fuzzy_cutoff):
-                links.extend(Link(eid, phrase, score / 100.0) for eid in self._by_key[match])
+            for slot, score in self.table.fuzzy(key, limit=3, cutoff=self.fuzzy_cutoff):
+                links.extend(Link(eid, phrase, score / 100.0) for eid in self.table.entity_ids(slot))
         best: dict[str, Link] = {}
         for link in links:
             if link.entity_id not in best or link.confidence > best[link.entity_id].confidence:
                 best[link.entity_id] = link
         return list(best.values())
 
-    def _exact_spans(self, words: list[str]) -> list[str]:
-        """Non-overlapping names at word boundaries, longest first, each with a name-like word."""
-        text = " " + " ".join(w.casefold() for w in words) + " "
+    def _exact_spans(self, words: list[str]) -> list[tuple[str, int]]:
+        """Non-overlapping names at word boundaries, longest first, each with a name-like word, as
+        (key, slot of the name table) in the question's order."""
+        folded = [w.casefold() for w in words]
         name_like = _name_like(words)
         found = []
-        for end, key in self._automaton.iter(text):
-            first = text[: end - len(key) - 1].count(" ")  # index of the span's first word
-            last = first + key.count(" ") + 1
-            if named := sum(name_like[first:last]):
-                found.append((first, last, key, named))
+        for first in range(len(words)):
+            for last in range(first + 1, min(len(words), first + self._max_words) + 1):
+                if not (named := sum(name_like[first:last])):
+                    continue
+                key = " ".join(folded[first:last])
+                if (slot := self.table.find(key)) is not None:
+                    found.append((first, last, key, named, slot))
         taken = [False] * len(words)
-        kept: list[tuple[int, str]] = []
+        kept: list[tuple[int, str, int]] = []
         # Longest first; among equally long, the more name-like ("World Series" over "the world").
-        for first, last, key, _ in sorted(found, key=lambda t: (t[0] - t[1], -t[3], t[0])):
+        for first, last, key, _, slot in sorted(found, key=lambda t: (t[0] - t[1], -t[3], t[0])):
             if not any(taken[first:last]):
                 taken[first:last] = [True] * (last - first)
-                kept.append((first, key))
-        return [key for _, key in sorted(kept)]
+                kept.append((first, key, slot))
+        return [(key, slot) for _, key, slot in sorted(kept)]
 
 
 def strip_mentions(question: str, mentions: Iterable[str]) -> str:

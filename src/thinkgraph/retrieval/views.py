@@ -20,6 +20,7 @@ from thinkgraph.models import EdgeType, NodeType
 from thinkgraph.retrieval.incidence import Incidence, PassageEntities
 from thinkgraph.retrieval.lexical import LexicalIndex
 from thinkgraph.retrieval.linking import EntityLinker
+from thinkgraph.retrieval.name_table import NameTable
 from thinkgraph.retrieval.view_cache import ViewCache, read_array, read_json, write_arrays, write_json
 from thinkgraph.store.base import GraphStore
 
@@ -83,8 +84,8 @@ class IndexView:
             nodes = list(self.store.iter_nodes(NodeType.ENTITY))
             return EntityLinker([n.id for n in nodes], [n.text for n in nodes])
 
-        return self._cached("linker", lambda f: EntityLinker.from_keys(read_json(f, "by_key")), build,
-                            lambda linker, f: write_json(f, "by_key", linker.by_key))
+        return self._cached("linker", lambda f: EntityLinker.from_table(NameTable.load(f)), build,
+                            lambda linker, f: linker.table.save(f))
 
     def prepare(self) -> None:
         """Build now, and keep in the view cache, what `ppr` and the methods built on its walk read, so
