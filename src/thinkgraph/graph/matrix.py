@@ -14,7 +14,6 @@ class Adjacency(sp.csr_matrix):  # type: ignore[misc]  # (scipy.sparse is untype
     transition is built once per graph instead of on every query. Treat it as immutable."""
 
     ppr_operator: object | None = None
-    local_graph: object | None = None  # graph.local_ppr.local_graph_of
 
 
 @dataclass(slots=True)

@@ -43,6 +43,8 @@ async def answer_from_passages(ctx: MethodContext, name: str, retriever: DenseRe
         outputs["second_hop_question"] = evidence.residual_question
     if evidence.chained_passage is not None:
         outputs["chained_passage"] = evidence.chained_passage
+    if evidence.walk is not None:
+        outputs["walk"] = evidence.walk
     ctx.trace.append(TraceStep(agent="retriever", action=f"retrieve.{retriever.name}",
                                inputs={"question": question, "top_k": top_k}, outputs=outputs,
                                seconds=time.perf_counter() - started))

@@ -28,6 +28,7 @@ class Evidence:
     path_ids: list[list[str]] = field(default_factory=list)
     residual_question: str | None = None  # ppr's second walk asked this (retrieval/second_hop.py)
     chained_passage: str | None = None  # ppr's chain put this passage second
+    walk: str | None = None  # ppr's walk: "exact" or "local" ([retrieval] walk), None when no seed walked
 
 
 def passages_from_scores(store: GraphStore, hits: list[tuple[str, float]]) -> list[ScoredPassage]:

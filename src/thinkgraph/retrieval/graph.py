@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from thinkgraph.config import RetrievalSettings
-from thinkgraph.graph.local_ppr import local_graph_of, local_ppr_vector
+from thinkgraph.graph.local_ppr import local_ppr_vector
 from thinkgraph.graph.paths import path_in_tree, shortest_path_tree
 from thinkgraph.graph.ppr import personalized_pagerank
 from thinkgraph.graph.topk import top_indices
@@ -36,6 +36,7 @@ class Ranking:
     question_seeds: dict[str, float] = field(default_factory=dict)  # the first walk's: what the question names
     residual_question: str | None = None  # the second walk's query, when it is not the question
     chained: str | None = None  # the passage the chain lifted to second place
+    walk: str | None = None  # "exact" or "local" once a walk ran
 
 
 class GraphRetriever:
@@ -68,6 +69,7 @@ class GraphRetriever:
         ppr = self._walk(ranking.seeds, prior, rows) if len(rows) == len(chunks) else None
         if ppr is None:
             return ranking
+        ranking.walk = "local" if self.local else "exact"
         hop_prior = prior
         if s.bridge_passages > 0:
             ppr, hop_prior = self._second_round(question, links, ppr, ranking, question_prior)
@@ -143,7 +145,7 @@ class GraphRetriever:
             return None
         if self.local:
             support = np.flatnonzero(reset)
-            nodes, mass = local_ppr_vector(local_graph_of(graph.adjacency), support, reset[support],
+            nodes, mass = local_ppr_vector(self.view.push_graph, support, reset[support],
                                            damping=s.damping, eps=s.push_eps)
             full = np.zeros(graph.n, dtype=np.float64)
             full[nodes] = mass
@@ -160,7 +162,8 @@ class GraphRetriever:
         order = top_indices(scores, top_k)
         hits = [(chunks.ids[i], float(scores[i])) for i in order]
         evidence = Evidence(question=question, passages=passages_from_scores(self.view.store, hits),
-                            residual_question=ranking.residual_question, chained_passage=ranking.chained)
+                            residual_question=ranking.residual_question, chained_passage=ranking.chained,
+                            walk=ranking.walk)
         names = {n.id: n.text for n in self.view.store.get_nodes(list(seeds))}
         evidence.seeds = sorted(((e, names.get(e, e), w) for e, w in seeds.items()), key=lambda t: -t[2])
         # paths start from what the question names (its linked entities, or the seeds of its facts),

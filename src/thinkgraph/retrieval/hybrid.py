@@ -48,12 +48,19 @@ class PassagePrior:
             rows = np.concatenate([rows, best[self._bm25[best] > 0]])
         self._rows = rows
 
+    def candidates(self, extra: np.ndarray | None = None) -> np.ndarray:
+        """The passage rows the prior scores (sorted), with ``extra`` among them; every row when it
+        covers every passage."""
+        if self.everything:
+            return np.arange(len(self._full))
+        return np.unique(self._rows if extra is None or not len(extra) else np.concatenate([self._rows, extra]))
+
     def scores(self, extra: np.ndarray | None = None) -> np.ndarray:
         """The prior, with the passage rows ``extra`` among the candidates."""
         if self.everything:
             return self._full
         chunks = self.view.vectors(NodeType.CHUNK)
-        rows = np.unique(self._rows if extra is None or not len(extra) else np.concatenate([self._rows, extra]))
+        rows = self.candidates(extra)
         dense = chunks.vectors[rows] @ self.query_vec
         out = np.zeros(len(chunks), dtype=np.float64)
         out[rows] = hybrid_scores(dense, None if self._bm25 is None else self._bm25[rows], self.dense_weight)

@@ -15,6 +15,7 @@ import numpy as np
 from thinkgraph.embed.base import Embedder
 from thinkgraph.embed.manifest import check_embedding_manifest, node_embedding_text
 from thinkgraph.embed.vector_index import VectorIndex
+from thinkgraph.graph.local_ppr import LocalGraph
 from thinkgraph.graph.matrix import Adjacency, GraphMatrix, build_graph_matrix
 from thinkgraph.models import EdgeType, NodeType
 from thinkgraph.retrieval.incidence import Incidence, PassageEntities
@@ -103,7 +104,8 @@ class IndexView:
                              _write_vectors)
             if len(self.vectors(node_type)):
                 self.lexical(node_type)
-        _ = self.chunk_rows, self.entity_linker, self.incidence, self.relation_labels, self.relation_vectors
+        _ = self.chunk_rows, self.push_graph, self.entity_linker, self.incidence, self.relation_labels
+        _ = self.relation_vectors
         self._cached(PREPARED, lambda folder: True, lambda: True, lambda value, folder: None)
 
     def embed_query(self, text: str) -> np.ndarray:
@@ -123,8 +125,23 @@ class IndexView:
     @cached_property
     def chunk_rows(self) -> np.ndarray:
         """Rows of the passages (in the order of ``vectors(CHUNK)``) in the entity-passage graph."""
-        graph = self.entity_passage_graph
-        return np.array(graph.rows(self.vectors(NodeType.CHUNK).ids), dtype=np.int64)
+        def build() -> np.ndarray:
+            return np.array(self.entity_passage_graph.rows(self.vectors(NodeType.CHUNK).ids), dtype=np.int64)
+
+        return self._cached("chunk-rows", lambda f: read_array(f, "rows"), build,
+                            lambda rows, f: write_arrays(f, rows=rows))
+
+    @cached_property
+    def push_graph(self) -> LocalGraph:
+        """The entity-passage graph as local push PPR reads it (out-edge shares and degrees)."""
+        adjacency = self.entity_passage_graph.adjacency
+
+        def read(folder: Path) -> LocalGraph:
+            return LocalGraph(adjacency.indptr, adjacency.indices, read_array(folder, "share"),
+                              read_array(folder, "degree"))
+
+        return self._cached("push-entity-passage", read, lambda: LocalGraph.of(adjacency),
+                            lambda g, f: write_arrays(f, share=g.share, degree=g.degree))
 
     @cached_property
     def entity_graph(self) -> GraphMatrix:
