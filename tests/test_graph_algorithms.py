@@ -18,7 +18,7 @@ from thinkgraph.graph import (
     rwr_subgraph,
     shortest_path,
 )
-from thinkgraph.graph.paths import path_in_tree, shortest_path_tree
+from thinkgraph.graph.paths import path_in_tree, shortest_path_tree, targeted_tree
 
 
 def random_digraph(n: int, p: float, seed: int) -> nx.DiGraph:
@@ -107,6 +107,33 @@ def test_shortest_path_tree_hop_distances_match_networkx(seed: int, max_hops: in
         path = path_in_tree(pred, dist, 0, node)
         assert path is not None and len(path) - 1 == d
         assert all(g.has_edge(a, b) for a, b in itertools.pairwise(path))
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2, 3])
+@pytest.mark.parametrize("max_hops", [1, 2, 4])
+def test_targeted_tree_reaches_its_targets_by_shortest_paths(seed: int, max_hops: int) -> None:
+    """Against networkx: every target within ``max_hops`` gets its exact hop distance and a path of that
+    length; the search stops at the level of the farthest target (nothing beyond it is reached)."""
+    g = random_digraph(150, 0.02, seed)
+    ref = nx.single_source_shortest_path_length(nx.DiGraph(g.edges), 0, cutoff=max_hops) \
+        if g.number_of_edges() else {0: 0}
+    ref.setdefault(0, 0)
+    rng = np.random.default_rng(seed)
+    targets = rng.choice(150, 6, replace=False).tolist()
+    dist, pred = targeted_tree(to_csr(g), 0, targets, max_hops=max_hops)
+    for t in targets:
+        if t in ref:
+            assert dist[t] == ref[t]
+            path = path_in_tree(pred, dist, 0, t)
+            assert path is not None and len(path) - 1 == ref[t]
+            assert all(g.has_edge(a, b) for a, b in itertools.pairwise(path))
+        else:
+            assert not np.isfinite(dist[t])
+    reached = {i: int(d) for i, d in enumerate(dist) if np.isfinite(d)}
+    assert all(ref[i] == d for i, d in reached.items())  # every distance it gives is exact
+    farthest = max((ref[t] for t in targets if t in ref), default=0)
+    if all(t in ref for t in targets):  # all found: no level past the farthest target was expanded
+        assert max(reached.values()) <= farthest
 
 
 def test_rwr_subgraph_size_seeds_and_ranking() -> None:

@@ -61,6 +61,37 @@ def _bfs_levels(order: np.ndarray, pred: np.ndarray, n: int, max_hops: int | Non
     return dist
 
 
+def targeted_tree(adjacency: sp.csr_matrix, source: int, targets: Sequence[int], *,
+                  max_hops: int) -> tuple[np.ndarray, np.ndarray]:
+    """``shortest_path_tree`` for the given targets only: breadth-first level by level, stopping at the
+    level where the last target is reached or at ``max_hops``, so that its work is the neighbourhood
+    up to the farthest target, not the whole graph (a tree from a hub of a million-passage index
+    reached half a million entities in 4 hops on every question). Distances are exact for every node
+    reached (inf beyond), and predecessors give one shortest path to each."""
+    n = adjacency.shape[0]
+    dist = np.full(n, np.inf)
+    pred = np.full(n, -9999, dtype=np.int32)
+    dist[source] = 0
+    wanted = np.unique(np.asarray(targets, dtype=np.int64))
+    frontier = np.array([source], dtype=np.int64)
+    indptr, indices = adjacency.indptr, adjacency.indices
+    for level in range(1, max_hops + 1):
+        if not frontier.shape[0] or np.isfinite(dist[wanted]).all():
+            break
+        starts, ends = indptr[frontier], indptr[frontier + 1]
+        lengths = ends - starts
+        owner = np.repeat(frontier, lengths)
+        offsets = np.arange(int(lengths.sum())) - np.repeat(np.cumsum(lengths) - lengths, lengths)
+        reached = indices[np.repeat(starts, lengths) + offsets].astype(np.int64)
+        fresh = ~np.isfinite(dist[reached])
+        reached, owner = reached[fresh], owner[fresh]
+        first, at = np.unique(reached, return_index=True)  # one parent each: the first in frontier order
+        dist[first] = level
+        pred[first] = owner[at]
+        frontier = first
+    return dist, pred
+
+
 def path_in_tree(pred: np.ndarray, dist: np.ndarray, source: int, target: int) -> list[int] | None:
     if not np.isfinite(dist[target]):
         return None

@@ -11,7 +11,7 @@ import numpy as np
 
 from thinkgraph.config import RetrievalSettings
 from thinkgraph.graph.local_ppr import local_ppr_vector
-from thinkgraph.graph.paths import path_in_tree, shortest_path_tree
+from thinkgraph.graph.paths import path_in_tree, targeted_tree
 from thinkgraph.graph.ppr import personalized_pagerank
 from thinkgraph.graph.topk import top_indices
 from thinkgraph.models import NodeType
@@ -179,10 +179,13 @@ class GraphRetriever:
         if not seed_rows:
             return
         labels = self.view.relation_labels
-        trees = {src: shortest_path_tree(graph.adjacency, src, max_hops=MAX_PATH_HOPS)
+        targets_of = {p.chunk_id: graph.rows(self.view.passage_entities.entities(p.chunk_id))
+                      for p in evidence.passages}
+        every_target = [t for targets in targets_of.values() for t in targets]
+        trees = {src: targeted_tree(graph.adjacency, src, every_target, max_hops=MAX_PATH_HOPS)
                  for src in seed_rows[:MAX_PATH_SEEDS]}
-        for passage in evidence.passages:
-            targets = graph.rows(self.view.passage_entities.entities(passage.chunk_id))
+        for number, passage in enumerate(evidence.passages, 1):
+            targets = targets_of[passage.chunk_id]
             best: list[int] | None = None
             for src, (dist, pred) in trees.items():
                 reachable = [t for t in targets if dist[t] <= MAX_PATH_HOPS]
@@ -195,7 +198,6 @@ class GraphRetriever:
                 continue
             ids = [graph.ids[i] for i in best]
             evidence.path_ids.append(ids)
-            number = evidence.passages.index(passage) + 1
             evidence.paths.append([f"[{number}]", *self._render(ids, labels)])
 
     def _render(self, ids: list[str], labels: dict[tuple[str, str], str]) -> list[str]:

@@ -9,6 +9,11 @@ import time
 from pathlib import Path
 
 BUSY_TIMEOUT_S = 60.0
+# SQLite's page cache of a writing connection, in KiB (ours). Every row is keyed by a content hash, so
+# inserts land at random pages of the tables' indexes; with SQLite's default 2 MiB most of them are
+# read back from the OS on each insert once an index outgrows it (extraction per passage slowed from
+# 1.6 to 2.4 ms between 100k and 1M passages). The cache fills only as pages are used.
+WRITER_CACHE_KIB = 262_144
 _WAL_RETRY_FIRST_S = 0.005
 _WAL_RETRY_MAX_S = 0.2
 
@@ -28,6 +33,7 @@ def connect_index(path: Path, *, read_only: bool, busy_timeout_s: float = BUSY_T
         if not read_only:
             enter_wal(db, busy_timeout_s)
             db.execute("PRAGMA synchronous=NORMAL")
+            db.execute(f"PRAGMA cache_size=-{WRITER_CACHE_KIB}")
         db.execute("PRAGMA foreign_keys=OFF")
     except BaseException:
         db.close()
