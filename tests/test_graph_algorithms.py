@@ -134,6 +134,9 @@ def test_targeted_tree_reaches_its_targets_by_shortest_paths(seed: int, max_hops
     farthest = max((ref[t] for t in targets if t in ref), default=0)
     if all(t in ref for t in targets):  # all found: no level past the farthest target was expanded
         assert max(reached.values()) <= farthest
+    # a level that would read more edges than allowed is not searched: nothing past the levels read
+    capped, _ = targeted_tree(to_csr(g), 0, targets, max_hops=max_hops, max_edges=0)
+    assert {i for i, d in enumerate(capped) if np.isfinite(d)} == {0}
 
 
 def test_rwr_subgraph_size_seeds_and_ranking() -> None:

@@ -128,6 +128,16 @@ def test_edges_among_keeps_only_edges_inside_the_set_in_insertion_order(store: G
     assert [(e.src, e.dst) for e in store.edges_among(many)] == [("chunk:b", "doc:b")]
 
 
+def test_edges_between_pairs_either_way_in_insertion_order(store: GraphStore) -> None:
+    _two_documents(store)
+    among = store.edges_among(["ent:y", "ent:x", "chunk:a"])
+    for pairs in ([("ent:x", "ent:y")], [("ent:y", "ent:x")], [("ent:y", "ent:x"), ("ent:x", "ent:y")]):
+        assert store.edges_between(pairs) == [e for e in among if {e.src, e.dst} == {"ent:x", "ent:y"}]
+    assert store.edges_between([("ent:x", "ent:x"), ("ent:x", "none:1")]) == [] and store.edges_between([]) == []
+    many = [(f"none:{i}", "ent:x") for i in range(450)] + [("doc:b", "chunk:b")]  # more than one statement holds
+    assert [(e.src, e.dst) for e in store.edges_between(many)] == [("chunk:b", "doc:b")]
+
+
 def test_update_node_keeps_edges(store: GraphStore) -> None:
     _two_documents(store)
     store.update_node(Node("ent:x", "entity", "X prime", {"description": "renamed", "n": [1, 2]}))

@@ -61,16 +61,17 @@ def _bfs_levels(order: np.ndarray, pred: np.ndarray, n: int, max_hops: int | Non
     return dist
 
 
-def targeted_tree(adjacency: sp.csr_matrix, source: int, targets: Sequence[int], *,
-                  max_hops: int) -> tuple[np.ndarray, np.ndarray]:
+def targeted_tree(adjacency: sp.csr_matrix, source: int, targets: Sequence[int], *, max_hops: int,
+                  max_edges: int | None = None) -> tuple[np.ndarray, np.ndarray]:
     """``shortest_path_tree`` for the given targets only: breadth-first level by level, stopping at the
-    level where the last target is reached or at ``max_hops``, so that its work is the neighbourhood
-    up to the farthest target, not the whole graph (a tree from a hub of a million-passage index
-    reached half a million entities in 4 hops on every question). Distances are exact for every node
-    reached (inf beyond), and predecessors give one shortest path to each."""
+    level where the last target is reached, at ``max_hops``, or before a level that would read more
+    than ``max_edges`` edges, so that its work is the neighbourhood up to the farthest target, not the
+    whole graph (a tree from a hub of a million-passage index reached half a million entities in 4 hops
+    on every question). Distances are exact for every node reached (inf beyond), and predecessors give
+    one shortest path to each."""
     n = adjacency.shape[0]
     dist = np.full(n, np.inf)
-    pred = np.full(n, -9999, dtype=np.int32)
+    pred = np.full(n, -9999, dtype=np.int64)
     dist[source] = 0
     wanted = np.unique(np.asarray(targets, dtype=np.int64))
     frontier = np.array([source], dtype=np.int64)
@@ -78,17 +79,21 @@ def targeted_tree(adjacency: sp.csr_matrix, source: int, targets: Sequence[int],
     for level in range(1, max_hops + 1):
         if not frontier.shape[0] or np.isfinite(dist[wanted]).all():
             break
-        starts, ends = indptr[frontier], indptr[frontier + 1]
-        lengths = ends - starts
+        starts = indptr[frontier]
+        lengths = indptr[frontier + 1] - starts
+        total = int(lengths.sum())
+        if max_edges is not None and total > max_edges:
+            break
         owner = np.repeat(frontier, lengths)
-        offsets = np.arange(int(lengths.sum())) - np.repeat(np.cumsum(lengths) - lengths, lengths)
-        reached = indices[np.repeat(starts, lengths) + offsets].astype(np.int64)
+        offsets = np.arange(total) - np.repeat(np.cumsum(lengths) - lengths, lengths)
+        reached = indices[np.repeat(starts, lengths) + offsets]
         fresh = ~np.isfinite(dist[reached])
         reached, owner = reached[fresh], owner[fresh]
-        first, at = np.unique(reached, return_index=True)  # one parent each: the first in frontier order
-        dist[first] = level
-        pred[first] = owner[at]
-        frontier = first
+        pred[reached] = owner  # of a node reached twice either parent is on the level before: a shortest path
+        dist[reached] = level
+        on_level = np.zeros(n, dtype=bool)
+        on_level[reached] = True
+        frontier = np.flatnonzero(on_level)
     return dist, pred
 
 

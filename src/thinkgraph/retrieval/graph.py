@@ -25,6 +25,9 @@ from thinkgraph.retrieval.views import IndexView
 
 MAX_PATH_HOPS = 4
 MAX_PATH_SEEDS = 3
+# The edges one level of a path search may read (ours): paths are shown, not ranked by, so a level
+# that would read more (past a hub of a large index) is not searched and farther passages show none.
+MAX_PATH_EDGES = 250_000
 
 
 @dataclass(slots=True)
@@ -182,8 +185,8 @@ class GraphRetriever:
         targets_of = {p.chunk_id: graph.rows(self.view.passage_entities.entities(p.chunk_id))
                       for p in evidence.passages}
         every_target = [t for targets in targets_of.values() for t in targets]
-        trees = {src: targeted_tree(graph.adjacency, src, every_target, max_hops=MAX_PATH_HOPS)
-                 for src in seed_rows[:MAX_PATH_SEEDS]}
+        trees = {src: targeted_tree(graph.adjacency, src, every_target, max_hops=MAX_PATH_HOPS,
+                                    max_edges=MAX_PATH_EDGES) for src in seed_rows[:MAX_PATH_SEEDS]}
         for number, passage in enumerate(evidence.passages, 1):
             targets = targets_of[passage.chunk_id]
             best: list[int] | None = None

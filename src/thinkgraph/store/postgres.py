@@ -270,6 +270,17 @@ class PostgresStore(PgVectors, PgBookkeeping, Revisions):
                           (ids, ids))
         return [self._edge(r) for r in rows]
 
+    def edges_between(self, pairs: Sequence[tuple[str, str]]) -> list[Edge]:
+        unique = list(dict.fromkeys((a, b) for a, b in pairs if a != b))
+        if not unique:
+            return []
+        firsts, seconds = [a for a, _ in unique], [b for _, b in unique]
+        rows = self._rows(f"SELECT DISTINCT e.seq, {', '.join('e.' + c.strip() for c in _EDGE_COLS.split(','))} "
+                          "FROM unnest(%s::text[], %s::text[]) AS p(a, b) JOIN edges e ON "
+                          "(e.src = p.a AND e.dst = p.b) OR (e.dst = p.a AND e.src = p.b) ORDER BY e.seq",
+                          (firsts, seconds))
+        return [self._edge(r[1:]) for r in rows]
+
     def provenance(self, item_id: str) -> list[Provenance]:
         rows = self._rows('SELECT item_id, doc_id, chunk_id, start, "end" FROM provenance WHERE item_id = %s'
                           " ORDER BY doc_id, start", (item_id,))

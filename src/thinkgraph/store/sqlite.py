@@ -342,6 +342,18 @@ class SQLiteStore(SQLiteBookkeeping, Revisions):
                 rows += self._db.execute(sql, [*part, *dst]).fetchall()
         return [self._edge(r[1:]) for r in sorted(rows)]
 
+    def edges_between(self, pairs: Sequence[tuple[str, str]]) -> list[Edge]:
+        unique = list(dict.fromkeys((a, b) for a, b in pairs if a != b))
+        rows: list[tuple[Any, ...]] = []
+        one = "SELECT rowid, src, dst, type, weight, props FROM edges WHERE {} AND {}"
+        for start in range(0, len(unique), 200):  # (SQLite allows 500 terms in a compound select)
+            part = unique[start:start + 200]
+            # "+" keeps each lookup on the first node's index (src or dst), never on the second's
+            sql = " UNION ALL ".join(f"{one.format('src=?', '+dst=?')} UNION ALL {one.format('dst=?', '+src=?')}"
+                                     for _ in part)
+            rows += self._db.execute(sql, [x for a, b in part for x in (a, b, a, b)]).fetchall()
+        return [self._edge(r[1:]) for r in sorted(set(rows))]
+
     def provenance(self, item_id: str) -> list[Provenance]:
         rows = self._db.execute(
             "SELECT item_id, doc_id, chunk_id, start, end FROM provenance WHERE item_id=? ORDER BY doc_id, start",
