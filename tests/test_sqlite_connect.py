@@ -106,3 +106,34 @@ def test_writing_in_a_read_only_folder_names_the_folder(tmp_path: Path, monkeypa
     monkeypatch.setattr(sqlite_module, "connect_index", refuse)
     with pytest.raises(IndexFileError, match="folder .*mounted is read-only"):
         SQLiteStore(folder / "new.db")
+
+
+def test_an_index_from_before_the_edge_lookups_is_upgraded_by_a_writer_only(tmp_path) -> None:  # noqa: ANN001
+    import sqlite3
+
+    from thinkgraph.models import Edge
+    from thinkgraph.store.sqlite import SQLiteStore
+
+    def indexes(path: object) -> set[str]:
+        with sqlite3.connect(str(path)) as db:
+            rows = db.execute("SELECT name FROM sqlite_master WHERE type='index' AND name LIKE 'edges%'")
+            return {r[0] for r in rows}
+
+    path = tmp_path / "old.db"
+    store = SQLiteStore(path)
+    assert store.upgrade_indexes() == []  # a new index has them from the start
+    store.add_edges([Edge("a", "b", "CO_OCCURS")])
+    store.close()
+    assert indexes(path) == {"edges_src_dst", "edges_dst_src", "edges_type"}
+    with sqlite3.connect(str(path)) as db:  # the layout an earlier version wrote
+        db.executescript("DROP INDEX edges_src_dst; DROP INDEX edges_dst_src; "
+                         "CREATE INDEX edges_src ON edges(src, type); CREATE INDEX edges_dst ON edges(dst, type);")
+    reader = SQLiteStore(path, read_only=True)
+    assert reader.upgrade_indexes() == [] and reader.edges_between([("a", "b")])  # correct, only slower
+    reader.close()
+    writer = SQLiteStore(path)
+    assert indexes(path) == {"edges_src", "edges_dst", "edges_type"}  # opening alone changes nothing
+    assert writer.upgrade_indexes() == ["edges_src_dst", "edges_dst_src"]
+    assert indexes(path) == {"edges_src_dst", "edges_dst_src", "edges_type"}
+    assert [(e.src, e.dst) for e in writer.edges_between([("b", "a")])] == [("a", "b")]
+    writer.close()

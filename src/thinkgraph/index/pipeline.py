@@ -78,6 +78,8 @@ class Indexer:
     async def run(self, items: Iterable[SourceDocument | Skipped]) -> IndexReport:
         check_embedding_manifest(self.store, self.embedder)
         report = IndexReport()
+        if upgraded := await asyncio.to_thread(self.store.upgrade_indexes):
+            log.info("index upgraded: %s created", ", ".join(upgraded))
         self.claims.start()
         try:
             with writing(self.store):

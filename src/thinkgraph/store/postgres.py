@@ -270,6 +270,9 @@ class PostgresStore(PgVectors, PgBookkeeping, Revisions):
                           (ids, ids))
         return [self._edge(r) for r in rows]
 
+    def upgrade_indexes(self) -> list[str]:
+        return []  # (the schema's indexes are created with it)
+
     def edges_between(self, pairs: Sequence[tuple[str, str]]) -> list[Edge]:
         unique = list(dict.fromkeys((a, b) for a, b in pairs if a != b))
         if not unique:
