@@ -127,3 +127,15 @@ def test_hybrid_and_ppr_options_through_the_method_registry(bridge_index: Path, 
                 tg.ask(question, method="ppr", damping=bad)
         with pytest.raises(ConfigError, match="ppr has no option no_such_lever; its options: .*damping"):
             tg.ask(question, method="ppr", no_such_lever=True)
+
+
+def test_bm25_scores_are_bm25s_own(tmp_path) -> None:  # noqa: ANN001
+    """The summed postings equal bm25s' get_scores, a repeated query term counting twice."""
+    from thinkgraph.retrieval.lexical import LexicalIndex
+
+    texts = ["the lighthouse keeper of Skarn", "a lens made for the lighthouse", "keeper keeper keeper", "", "Skarn"]
+    index = LexicalIndex([f"p{i}" for i in range(len(texts))], texts)
+    for query in ("lighthouse keeper", "Skarn Skarn lens", "keeper", "nothing here"):
+        known = [t for t in index._tokenize([query])[0] if t in index._bm25.vocab_dict]
+        expected = index._bm25.get_scores(known) if known else np.zeros(len(texts))
+        assert np.allclose(index.scores(query), expected)

@@ -31,3 +31,12 @@ def test_large_vector_takes_the_partition_path() -> None:
     values = np.round(rng.random(100_000), 3)  # many ties
     assert top_indices(values, 5).tolist() == reference(values, 5).tolist()
     assert top_indices(values, 0).tolist() == []
+
+
+@settings(max_examples=200, deadline=None)
+@given(arrays(np.float64, st.integers(50, 2000), elements=st.sampled_from([0.0] * 12 + [0.5, 1.0, 3.0, -2.0])),
+       st.integers(1, 6))
+def test_equals_the_stable_full_sort_on_sparse_vectors(values: np.ndarray, k: int) -> None:
+    """Mostly zeros, as a local walk's scores: the positive entries' partition, or the full one when
+    fewer than k are positive."""
+    assert top_indices(values, k).tolist() == reference(values, k).tolist()

@@ -19,7 +19,18 @@ def top_indices(values: npt.NDArray[np.floating], k: int) -> npt.NDArray[np.intp
     n = int(values.shape[0])
     if k <= 0 or n == 0:
         return np.zeros(0, dtype=np.intp)
-    negated = -np.asarray(values)
+    if n > k * _PARTITION_RATIO:
+        # a sparse vector (a local walk, BM25 over a few terms): the k best are among its positive
+        # entries when there are k of them, and finding those is one pass, not a partition of all
+        positive = np.flatnonzero(np.asarray(values) > 0)
+        if k <= positive.shape[0] < n // 2:
+            return positive[_top_of(np.asarray(values)[positive], k)]
+    return _top_of(np.asarray(values), k)
+
+
+def _top_of(values: npt.NDArray[np.floating], k: int) -> npt.NDArray[np.intp]:
+    n = int(values.shape[0])
+    negated = -values
     if k * _PARTITION_RATIO >= n:
         return np.argsort(negated, kind="stable")[:k]
     kth = negated[np.argpartition(negated, k - 1)[k - 1]]
