@@ -84,14 +84,19 @@ def test_the_seeds_passages_are_candidates_whatever_their_own_score(index: Path)
         fleet = next(n.id for n in tg.store.iter_nodes(NodeType.ENTITY) if n.text == "Ember Fleet")
         holders = {e.src for e in tg.store.iter_edges([EdgeType.CONTAINS]) if e.dst == fleet}
         chunks = view.vectors(NodeType.CHUNK)
-        rows = retriever._seed_passages({fleet: 1.0})
-        assert rows is not None and {chunks.ids[i] for i in rows} == holders and len(holders) == 3
         query = view.embed_query(QUESTION)
         prior = PassagePrior(view, QUESTION, query, 1)
+        rows = retriever._seed_passages({fleet: 1.0}, prior)
+        assert rows is not None and {chunks.ids[i] for i in rows} == holders and len(holders) == 3
         assert holders <= {chunks.ids[i] for i in prior.candidates(rows)}
         assert len(prior.candidates()) <= 2 and not holders <= {chunks.ids[i] for i in prior.candidates()}
         exact = GraphRetriever(view, settings.retrieval.model_copy(update={"walk": "exact"}))
-        assert exact._seed_passages({fleet: 1.0}) is None  # the exact walk's prior covers every passage
+        assert exact._seed_passages({fleet: 1.0}, prior) is None  # the exact walk's prior covers every passage
+        # a seed in more passages than seed_passages_max brings that many, the best by BM25
+        capped = GraphRetriever(view, settings.retrieval.model_copy(update={"seed_passages_max": 2}))
+        bm25 = view.lexical(NodeType.CHUNK).scores(QUESTION)
+        best = sorted((chunks.position[c] for c in holders), key=lambda i: (-bm25[i], i))[:2]
+        assert sorted(capped._seed_passages({fleet: 1.0}, prior).tolist()) == sorted(best)
 
 
 def test_push_from_the_reset_approximates_the_exact_walk(index: Path) -> None:

@@ -195,6 +195,10 @@ class RetrievalSettings(_Section):
     walk: Literal["auto", "exact", "local"] = "auto"
     local_from_passages: int = Field(100_000, ge=0)
     prior_candidates: int = Field(1000, ge=1)
+    # The local walk's candidates include the passages of its seed entities, of a seed in more passages
+    # than this (a country, a year, a large city) only this many, the best by BM25 (ours): the second
+    # walk's bridges brought 20-50k passages to score densely per question at a million passages.
+    seed_passages_max: int = Field(1000, ge=1)
     push_eps: float = Field(1e-5, gt=0.0)
 
 

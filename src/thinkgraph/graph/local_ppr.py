@@ -68,13 +68,15 @@ def local_ppr_vector(graph: LocalGraph, seed_nodes: np.ndarray, seed_mass: np.nd
     if not seed_nodes.shape[0] or (seed_mass < 0).any() or seed_mass.sum() <= 0:
         raise ValueError("seeds must be non-negative with a positive sum")
     seed_mass = seed_mass / seed_mass.sum()
+    # p and r are read and written only where the push reached (``touched``): nothing here costs a pass
+    # over every node, so a question on a million-passage graph pays for its neighbourhood alone
     p = np.zeros(graph.n)
     r = np.zeros(graph.n)
     r[seed_nodes] = seed_mass
     frontier = seed_nodes
-    threshold = eps * np.maximum(graph.degree, 1.0)
+    touched = [seed_nodes]
     for _ in range(MAX_ROUNDS):
-        frontier = frontier[r[frontier] >= threshold[frontier]]
+        frontier = frontier[r[frontier] >= eps * np.maximum(graph.degree[frontier], 1.0)]
         if frontier.shape[0] == 0:
             break
         mass = r[frontier]
@@ -84,11 +86,14 @@ def local_ppr_vector(graph: LocalGraph, seed_nodes: np.ndarray, seed_mass: np.nd
         if dangling.any():
             r[seed_nodes] += damping * mass[dangling].sum() * seed_mass
         positions, owner = _gather_rows(graph, frontier)
-        targets = graph.indices[positions]
-        np.add.at(r, targets, damping * mass[owner] * graph.share[positions])
-        frontier = np.unique(np.concatenate([targets, seed_nodes]) if dangling.any() else targets)
-    p += (1.0 - damping) * r  # first-order share of the mass left unpushed (ppr(e_u) starts at (1-d)·e_u)
-    nodes = np.flatnonzero(p)
+        targets, at = np.unique(graph.indices[positions], return_inverse=True)
+        r[targets] += np.bincount(at, weights=damping * mass[owner] * graph.share[positions], minlength=len(targets))
+        touched.append(targets)
+        frontier = np.union1d(targets, seed_nodes) if dangling.any() else targets
+    reached = np.unique(np.concatenate(touched))
+    # the first-order share of the mass left unpushed (ppr(e_u) starts at (1-d)·e_u)
+    p[reached] += (1.0 - damping) * r[reached]
+    nodes = reached[p[reached] > 0]
     scores = p[nodes]
     order = np.argsort(-scores, kind="stable")
     return nodes[order], scores[order] / scores.sum()

@@ -67,7 +67,7 @@ class GraphRetriever:
         rows = self.view.chunk_rows
         links = self.view.entity_linker.link(question) if s.link_entities else []
         first = self.seed_entities(question, query_vec, links)
-        prior = question_prior.scores(self._seed_passages(first))
+        prior = question_prior.scores(self._seed_passages(first, question_prior))
         ranking = Ranking(prior, first, question_seeds=dict(first))
         ppr = self._walk(ranking.seeds, prior, rows) if len(rows) == len(chunks) else None
         if ppr is None:
@@ -95,14 +95,18 @@ class GraphRetriever:
         candidates = s.prior_candidates if self.local else 0
         return PassagePrior(self.view, question, query_vec, candidates, lexical=s.lexical, dense_weight=s.dense_weight)
 
-    def _seed_passages(self, seeds: dict[str, float]) -> np.ndarray | None:
+    def _seed_passages(self, seeds: dict[str, float], prior: PassagePrior) -> np.ndarray | None:
         """With a local walk, the passages of the seed entities: candidates of the prior whatever their
         own score, so that the walk's seeds and the prior meet there (among passages that read alike,
-        the one the seeds reach wins, as with a prior over every passage)."""
+        the one the seeds reach wins, as with a prior over every passage). Of a seed in more than
+        ``seed_passages_max`` passages (a country, a year, a city at a million passages) only that many,
+        the best by BM25, so that a hub does not bring tens of thousands of passages to score."""
         if not self.local or not seeds:
             return None
         graph, incidence = self.view.entity_passage_graph, self.view.incidence
+        cap = self.settings.seed_passages_max
         found = [incidence.passages_of(row) for row in graph.rows(seeds)]
+        found = [rows if rows.shape[0] <= cap else prior.best_lexical(rows, cap) for rows in found]
         return np.concatenate(found) if found else None
 
     def _second_round(self, question: str, links: Sequence[Link], ppr: np.ndarray, ranking: Ranking,
@@ -126,7 +130,7 @@ class GraphRetriever:
                 hop = self._prior(residual, self.view.embed_query(residual))
                 ranking.residual_question = residual
         both = seeding.merge((ranking.seeds, 1.0), (bridges, s.bridge_weight))
-        hop_prior = hop.scores(self._seed_passages(both))
+        hop_prior = hop.scores(self._seed_passages(both, hop))
         second = self._walk(both, hop_prior, self.view.chunk_rows)
         if second is None:
             ranking.residual_question = None
@@ -143,16 +147,21 @@ class GraphRetriever:
             return None
         s = self.settings
         reset = graph.vector(seeds)
-        reset[rows] += s.passage_weight * prior
+        if self.local:  # the prior is sparse here: only its candidates are touched, not every passage
+            candidates = np.flatnonzero(prior)
+            reset[rows[candidates]] += s.passage_weight * prior[candidates]
+        else:
+            reset[rows] += s.passage_weight * prior
         if reset.sum() <= 0:
             return None
         if self.local:
             support = np.flatnonzero(reset)
             nodes, mass = local_ppr_vector(self.view.push_graph, support, reset[support],
                                            damping=s.damping, eps=s.push_eps)
-            full = np.zeros(graph.n, dtype=np.float64)
-            full[nodes] = mass
-            pushed: np.ndarray = full[rows]
+            passage = self.view.passage_of_row[nodes]
+            reached = passage >= 0
+            pushed = np.zeros(rows.shape[0], dtype=np.float64)
+            pushed[passage[reached]] = mass[reached]
             return pushed
         scores: np.ndarray = personalized_pagerank(graph.adjacency, reset, damping=s.damping)[rows]
         return scores

@@ -46,25 +46,38 @@ class PassagePrior:
         if self._bm25 is not None:
             best = top_indices(self._bm25, candidates)
             rows = np.concatenate([rows, best[self._bm25[best] > 0]])
-        self._rows = rows
+        self._rows = np.unique(rows)
 
     def candidates(self, extra: np.ndarray | None = None) -> np.ndarray:
         """The passage rows the prior scores (sorted), with ``extra`` among them; every row when it
         covers every passage."""
         if self.everything:
             return np.arange(len(self._full))
-        return np.unique(self._rows if extra is None or not len(extra) else np.concatenate([self._rows, extra]))
+        return self._rows if extra is None or not len(extra) else np.union1d(self._rows, extra)
+
+    def best_lexical(self, rows: np.ndarray, k: int) -> np.ndarray:
+        """The ``k`` of ``rows`` with the best BM25 scores for this query (the first ``k`` without BM25)."""
+        if self._bm25 is None:
+            return rows[:k]
+        return rows[top_indices(self._bm25[rows], k)]
 
     def scores(self, extra: np.ndarray | None = None) -> np.ndarray:
         """The prior, with the passage rows ``extra`` among the candidates."""
         if self.everything:
             return self._full
-        chunks = self.view.vectors(NodeType.CHUNK)
-        rows = self.candidates(extra)
-        dense = chunks.vectors[rows] @ self.query_vec
-        out = np.zeros(len(chunks), dtype=np.float64)
-        out[rows] = hybrid_scores(dense, None if self._bm25 is None else self._bm25[rows], self.dense_weight)
+        rows, values = self.sparse(extra)
+        out = np.zeros(len(self.view.vectors(NodeType.CHUNK)), dtype=np.float64)
+        out[rows] = values
         return out
+
+    def sparse(self, extra: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """The candidates' rows (sorted) and their prior (the others have none)."""
+        if self.everything:
+            rows = np.flatnonzero(self._full)
+            return rows, self._full[rows]
+        rows = self.candidates(extra)
+        dense = self.view.vectors(NodeType.CHUNK).vectors[rows] @ self.query_vec
+        return rows, hybrid_scores(dense, None if self._bm25 is None else self._bm25[rows], self.dense_weight)
 
 
 class HybridRetriever:

@@ -132,6 +132,14 @@ class IndexView:
                             lambda rows, f: write_arrays(f, rows=rows))
 
     @cached_property
+    def passage_of_row(self) -> np.ndarray:
+        """For each row of the entity-passage graph, its passage's position among the chunk vectors (-1
+        for an entity): the inverse of ``chunk_rows``."""
+        out = np.full(self.entity_passage_graph.n, -1, dtype=np.int64)
+        out[self.chunk_rows] = np.arange(self.chunk_rows.shape[0])
+        return out
+
+    @cached_property
     def push_graph(self) -> LocalGraph:
         """The entity-passage graph as local push PPR reads it (out-edge shares and degrees)."""
         adjacency = self.entity_passage_graph.adjacency
