@@ -156,5 +156,5 @@ def test_relation_predicates_embedded_once_per_index_revision(tmp_path, monkeypa
         assert {p: embedder.texts.get(p, 0) for p in predicates} == indexed  # no predicate embedded again
         assert len(counts) <= 1
     with ThinkGraph.open(tmp_path / "r.db", settings=Settings(), embedder=TextCountingEmbedder()) as reopened:
-        assert reopened.view.relation_vectors[0] == predicates  # read from the view cache
+        assert list(reopened.view.relation_vectors[0]) == list(predicates)  # read from the view cache
         assert not any(p in reopened.embedder.texts for p in predicates)

@@ -47,12 +47,15 @@ def _everything(view: IndexView) -> dict[str, object]:
         out[f"bm25-{node_type}"] = view.lexical(node_type).scores(QUESTION).round(6).tolist()
     for name in ("entity_passage_graph", "entity_graph"):
         graph = getattr(view, name)
-        out[name] = (graph.ids, graph.adjacency.toarray().tolist())
+        out[name] = (list(graph.ids), graph.adjacency.toarray().tolist())
+        out[f"{name}-rows"] = {node_id: graph.index.get(node_id) for node_id in [*graph.ids, "ent:unknown"]}
     out["links"] = sorted((link.entity_id, link.confidence) for link in view.entity_linker.link(QUESTION))
     passages = view.passage_entities
     out["passage_entities"] = {c: passages.entities(c) for c in view.vectors(NodeType.CHUNK).ids}
     out["entity_passages"] = {e: passages.passages(e) for e in view.entity_passage_graph.ids}
-    out["relation_vectors"] = (view.relation_vectors[0], np.asarray(view.relation_vectors[1]).round(6).tolist())
+    out["relation_vectors"] = (list(view.relation_vectors[0]), np.asarray(view.relation_vectors[1]).round(6).tolist())
+    chunks = view.vectors(NodeType.CHUNK)
+    out["chunk-positions"] = {c: chunks.position.get(c) for c in [*chunks.ids, "chunk:unknown"]}
     out["relation_labels"] = sorted(view.relation_labels.items())
     return out
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import logging
 import os
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -29,11 +30,13 @@ ADD_BATCH = 100_000  # rows handed to faiss at a time (bounds the float32 copy o
 
 
 class VectorIndex:
-    def __init__(self, ids: list[str], vectors: np.ndarray, *, ann_threshold: int = 100_000,
-                 ef: int = EF_SEARCH, seed: int = 42) -> None:
+    def __init__(self, ids: Sequence[str], vectors: np.ndarray, *, ann_threshold: int = 100_000,
+                 ef: int = EF_SEARCH, seed: int = 42, position: Mapping[str, int] | None = None) -> None:
+        """``position``: id -> row when the caller has it (ids read as arrays from the view cache)."""
         self.ids = ids
         self.vectors = np.ascontiguousarray(vectors, dtype=np.float32)
-        self.position = {node_id: i for i, node_id in enumerate(ids)}
+        self.position: Mapping[str, int] = position if position is not None else \
+            {node_id: i for i, node_id in enumerate(ids)}
         self._ann: Any = None  # (faiss has no usable types)
         self._ef = max(ef, 64)
         if len(ids) >= ann_threshold and len(ids) > 0:

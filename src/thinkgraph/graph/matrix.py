@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -18,12 +18,12 @@ class Adjacency(sp.csr_matrix):  # type: ignore[misc]  # (scipy.sparse is untype
 
 @dataclass(slots=True)
 class GraphMatrix:
-    ids: list[str]
+    ids: Sequence[str]  # a list, or ids read from the view cache as arrays (retrieval/id_table.py)
     adjacency: sp.csr_matrix  # adjacency[i, j] = weight of edge i -> j (an Adjacency when built here)
-    index: dict[str, int] = field(default_factory=dict)
+    index: Mapping[str, int] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
-        if not self.index:
+        if not self.index and len(self.ids):
             self.index = {node_id: i for i, node_id in enumerate(self.ids)}
 
     @property
@@ -31,7 +31,7 @@ class GraphMatrix:
         return len(self.ids)
 
     def rows(self, node_ids: Iterable[str]) -> list[int]:
-        return [self.index[i] for i in node_ids if i in self.index]
+        return [row for i in node_ids if (row := self.index.get(i)) is not None]
 
     def vector(self, weights: dict[str, float]) -> np.ndarray:
         vec = np.zeros(self.n, dtype=np.float64)

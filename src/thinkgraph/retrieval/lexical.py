@@ -26,7 +26,7 @@ class LexicalIndex:
         # bm25s sets its own logger to DEBUG when imported, which would print through the CLI's
         # handler on every index build; its warnings still show.
         logging.getLogger("bm25s").setLevel(logging.WARNING)
-        self.ids = list(ids)
+        self.ids = ids  # (a million ids read from the view cache stay arrays: only their count is used)
         self._stemmer = Stemmer.Stemmer("english")
         self._bm25: bm25s.BM25 | None = None
         if saved is not None:

@@ -4,7 +4,7 @@ entity-passage graph as a sparse matrix. Built once per opened index, or read fr
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import cached_property, partial
 from pathlib import Path
@@ -18,6 +18,7 @@ from thinkgraph.embed.vector_index import VectorIndex
 from thinkgraph.graph.local_ppr import LocalGraph
 from thinkgraph.graph.matrix import Adjacency, GraphMatrix, build_graph_matrix
 from thinkgraph.models import EdgeType, NodeType
+from thinkgraph.retrieval.id_table import IdTable
 from thinkgraph.retrieval.incidence import Incidence, PassageEntities
 from thinkgraph.retrieval.lexical import LexicalIndex
 from thinkgraph.retrieval.linking import EntityLinker
@@ -62,7 +63,8 @@ class IndexView:
         if node_type not in self._vector_indexes:
             ids, matrix = self._cached(f"vectors-{node_type}", _read_vectors,
                                        lambda: self.store.get_vectors([node_type]), _write_vectors)
-            self._vector_indexes[node_type] = VectorIndex(ids, matrix, ann_threshold=self.ann_threshold)
+            self._vector_indexes[node_type] = VectorIndex(
+                ids, matrix, ann_threshold=self.ann_threshold, position=ids.rows if isinstance(ids, IdTable) else None)
         return self._vector_indexes[node_type]
 
     def lexical(self, node_type: str) -> LexicalIndex:
@@ -75,7 +77,8 @@ class IndexView:
                 lambda: self._build_lexical(ids), LexicalIndex.save)
         return self._lexical_indexes[node_type]
 
-    def _build_lexical(self, ids: list[str]) -> LexicalIndex:
+    def _build_lexical(self, ids: Sequence[str]) -> LexicalIndex:
+        ids = list(ids)
         nodes = {n.id: n for n in self.store.get_nodes(ids)}
         return LexicalIndex(ids, [node_embedding_text(nodes[i]) if i in nodes else "" for i in ids])
 
@@ -180,10 +183,10 @@ class IndexView:
         return PassageEntities(self.incidence, chunks.ids, chunks.position, graph.ids, graph.index)
 
     @cached_property
-    def relation_vectors(self) -> tuple[list[str], np.ndarray]:
+    def relation_vectors(self) -> tuple[Sequence[str], np.ndarray]:
         """The distinct predicates of the index's relations, sorted, and their vectors (A2RAG matches the
         question's relation phrase against them): embedded once per revision, not once per question."""
-        def build() -> tuple[list[str], np.ndarray]:
+        def build() -> tuple[Sequence[str], np.ndarray]:
             edges = self.store.iter_edges([EdgeType.OPENREL])
             names = sorted({str(e.props.get("predicate", "")) for e in edges} - {""})
             matrix = self.embedder.embed(names) if names else np.zeros((0, self.embedder.dim), dtype=np.float32)
@@ -210,29 +213,29 @@ class IndexView:
 
 
 # cache item layouts ------------------------------------------------------------------------------
-def _read_vectors(folder: Path) -> tuple[list[str], np.ndarray]:
-    ids = read_json(folder, "ids")
+def _read_vectors(folder: Path) -> tuple[Sequence[str], np.ndarray]:
+    ids = IdTable.load(folder)
     matrix = read_array(folder, "matrix")
     if len(ids) != len(matrix):
         raise ValueError(f"{len(ids)} ids for {len(matrix)} vectors")
     return ids, matrix
 
 
-def _write_vectors(value: tuple[list[str], np.ndarray], folder: Path) -> None:
+def _write_vectors(value: tuple[Sequence[str], np.ndarray], folder: Path) -> None:
     ids, matrix = value
-    write_json(folder, "ids", ids)
+    (ids if isinstance(ids, IdTable) else IdTable.of(ids)).save(folder)
     write_arrays(folder, matrix=np.asarray(matrix, dtype=np.float32))
 
 
 def _read_graph(folder: Path) -> GraphMatrix:
-    ids = read_json(folder, "ids")
+    ids = IdTable.load(folder)
     n = len(ids)
     adjacency = Adjacency((read_array(folder, "data"), read_array(folder, "indices"), read_array(folder, "indptr")),
                           shape=(n, n))
-    return GraphMatrix(ids=ids, adjacency=adjacency)
+    return GraphMatrix(ids=ids, adjacency=adjacency, index=ids.rows)
 
 
 def _write_graph(graph: GraphMatrix, folder: Path) -> None:
-    write_json(folder, "ids", graph.ids)
+    (graph.ids if isinstance(graph.ids, IdTable) else IdTable.of(graph.ids)).save(folder)
     csr = graph.adjacency
     write_arrays(folder, data=csr.data, indices=csr.indices, indptr=csr.indptr)

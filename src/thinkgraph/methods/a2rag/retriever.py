@@ -4,7 +4,7 @@ sufficiency judgement after each stage, every stage at most once (§III-C.4)."""
 from __future__ import annotations
 
 import time
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
@@ -34,8 +34,8 @@ class WalkScores:
     """The shared walk's score of every passage, as the array the walk returned (in the order of the
     chunk vectors): a dict of every passage per question cost more than the walk at scale."""
 
-    ids: list[str]
-    position: dict[str, int]  # chunk id -> row of ``scores``
+    ids: Sequence[str]
+    position: Mapping[str, int]  # chunk id -> row of ``scores``
     scores: np.ndarray
 
     def get(self, chunk_id: str) -> float:
