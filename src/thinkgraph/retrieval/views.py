@@ -107,7 +107,8 @@ class IndexView:
                              _write_vectors)
             if len(self.vectors(node_type)):
                 self.lexical(node_type)
-        _ = self.chunk_rows, self.push_graph, self.entity_linker, self.incidence, self.relation_labels
+        _ = self.chunk_rows, self.push_graph, self.entity_graph, self.entity_linker, self.incidence
+        _ = self.relation_labels
         _ = self.relation_vectors
         self._cached(PREPARED, lambda folder: True, lambda: True, lambda value, folder: None)
 
