@@ -120,7 +120,15 @@ def recall_at(ranked: list[str], gold: list[str], k: int) -> float:
 
 
 def process_status() -> dict[str, Any]:
-    return {"pid": os.getpid(), "rss_mb": round(rss_mb()), "peak_rss_mb": round(peak_rss_mb())}
+    """This process's memory: RSS, its peak, and RSS split into private memory (anonymous) and pages of
+    files it maps (the view cache's arrays: shared with every process that maps them, and the OS's)."""
+    split = {}
+    with open("/proc/self/status", encoding="ascii") as status:
+        for line in status:
+            key, _, value = line.partition(":")
+            if key in ("RssAnon", "RssFile"):
+                split[f"{key.lower()}_mb"] = round(int(value.split()[0]) / 1024)
+    return {"pid": os.getpid(), "rss_mb": round(rss_mb()), "peak_rss_mb": round(peak_rss_mb()), **split}
 
 
 def top_modularity(store: GraphStore) -> float:

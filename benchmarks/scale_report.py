@@ -42,14 +42,19 @@ def _build_table(builds: dict[int, dict[str, Any]]) -> None:
 
 def _query_table(queries: dict[int, dict[str, Any]], builds: dict[int, dict[str, Any]]) -> None:
     print("| passages | ppr p50 / p95 ms (warm) | dense p50 / p95 ms | cold ask s (empty cache / cached) | "
-          "query process RSS MB | R@5 ppr | R@5 dense | index MB |")
-    print("|---|---|---|---|---|---|---|---|")
+          "query process RSS MB (private + mapped view) | R@5 ppr | R@5 ppr, exact walk (p50 ms) | R@5 dense | "
+          "index MB |")
+    print("|---|---|---|---|---|---|---|---|---|")
     for n in sorted(queries):
         q = queries[n]
         size = builds.get(n, {}).get("size_mb", "–")
+        serving, exact = q["serving"], q.get("ppr_exact")
+        memory = f"{serving['rss_mb']:,}" + (f" ({serving['rssanon_mb']:,} + {serving['rssfile_mb']:,})"
+                                             if "rssanon_mb" in serving else "")
+        walk = f"{exact['recall_at_5']} ({exact['p50_ms']:.0f})" if exact else "–"
         print(f"| {n:,} | {q['ppr']['p50_ms']} / {q['ppr']['p95_ms']} | {q['naive']['p50_ms']} / "
               f"{q['naive']['p95_ms']} | {q['cold_ask']['first_s']} / {q['cold_ask']['cached_s']} | "
-              f"{q['serving']['peak_rss_mb']:,} | {q['ppr']['recall_at_5']} | {q['naive']['recall_at_5']} | {size} |")
+              f"{memory} | {q['ppr']['recall_at_5']} | {walk} | {q['naive']['recall_at_5']} | {size} |")
 
 
 def _incremental_table(changes: dict[int, dict[str, Any]], builds: dict[int, dict[str, Any]]) -> None:
