@@ -22,6 +22,8 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from thinkgraph.npyfiles import load_npz
+
 # HNSW's parameters (ours, measured on MuSiQue's 19k entity vectors against the exact pairs at 0.9:
 # M 16 / efConstruction 80 / efSearch 32 found all 2,036; efConstruction 40 lost one pair of two
 # near-duplicates far from every other vector; M 32 cost twice the time for nothing more).
@@ -189,8 +191,8 @@ class PairIndex:
         import faiss
 
         index: Any = faiss.read_index(str(stem.with_suffix(".faiss")))
-        with np.load(stem.with_suffix(".positions.npz"), allow_pickle=False) as arrays:
-            point_of, alive = arrays["point_of"].astype(np.int64), arrays["alive"].astype(bool)
+        arrays = load_npz(stem.with_suffix(".positions.npz"))
+        point_of, alive = arrays["point_of"].astype(np.int64), arrays["alive"].astype(bool)
         if len(point_of) != len(alive) or (len(point_of) and int(point_of.max()) >= int(index.ntotal)):
             raise ValueError(f"{stem}: positions do not match the graph's {index.ntotal} points")
         index.hnsw.efConstruction = EF_CONSTRUCTION

@@ -18,6 +18,7 @@ import numpy as np
 import numpy.typing as npt
 
 from thinkgraph.index.synonym_state import state_folder
+from thinkgraph.npyfiles import load_npz
 from thinkgraph.store.base import GraphStore
 
 log = logging.getLogger(__name__)
@@ -96,9 +97,9 @@ def load_state(store: GraphStore) -> SavedState | None:
         return None
     path = state_folder(store) / f"communities-{token}.npz"
     try:
-        with np.load(path, allow_pickle=False) as saved:
-            return SavedState([i.decode() for i in saved["ids"].tolist()], saved["fingerprints"], saved["baseline"],
-                              saved["levels"], [c.decode() for c in saved["communities"].tolist()])
+        saved = load_npz(path)
+        return SavedState([i.decode() for i in saved["ids"].tolist()], saved["fingerprints"], saved["baseline"],
+                          saved["levels"], [c.decode() for c in saved["communities"].tolist()])
     except (OSError, ValueError, KeyError) as exc:
         log.info("community state %s not usable (%s); every node may move", path, exc)
         return None

@@ -20,6 +20,7 @@ import numpy as np
 import numpy.typing as npt
 
 from thinkgraph.graph.ann import PairIndex
+from thinkgraph.npyfiles import load_npy, load_npz
 from thinkgraph.store.base import GraphStore
 
 log = logging.getLogger(__name__)
@@ -91,9 +92,9 @@ def load_state(store: GraphStore, threshold: float, dim: int) -> SynonymState | 
         if meta.get("format") != STATE_FORMAT or meta.get("threshold") != threshold or meta.get("dim") != dim:
             return None
         index = PairIndex.load(stem)
-        ids = [i.decode() for i in np.load(stem.with_suffix(".ids.npy"), allow_pickle=False).tolist()]
-        with np.load(stem.with_suffix(".pairs.npz"), allow_pickle=False) as pairs:
-            state = SynonymState(threshold, index, ids, pairs["a"], pairs["b"], pairs["cos"])
+        ids = [i.decode() for i in load_npy(stem.with_suffix(".ids.npy")).tolist()]
+        pairs = load_npz(stem.with_suffix(".pairs.npz"))
+        state = SynonymState(threshold, index, ids, pairs["a"], pairs["b"], pairs["cos"])
     except (OSError, ValueError, KeyError, RuntimeError) as exc:  # faiss raises RuntimeError on a bad file
         log.info("synonym index state %s not usable (%s); rebuilding it", stem, exc)
         return None

@@ -12,6 +12,8 @@ import bm25s
 import numpy as np
 import Stemmer
 
+from thinkgraph.npyfiles import numpy_headers
+
 # Lucene's BM25 defaults (bm25s' own), used as published.
 BM25_K1 = 1.5
 BM25_B = 0.75
@@ -31,7 +33,8 @@ class LexicalIndex:
         self._bm25: bm25s.BM25 | None = None
         if saved is not None:
             if (saved / "params.index.json").is_file():  # (an index of texts without a term has none)
-                self._bm25 = bm25s.BM25.load(saved, mmap=True, show_progress=False)
+                with numpy_headers():  # (bm25s reads .npy files: npyfiles.py)
+                    self._bm25 = bm25s.BM25.load(saved, mmap=True, show_progress=False)
             return
         tokens = self._tokenize(list(texts or []))
         if any(tokens):

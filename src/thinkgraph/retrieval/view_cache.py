@@ -25,6 +25,7 @@ from typing import Any, TypeVar
 
 import numpy as np
 
+from thinkgraph.npyfiles import load_npy
 from thinkgraph.store.base import GraphStore
 
 log = logging.getLogger(__name__)
@@ -107,8 +108,7 @@ def write_arrays(folder: Path, **arrays: np.ndarray) -> None:
 
 
 def read_array(folder: Path, key: str) -> np.ndarray:
-    array: np.ndarray = np.load(folder / f"{key}.npy", mmap_mode="r", allow_pickle=False)
-    return array
+    return load_npy(folder / f"{key}.npy", mmap_mode="r")  # (one header at a time: npyfiles.py)
 
 
 def write_json(folder: Path, key: str, value: Any) -> None:

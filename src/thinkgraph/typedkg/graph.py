@@ -13,6 +13,7 @@ import numpy as np
 
 from thinkgraph.embed.base import Embedder
 from thinkgraph.errors import IndexFileError, InputError
+from thinkgraph.npyfiles import load_npy
 from thinkgraph.typedkg import layout
 from thinkgraph.typedkg.vectors import NodeVectors
 
@@ -50,8 +51,7 @@ class TypedGraph:
         self._embedder = embedder
 
     def _load(self, name: str) -> np.ndarray:
-        array: np.ndarray = np.load(self.path / name, mmap_mode="r")
-        return array
+        return load_npy(self.path / name, mmap_mode="r")
 
     def _blob(self, name: str) -> np.ndarray:
         file = self.path / name
