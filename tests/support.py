@@ -186,3 +186,17 @@ def index_opener(path: Path, build: Callable[[object], object]) -> Iterator:
     yield make
     for tg in opened:
         tg.close()
+
+
+# A small multi-hop corpus. a: the first hop (the question's entity and the bridge); b: the second hop,
+# reached through the bridge "Ember Fleet"; c: a look-alike of the first hop (same entity, also
+# "sailed"); d: another passage of the bridge; e: unrelated; f: no entity at all.
+CHAIN_DOCS = {
+    "a.txt": "Zorvath Quell commanded the Ember Fleet.",
+    "b.txt": "The Ember Fleet sailed from Harrowgate harbour in 1702.",
+    "c.txt": "Zorvath Quell was born in Dunmere and sailed as a boy.",
+    "d.txt": "The Ember Fleet was painted red.",
+    "e.txt": "Orla Venn painted lighthouses near Dunmere.",
+    "f.txt": "plain lowercase words without a name.",
+}
+CHAIN_QUESTION = "Where did the fleet of Zorvath Quell sail from?"

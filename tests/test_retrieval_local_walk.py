@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from support import HashEmbedder
+from support import CHAIN_DOCS, CHAIN_QUESTION, HashEmbedder
 from thinkgraph.api import ThinkGraph
 from thinkgraph.config import Settings
 from thinkgraph.graph.ppr import personalized_pagerank
@@ -18,17 +18,9 @@ from thinkgraph.retrieval.fusion import hybrid_scores
 from thinkgraph.retrieval.graph import GraphRetriever
 from thinkgraph.retrieval.hybrid import PassagePrior, passage_scores
 
-DOCS = {
-    "a.txt": "Zorvath Quell commanded the Ember Fleet.",
-    "b.txt": "The Ember Fleet sailed from Harrowgate harbour in 1702.",
-    "c.txt": "Zorvath Quell was born in Dunmere and sailed as a boy.",
-    "d.txt": "The Ember Fleet was painted red.",
-    "e.txt": "Orla Venn painted lighthouses near Dunmere.",
-    "f.txt": "plain lowercase words without a name.",
-    **{f"filler{i}.txt": f"Keeper {chr(65 + i)}orwin tended the lamp at Cape {chr(70 + i)}aldor for years."
-       for i in range(12)},
-}
-QUESTION = "Where did the fleet of Zorvath Quell sail from?"
+FILLER = "Keeper {}orwin tended the lamp at Cape {}aldor for years."
+DOCS = {**CHAIN_DOCS, **{f"filler{i}.txt": FILLER.format(chr(65 + i), chr(70 + i)) for i in range(12)}}
+QUESTION = CHAIN_QUESTION
 
 
 @pytest.fixture(scope="module")

@@ -8,25 +8,14 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from support import HashEmbedder
+from support import CHAIN_DOCS, CHAIN_QUESTION, HashEmbedder
 from thinkgraph.api import ThinkGraph
 from thinkgraph.config import Settings
 from thinkgraph.models import NodeType
 from thinkgraph.retrieval.linking import Link, strip_mentions
 from thinkgraph.retrieval.second_hop import chain_second, residual_question
 
-# a: the first hop (the question's entity and the bridge); b: the second hop, reached through the
-# bridge "Ember Fleet"; c: a look-alike of the first hop (same entity, also "sailed"); d: another
-# passage of the bridge; e: unrelated; f: no entity at all.
-DOCS = {
-    "a.txt": "Zorvath Quell commanded the Ember Fleet.",
-    "b.txt": "The Ember Fleet sailed from Harrowgate harbour in 1702.",
-    "c.txt": "Zorvath Quell was born in Dunmere and sailed as a boy.",
-    "d.txt": "The Ember Fleet was painted red.",
-    "e.txt": "Orla Venn painted lighthouses near Dunmere.",
-    "f.txt": "plain lowercase words without a name.",
-}
-QUESTION = "Where did the fleet of Zorvath Quell sail from?"
+DOCS, QUESTION = CHAIN_DOCS, CHAIN_QUESTION
 
 
 @pytest.mark.parametrize(("question", "mentions", "expected"), [

@@ -34,52 +34,11 @@ from thinkgraph.store.common import (
 )
 from thinkgraph.store.sqlite_bookkeeping import SQLiteBookkeeping
 from thinkgraph.store.sqlite_connect import connect_index
+from thinkgraph.store.sqlite_schema import create_schema, missing_indexes, upgrade_indexes
 
 __all__ = ["SCHEMA_VERSION", "SQLiteStore"]
 
-# The edges' lookup indexes by either end, with the other end inside them: whether an edge joins two given
-# nodes is read from the index alone (two hubs of a million-passage index: 37 ms a pair through the
-# table, below one through the index). Created with a new index; an index made before them keeps its
-# (src, type) and (dst, type) ones, correct but slower, until an indexing run upgrades it
-# (``upgrade_indexes``: a minute at a million passages, once) rather than the first `ask` after an update.
-_EDGE_LOOKUPS = {"edges_src_dst": "edges(src, type, dst)", "edges_dst_src": "edges(dst, type, src)"}
-_EDGE_LOOKUPS_BEFORE = ("edges_src", "edges_dst")
 
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS documents(
-    id TEXT PRIMARY KEY, source TEXT NOT NULL, title TEXT NOT NULL, content_hash TEXT NOT NULL,
-    status TEXT NOT NULL, error TEXT, n_chars INTEGER NOT NULL DEFAULT 0, updated REAL NOT NULL);
-CREATE INDEX IF NOT EXISTS documents_hash ON documents(content_hash);
-CREATE TABLE IF NOT EXISTS nodes(
-    id TEXT PRIMARY KEY, type TEXT NOT NULL, text TEXT NOT NULL, props TEXT NOT NULL);
-CREATE INDEX IF NOT EXISTS nodes_type ON nodes(type);
-CREATE TABLE IF NOT EXISTS edges(
-    id TEXT PRIMARY KEY, src TEXT NOT NULL, dst TEXT NOT NULL, type TEXT NOT NULL,
-    weight REAL NOT NULL, props TEXT NOT NULL);
-CREATE INDEX IF NOT EXISTS edges_type ON edges(type);
-CREATE TABLE IF NOT EXISTS provenance(
-    item_id TEXT NOT NULL, doc_id TEXT NOT NULL, chunk_id TEXT NOT NULL,
-    start INTEGER NOT NULL, end INTEGER NOT NULL, UNIQUE(item_id, doc_id, chunk_id, start, end));
-CREATE INDEX IF NOT EXISTS provenance_doc ON provenance(doc_id);
-CREATE TABLE IF NOT EXISTS vectors(node_id TEXT PRIMARY KEY, vec BLOB NOT NULL);
-CREATE TABLE IF NOT EXISTS stages(stage TEXT NOT NULL, key TEXT NOT NULL, PRIMARY KEY(stage, key));
-CREATE TABLE IF NOT EXISTS failures(
-    stage TEXT NOT NULL, key TEXT NOT NULL, message TEXT NOT NULL, count INTEGER NOT NULL,
-    PRIMARY KEY(stage, key));
-CREATE TABLE IF NOT EXISTS llm_cache(key TEXT PRIMARY KEY, value TEXT NOT NULL, created REAL NOT NULL);
-CREATE TABLE IF NOT EXISTS proposals(
-    id INTEGER PRIMARY KEY AUTOINCREMENT, question TEXT NOT NULL, subject TEXT NOT NULL,
-    predicate TEXT NOT NULL, object TEXT NOT NULL, chunk_id TEXT NOT NULL, doc_id TEXT NOT NULL,
-    status TEXT NOT NULL, created REAL NOT NULL);
-CREATE TABLE IF NOT EXISTS audit(id INTEGER PRIMARY KEY AUTOINCREMENT, at REAL NOT NULL, action TEXT NOT NULL,
-    payload TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS usage(
-    step TEXT PRIMARY KEY, calls INTEGER NOT NULL, prompt_tokens INTEGER NOT NULL,
-    completion_tokens INTEGER NOT NULL, seconds REAL NOT NULL);
-CREATE TABLE IF NOT EXISTS claims(
-    kind TEXT NOT NULL, key TEXT NOT NULL, owner TEXT NOT NULL, expires REAL NOT NULL, PRIMARY KEY(kind, key));
-"""
 
 
 class SQLiteStore(SQLiteBookkeeping, Revisions):
@@ -115,9 +74,7 @@ class SQLiteStore(SQLiteBookkeeping, Revisions):
         tables = {r[0] for r in self._db.execute("SELECT name FROM sqlite_master WHERE type='table'")}
         if not tables:
             with self.transaction():
-                self._create_schema()
-                for name, columns in _EDGE_LOOKUPS.items():
-                    self._db.execute(f"CREATE INDEX IF NOT EXISTS {name} ON {columns}")
+                create_schema(self._db, new=True)
                 self.set_meta("app", APP_MARKER)
                 self.set_meta("schema_version", str(SCHEMA_VERSION))
             return
@@ -133,27 +90,18 @@ class SQLiteStore(SQLiteBookkeeping, Revisions):
             )
         if not self.read_only:
             with self.transaction():
-                self._create_schema()  # tables added within a schema version are created if missing
+                create_schema(self._db, new=False)  # tables added within a schema version are created if missing
                 if self.content_revision() is None:  # an index from before revisions were kept
                     self._revise()
 
     def upgrade_indexes(self) -> list[str]:
         """Indexes that an index made by an earlier version lacks, created now (their names)."""
-        have = {r[0] for r in self._db.execute("SELECT name FROM sqlite_master WHERE type='index'")}
-        missing = [name for name in _EDGE_LOOKUPS if name not in have]
+        missing = missing_indexes(self._db)
         if self.read_only or not missing:
             return []
         with self.transaction():
-            for name in missing:
-                self._db.execute(f"CREATE INDEX IF NOT EXISTS {name} ON {_EDGE_LOOKUPS[name]}")
-            for old in _EDGE_LOOKUPS_BEFORE:  # (the new ones serve every query the old ones did)
-                self._db.execute(f"DROP INDEX IF EXISTS {old}")
+            upgrade_indexes(self._db, missing)
         return missing
-
-    def _create_schema(self) -> None:
-        for statement in _SCHEMA.strip().split(";"):
-            if statement.strip():
-                self._db.execute(statement)
 
     def get_meta(self, key: str) -> str | None:
         row = self._db.execute("SELECT value FROM meta WHERE key=?", (key,)).fetchone()
