@@ -43,6 +43,8 @@ ABLATIONS: list[tuple[str, dict[str, Any]]] = [
     ("chained second passage off", {"hop_chain": False}),
     ("final fusion with the hybrid ranking " + ("off" if DEFAULTS.dense_mix else "on"),
      {"dense_mix": 0.0 if DEFAULTS.dense_mix else 0.5}),
+    # the walk a large index gets by default (from local_from_passages passages), forced on these small ones
+    ("local walk (prior over candidate passages, push PPR)", {"walk": "local"}),
 ]
 # Each paper's method: its pool (its own retrieve steps, every LLM decision at its neutral default) on
 # the shared retrieval, and its paper-literal retrieval beside it.
