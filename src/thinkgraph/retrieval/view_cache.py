@@ -74,6 +74,16 @@ class ViewCache:
             self._keep(name, value, write)
         return value
 
+    def read(self, name: str, read: Callable[[Path], T]) -> T | None:
+        """The item ``name`` when it is kept and readable, else None."""
+        item = self.folder / name
+        if not item.is_dir():
+            return None
+        try:
+            return read(item)
+        except (OSError, ValueError, KeyError, TypeError):
+            return None
+
     def _keep(self, name: str, value: T, write: Callable[[T, Path], None]) -> None:
         fresh = not self.folder.exists()
         staging = self.folder / f".{name}.{uuid.uuid4().hex}.tmp"

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from functools import cached_property, partial
+from functools import cached_property
 from pathlib import Path
 from typing import TypeVar
 
@@ -61,8 +61,12 @@ class IndexView:
     def vectors(self, node_type: str) -> VectorIndex:
         """The vectors of one node type, loaded on first use (a method reads two or three types)."""
         if node_type not in self._vector_indexes:
-            ids, matrix = self._cached(f"vectors-{node_type}", _read_vectors,
-                                       lambda: self.store.get_vectors([node_type]), _write_vectors)
+            name = f"vectors-{node_type}"
+            ids, matrix = self._cached(name, _read_vectors, lambda: self.store.get_vectors([node_type]), _write_vectors)
+            if self.cache is not None and not isinstance(matrix, np.memmap):
+                # just built and kept: the kept copy is mapped instead, so that the HNSW graph built over
+                # it is kept beside it too (else the next process built it again: 47 s at 100k passages)
+                ids, matrix = self.cache.read(name, _read_vectors) or (ids, matrix)
             self._vector_indexes[node_type] = VectorIndex(
                 ids, matrix, ann_threshold=self.ann_threshold, position=ids.rows if isinstance(ids, IdTable) else None)
         return self._vector_indexes[node_type]
@@ -101,10 +105,6 @@ class IndexView:
         if self.cache is not None and (self.cache.folder / PREPARED).is_dir():
             return
         for node_type in (NodeType.CHUNK, NodeType.TRIPLET, NodeType.ENTITY):
-            if self.cache is not None:  # kept first, so that the index maps the kept copy and keeps its HNSW
-                self._vector_indexes.pop(node_type, None)  # graph beside it (vector_index.py)
-                self._cached(f"vectors-{node_type}", _read_vectors, partial(self.store.get_vectors, [node_type]),
-                             _write_vectors)
             if len(self.vectors(node_type)):
                 self.lexical(node_type)
         _ = self.chunk_rows, self.push_graph, self.entity_graph, self.entity_linker, self.incidence
