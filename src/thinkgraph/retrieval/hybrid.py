@@ -63,12 +63,17 @@ class PassagePrior:
 
     def scores(self, extra: np.ndarray | None = None) -> np.ndarray:
         """The prior, with the passage rows ``extra`` among the candidates."""
+        return self.scored(extra)[0]
+
+    def scored(self, extra: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray | None]:
+        """``scores`` and the rows outside which it is 0 (sorted; None when every passage is scored),
+        so that a local walk reads its reset from them instead of a pass over every passage."""
         if self.everything:
-            return self._full
+            return self._full, None
         rows, values = self.sparse(extra)
         out = np.zeros(len(self.view.vectors(NodeType.CHUNK)), dtype=np.float64)
         out[rows] = values
-        return out
+        return out, rows
 
     def sparse(self, extra: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
         """The candidates' rows (sorted) and their prior (the others have none)."""
