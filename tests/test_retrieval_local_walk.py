@@ -107,3 +107,33 @@ def test_push_from_the_reset_approximates_the_exact_walk(index: Path) -> None:
         exact = personalized_pagerank(graph.adjacency, reset, damping=0.5, tol=1e-10)
         assert np.abs(pushed - exact).sum() < 1e-3
         assert list(np.argsort(-pushed)[:5]) == list(np.argsort(-exact)[:5])
+
+
+def test_the_local_reset_is_the_seeds_plus_the_prior_on_its_support(index: Path) -> None:
+    """The local walk builds its reset from the seeds and the prior's support alone (no vector over
+    every node); it must be the dense reset the exact walk uses, pushed the same way."""
+    settings = Settings()
+    settings.retrieval.walk, settings.retrieval.prior_candidates = "local", 2
+    with ThinkGraph.open(index, settings=settings, embedder=HashEmbedder()) as tg:
+        from thinkgraph.graph.local_ppr import local_ppr_vector
+
+        view, s = tg.view, settings.retrieval
+        retriever = GraphRetriever(view, s)
+        by_name = {n.text: n.id for n in tg.store.iter_nodes(NodeType.ENTITY)}
+        seeds = {by_name["Ember Fleet"]: 1.0, by_name[next(iter(by_name))]: 0.25, "not-an-entity": 3.0}
+        prior = PassagePrior(view, QUESTION, view.embed_query(QUESTION), 2)
+        dense, support = prior.scored(retriever._seed_passages(seeds, prior))
+        assert support is not None and set(np.flatnonzero(dense)) <= set(support.tolist())
+        graph, rows = view.entity_passage_graph, view.chunk_rows
+        reset = graph.vector(seeds)
+        reset[rows] += s.passage_weight * dense
+        nonzero = np.flatnonzero(reset)
+        nodes, mass = local_ppr_vector(view.push_graph, nonzero, reset[nonzero], damping=s.damping, eps=s.push_eps)
+        expected = np.zeros(len(rows))
+        passage = view.passage_of_row[nodes]
+        expected[passage[passage >= 0]] = mass[passage >= 0]
+        got = retriever._walk(seeds, dense, rows, support)
+        assert got is not None and expected.any()
+        np.testing.assert_allclose(got, expected, rtol=1e-12, atol=1e-15)
+        np.testing.assert_allclose(retriever._walk(seeds, dense, rows), expected, rtol=1e-12, atol=1e-15)
+        assert retriever._walk({"not-an-entity": 1.0}, np.zeros(len(rows)), rows, support[:0]) is None
