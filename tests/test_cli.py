@@ -348,3 +348,24 @@ def test_inspect_says_why_extraction_failed(built_index: Path, tmp_path: Path) -
     human = run("-i", str(copy), "inspect", env={"COLUMNS": "250"})  # (a narrow table wraps the reason)
     assert human.returncode == 0, human.stderr
     assert "people.md::0" in human.stdout and "cut off at 1024 tokens" in human.stdout
+
+
+def test_an_unexpected_eof_error_is_a_bug_not_an_interrupt(caplog: pytest.LogCaptureFixture) -> None:
+    """Click turns an EOFError that reaches it into Abort, which the entry point reports as Ctrl-C
+    ("interrupted", exit 130); a command's EOFError is an internal error (exit 70), with --verbose a
+    traceback that names it."""
+    import logging
+
+    import typer
+
+    from thinkgraph.cli.app import one_line_errors
+
+    @one_line_errors
+    def command() -> None:
+        raise EOFError("No data left in file")
+
+    with pytest.raises(typer.Exit) as ended:
+        command()
+    assert ended.value.exit_code == ExitCode.INTERNAL
+    with caplog.at_level(logging.INFO, logger=""), pytest.raises(RuntimeError, match="EOFError: No data left"):
+        command()

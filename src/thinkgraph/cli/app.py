@@ -10,7 +10,7 @@ import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, NoReturn, TypeVar
 
 import typer
 from rich.markup import escape
@@ -50,13 +50,21 @@ def one_line_errors(fn: F) -> F:
             raise typer.Exit(ExitCode.PIPE_CLOSED) from None
         except (typer.Exit, typer.Abort):
             raise
+        except EOFError as exc:  # a bug, not end of input: click would turn it into Abort ("interrupted")
+            if logging.getLogger().isEnabledFor(logging.INFO):
+                raise RuntimeError(f"EOFError: {exc}") from exc
+            _internal_error(exc)
         except Exception as exc:  # the top of the program: report, never a bare traceback
             if logging.getLogger().isEnabledFor(logging.INFO):
                 raise
-            err.print(f"[red]internal error:[/red] {type(exc).__name__}: {escape(str(exc))} (a bug; run with "
-                      "--verbose for the traceback and please report it)", highlight=False, soft_wrap=True)
-            raise typer.Exit(ExitCode.INTERNAL) from None
+            _internal_error(exc)
     return wrapper  # type: ignore[return-value]
+
+
+def _internal_error(exc: BaseException) -> NoReturn:
+    err.print(f"[red]internal error:[/red] {type(exc).__name__}: {escape(str(exc))} (a bug; run with "
+              "--verbose for the traceback and please report it)", highlight=False, soft_wrap=True)
+    raise typer.Exit(ExitCode.INTERNAL) from None
 
 
 @app.callback()

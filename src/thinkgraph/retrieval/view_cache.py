@@ -36,6 +36,10 @@ KEEP_REVISIONS = 8  # folders kept in the cache root (least recently used ones g
 T = TypeVar("T")
 
 
+# What reading a damaged item raises: a truncated or foreign file (OSError, ValueError), an empty one
+# (numpy: EOFError), a header or manifest without the fields we wrote (KeyError, TypeError).
+_UNREADABLE = (OSError, ValueError, EOFError, KeyError, TypeError)
+
 class ViewCache:
     """The cached items of one content revision of one index."""
 
@@ -66,7 +70,7 @@ class ViewCache:
         if item.is_dir():
             try:
                 return read(item)
-            except (OSError, ValueError, KeyError, TypeError) as exc:
+            except _UNREADABLE as exc:
                 log.warning("view cache item %s unreadable (%s); rebuilding it from the index", item, exc)
         current = self.store.content_revision() == self.revision
         value = build()
@@ -81,7 +85,7 @@ class ViewCache:
             return None
         try:
             return read(item)
-        except (OSError, ValueError, KeyError, TypeError):
+        except _UNREADABLE:
             return None
 
     def _keep(self, name: str, value: T, write: Callable[[T, Path], None]) -> None:
