@@ -130,6 +130,20 @@ async def test_a_rewrite_that_changes_nothing_ends_the_retries(ask) -> None:  # 
     assert model.calls.count("rewrite") == 1 and model.calls.count("check") == 1 and answer.status == "abstained"
 
 
+async def test_a_rewrite_that_echoes_the_instructions_ends_the_retries(ask) -> None:  # noqa: ANN001
+    """Gemma 3 270M answered a rewrite with the rewrite prompt's own first lines; searching with that
+    wastes the retry, so it counts as no rewrite (the same query: the loop ends)."""
+    class Echo(Model):
+        def rewrite(self, prompt: str) -> str:
+            return prompt.split("\n\n", 1)[0]
+
+    model = Echo(check=json.dumps({"relevant": False, "grounded": True, "resolves": True, "reason": "off"}))
+    answer = await ask(model, i_max=2)
+    assert model.calls.count("rewrite") == 1 and model.calls.count("check") == 1 and answer.status == "abstained"
+    (step,) = [s for s in answer.trace if s.action.startswith("rewrite.")]
+    assert step.outputs["query"] == "Where is the company that Alice Stone founded based?"
+
+
 async def test_calls_beside_ircot_on_the_same_questions(ask) -> None:  # noqa: ANN001
     """The call counts only: on one-sentence passages the prompts' own words outweigh the evidence,
     so tokens are compared on MuSiQue (benchmarks/a2rag_cost.py) and with a real model (README)."""

@@ -195,3 +195,55 @@ async def test_spacy_extractor_names_typed_entities_not_dates_or_navigation() ->
 def test_spacy_extractor_without_its_pipeline_is_a_clear_error() -> None:
     with pytest.raises(ConfigError, match="no_such_pipeline"):
         _ = SpacyExtractor("no_such_pipeline").nlp
+
+
+# An extraction keeps only what the passage names (index/grounding.py).
+LENS_TEXT = "Orla Vance ground the lens of the Kestrel Bay telescope in 1902."
+LENS_DOC = SourceDocument("d2", "Kestrel Bay", LENS_TEXT, "d2.txt")
+LENS_CHUNK = Chunk("chunk:2", "d2", LENS_TEXT, 0, len(LENS_TEXT), 12, 0)
+PROMPT_EXAMPLE = json.dumps({  # what Gemma 3 270M returned for every passage: the prompt's own example
+    "entities": [{"entity_name": "Marie Curie", "entity_type": "Person"}, {"entity_name": "Warsaw"}],
+    "relationships": [{"source_entity": "Marie Curie", "target_entity": "Warsaw", "relation": "was born in"}]})
+
+
+async def test_an_echo_of_the_prompts_example_is_a_failed_extraction_not_the_passages_graph() -> None:
+    extractor, _ = _extractor(PROMPT_EXAMPLE)
+    with pytest.raises(StructuredOutputError, match="names nothing the passage contains .*Marie Curie"):
+        await extractor.extract(LENS_DOC, LENS_CHUNK)
+    extractor, _ = _extractor(PROMPT_EXAMPLE)
+    assert [e.name for e in (await extractor.extract(DOC, CHUNK)).entities] == ["Marie Curie", "Warsaw"]
+
+
+async def test_names_the_passage_lacks_are_dropped_with_their_triples() -> None:
+    mixed = json.dumps({
+        "entities": [{"entity_name": "Vance"}, {"entity_name": "kestrel bay  telescope"}, {"entity_name": "Warsaw"},
+                     {"entity_name": "The Of"}],
+        "relationships": [{"source_entity": "Vance", "target_entity": "Kestrel Bay telescope", "relation": "ground"},
+                          {"source_entity": "Vance", "target_entity": "Warsaw", "relation": "visited"}]})
+    extractor, _ = _extractor(mixed)
+    ext = await extractor.extract(LENS_DOC, LENS_CHUNK)
+    # a word of the name grounds it ("Vance"), case and spacing do not matter, common words ground nothing
+    assert [e.name for e in ext.entities] == ["Vance", "kestrel bay  telescope"]
+    assert [(t.subject, t.object) for t in ext.triples] == [("Vance", "Kestrel Bay telescope")]
+    empty = json.dumps({"entities": [], "relationships": []})
+    extractor, _ = _extractor(empty)
+    assert (await extractor.extract(LENS_DOC, LENS_CHUNK)).entities == []  # naming nothing is no failure
+
+
+async def test_proposition_extraction_keeps_only_grounded_entities_and_propositions() -> None:
+    from thinkgraph.index.extract_propositions import PropositionExtractor
+
+    ner = json.dumps({"entities": ["Orla Vance", "Marie Curie"]})
+    props = json.dumps({"propositions": [
+        {"text": "Orla Vance ground the lens.", "entities": ["Orla Vance", "Marie Curie"]},
+        {"text": "Marie Curie was born in Warsaw.", "entities": ["Marie Curie", "Warsaw"]},
+        {"text": "The lens was ground in 1902.", "entities": []}]})
+    extractor = PropositionExtractor(LLM(ScriptedBackend.of([ner, props]), settings=LLMSettings(model="m")))
+    ext = await extractor.extract(LENS_DOC, LENS_CHUNK)
+    assert [e.name for e in ext.entities] == ["Orla Vance"]
+    assert [(p.text, p.entities) for p in ext.propositions] == [
+        ("Orla Vance ground the lens.", ["Orla Vance"]), ("The lens was ground in 1902.", [])]
+    echoed = PropositionExtractor(LLM(ScriptedBackend.of([json.dumps({"entities": ["Marie Curie"]}), props]),
+                                      settings=LLMSettings(model="m")))
+    with pytest.raises(StructuredOutputError):
+        await echoed.extract(LENS_DOC, LENS_CHUNK)

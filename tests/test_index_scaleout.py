@@ -42,8 +42,9 @@ def index_location(request: pytest.FixtureRequest, tmp_path: Path) -> str:
 
 def test_two_index_runs_share_the_work(index_location: str, tmp_path: Path) -> None:
     corpus = tmp_path / "corpus.jsonl"
-    corpus.write_text("\n".join(json.dumps({"id": f"d{i}", "title": f"Doc {i}", "text": f"Entity{i} is thing {i}."})
-                                for i in range(N_DOCS)), "utf-8")
+    texts = [f"Entity{i} is thing {i} of the Hub." for i in range(N_DOCS)]  # the reply links each to "Hub"
+    corpus.write_text("\n".join(json.dumps({"id": f"d{i}", "title": f"Doc {i}", "text": text})
+                                for i, text in enumerate(texts)), "utf-8")
     config = tmp_path / "tg.toml"
     config.write_text('[embedding]\nprovider = "hashing"\ndim = 64\n[llm]\nconcurrency = 1\n'
                       '[index]\nbatch_docs = 2\ndocument_summaries = "first_sentences"\n', "utf-8")

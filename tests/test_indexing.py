@@ -268,3 +268,22 @@ def test_community_summaries_read_relation_descriptions(index_path: Path, settin
         assert described and all(line.endswith("in the text.") for line in described)
         fallback = [c.text for c in tg.store.iter_nodes("community") if not c.props["summarized"]]
         assert all("->" not in text for text in fallback)  # the model-free text keeps "A p B"
+
+
+def test_summaries_that_echo_their_prompt_are_failures_with_the_model_free_text(index_path: Path,
+                                                                               settings: Settings) -> None:
+    """Gemma 3 270M answered a community's summary prompt with the prompt itself; that is no summary:
+    counted as a failure, the community keeps the model-free description, a document its first sentences."""
+    from thinkgraph.index.communities import SUMMARY_PROMPT
+    from thinkgraph.index.summaries import DOC_SUMMARY_PROMPT
+
+    echo = ScriptedBackend(rules=[("Summarise the document", DOC_SUMMARY_PROMPT.split("\n\n", 1)[0]),
+                                  ("Summary:", SUMMARY_PROMPT.split("{", 1)[0])])
+    with _tg(index_path, settings, backend=echo) as tg:
+        report = tg.index([FIXTURES / "corpus_small.jsonl"])
+        comms = list(tg.store.iter_nodes("community"))
+        assert comms and report.summary_failures == len(comms)
+        assert not any(c.props["summarized"] for c in comms) and all(c.text.startswith("Group of") for c in comms)
+        docs = {n.props["doc_id"]: n for n in tg.store.iter_nodes("document")}
+        assert docs["p1"].text.startswith("Harbor Hill Observatory: The Harbor Hill Observatory was founded")
+        assert len(tg.store.failures("document_summary")) == 3

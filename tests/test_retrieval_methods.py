@@ -10,9 +10,9 @@ from support import FIXTURES, SAMPLE_CORPUS, HashEmbedder
 from thinkgraph.api import ThinkGraph
 from thinkgraph.config import Settings
 from thinkgraph.errors import ConfigError, InputError, UnknownMethodError
+from thinkgraph.llm.echo import echoes_instructions
 from thinkgraph.methods.synthesis import (
     ANSWER_PROMPT,
-    echoes_instructions,
     fit_passages,
     missing_citations,
     split_citations,

@@ -108,7 +108,7 @@ def _reply(payload: dict[str, Any]) -> str:
     prompt = payload["messages"][-1]["content"]
     if "## Text" not in prompt:
         return "A short summary of the group."
-    words = [w.strip(".,") for w in prompt.split("## Text", 1)[1].split() if w[:1].isupper()][:2]
+    words = [w.strip(".,") for w in prompt.split("## Text", 1)[1].split() if w[:1].isupper() and w != "Title:"][:2]
     a, b = (words + ["Alpha", "Beta"])[:2]
     return json.dumps({"entities": [{"entity_name": a, "entity_type": "Thing"},
                                     {"entity_name": b, "entity_type": "Thing"}],

@@ -47,7 +47,8 @@ def synthetic_corpus(folder: Path, documents: int, seed: int = 0) -> tuple[Path,
             place, work, other = rng.choice(PLACES), rng.choice(WORKS), f"{rng.choice(FIRST)} {rng.choice(LAST)}"
             triples = [[person, "was born in", place], [person, "worked on", work], [other, "trained", person]]
             text = (f"{person} was born in {place} in {1850 + number}. {person} later worked on the {work}. "
-                    f"{other} trained {person} for several years.")
+                    f"{other} trained {person} for several years. "
+                    "Adela Morrow founded the Harbor Hill Observatory.")  # what EXTRACTION_REPLY names, in every text
             docs.write(json.dumps({"id": f"d{number}", "title": person, "text": text}) + "\n")
             facts.write(json.dumps({"doc_id": f"d{number}", "entities": [person, place, work, other],
                                     "triples": triples}) + "\n")

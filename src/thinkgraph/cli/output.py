@@ -37,6 +37,8 @@ def print_index_report(report: IndexReport) -> None:
         communities = "skipped (setting index.communities; only tog3 reads them)"
     elif "communities" in report.rebuilt_stages:
         communities = f"{report.communities} in {report.community_levels} levels"
+        if report.summary_failures:
+            communities += f" ({report.summary_failures} summaries failed: model-free text kept)"
     else:  # nothing changed since they were built: the run did not count them
         communities = "up to date"
     synonyms = report.synonyms if "synonyms" in report.rebuilt_stages else "up to date"

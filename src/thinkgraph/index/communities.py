@@ -7,12 +7,13 @@ import logging
 from dataclasses import dataclass
 from functools import cached_property
 
-from thinkgraph.errors import BudgetExceededError, LLMError
+from thinkgraph.errors import BudgetExceededError, LLMError, StructuredOutputError
 from thinkgraph.graph.leiden import Community, hierarchical_leiden, modularity
 from thinkgraph.ids import community_id
 from thinkgraph.index.community_state import STATE_META, Fingerprints, SavedState, fingerprints, prune, save_state
 from thinkgraph.index.community_update import Previous, new_state, read_previous, warm_start
 from thinkgraph.index.stages import StageTimer
+from thinkgraph.llm.echo import echoes_instructions
 from thinkgraph.llm.service import LLM, Message
 from thinkgraph.models import Edge, EdgeType, Node, NodeType
 from thinkgraph.store.base import GraphStore
@@ -72,7 +73,10 @@ async def _summarize(llm: LLM, members: list[Node], relations: list[str]) -> str
     entities, rels = _describe(members, relations)
     messages: list[Message] = [{"role": "user", "content": SUMMARY_PROMPT.format(entities=entities,
                                                                                 relations=rels)}]
-    return await llm.text(messages, step=SUMMARY_STEP, kind="summary")
+    summary = await llm.text(messages, step=SUMMARY_STEP, kind="summary")
+    if echoes_instructions(summary, SUMMARY_PROMPT):
+        raise StructuredOutputError("the community summary repeats the prompt's instructions")
+    return summary
 
 
 @dataclass

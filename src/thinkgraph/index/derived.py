@@ -124,6 +124,7 @@ async def _build(store: GraphStore, embedder: Embedder, settings: IndexSettings,
                                               timer=timer, warm=not force)
         report.communities = communities.communities
         report.communities_written = communities.written
+        report.summary_failures = communities.summary_failures
         report.community_levels = communities.levels
         store.set_meta(COMMUNITIES_META, "1")
     # what the worker still had (passages, documents, triplets), then every node still without a

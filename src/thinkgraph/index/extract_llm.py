@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, field_validator
 
+from thinkgraph.index.grounding import grounded
 from thinkgraph.index.records import EntitySpec, Extraction, TripleSpec
 from thinkgraph.llm.limits import Description, Name, OptionalName, bounded_list
 from thinkgraph.llm.service import LLM, Message
@@ -103,4 +104,4 @@ class LLMTripletExtractor:
     async def extract(self, doc: SourceDocument, chunk: Chunk) -> Extraction:
         reply = await self.llm.json(triplet_messages(chunk.text, doc.title, self.max_triplets),
                                     ExtractionReply, step=EXTRACTION_STEP, kind="extraction")
-        return reply_to_extraction(reply, self.max_triplets)
+        return grounded(reply_to_extraction(reply, self.max_triplets), f"{doc.title}\n{chunk.text}")

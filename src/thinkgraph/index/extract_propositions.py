@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict
 
+from thinkgraph.index.grounding import grounded
 from thinkgraph.index.records import EntitySpec, Extraction, PropositionSpec
 from thinkgraph.llm.limits import Name, Statement, bounded_list
 from thinkgraph.llm.service import LLM
@@ -67,6 +68,6 @@ class PropositionExtractor:
         reply = await self.llm.json([{"role": "user", "content": PROPOSITION_PROMPT.format(
             entities=names, title_line=title_line, text=chunk.text)}], PropositionList, step=PROPOSITION_STEP,
             kind="extraction")
-        return Extraction(entities=[EntitySpec(n) for n in names],
-                          propositions=[PropositionSpec(p.text.strip(), [e for e in p.entities if e.strip()])
-                                        for p in reply.propositions])
+        return grounded(Extraction(entities=[EntitySpec(n) for n in names],
+                                   propositions=[PropositionSpec(p.text.strip(), [e for e in p.entities if e.strip()])
+                                                 for p in reply.propositions]), f"{doc.title}\n{chunk.text}")

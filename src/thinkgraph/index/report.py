@@ -19,6 +19,7 @@ class IndexReport:
     communities: int = 0
     community_levels: int = 0
     communities_written: int = 0  # communities new or changed in this run (the rest were kept)
+    summary_failures: int = 0  # community summaries the model failed (they keep the model-free text)
     communities_skipped: bool = False  # by [index] communities (see config.py)
     embedded: int = 0
     stopped: str | None = None  # why the run stopped early (budget), if it did

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import re
 
+from thinkgraph.errors import StructuredOutputError
+from thinkgraph.llm.echo import echoes_instructions
 from thinkgraph.llm.service import LLM, Message
 from thinkgraph.models import SourceDocument
 
@@ -35,4 +37,7 @@ def first_sentences(doc: SourceDocument, max_words: int) -> str:
 async def llm_summary(llm: LLM, doc: SourceDocument) -> str:
     text = llm.counter.truncate(doc.text, MAX_SOURCE_TOKENS)
     messages: list[Message] = [{"role": "user", "content": DOC_SUMMARY_PROMPT.format(title=doc.title, text=text)}]
-    return (await llm.text(messages, step=DOC_SUMMARY_STEP, kind="summary")).strip()
+    summary = (await llm.text(messages, step=DOC_SUMMARY_STEP, kind="summary")).strip()
+    if echoes_instructions(summary, DOC_SUMMARY_PROMPT):
+        raise StructuredOutputError("the document summary repeats the prompt's instructions")
+    return summary

@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Generic, TypeVar
 
+from thinkgraph.llm.echo import echoes_instructions
 from thinkgraph.methods.base import NO_LLM_MESSAGE
 from thinkgraph.models import Answer, AnswerStatus, Citation, Cost, EvidenceSubgraph, Node, TraceStep
 from thinkgraph.retrieval.evidence import Evidence, ScoredPassage
@@ -19,7 +20,6 @@ if TYPE_CHECKING:  # (types only: an LLM-free ask does not load the HTTP client)
 ANSWER_STEP = "answer.from_passages"
 UNKNOWN = "Unknown"
 _CITE = re.compile(r"\[(\d+)\]")
-_WORDS = re.compile(r"\w+")
 ECHO_MESSAGE = "the model repeated the prompt's instructions instead of answering"
 PROMPT_OVERHEAD_TOKENS = 200
 T = TypeVar("T")
@@ -67,16 +67,6 @@ def split_citations(reply: str, items: Sequence[T]) -> tuple[str, list[T]]:
 def missing_citations(reply: str, count: int) -> list[int]:
     """Citation numbers in the reply that name none of the ``count`` items shown."""
     return sorted({int(n) for n in _CITE.findall(reply) if not 1 <= int(n) <= count})
-
-
-def echoes_instructions(reply: str, prompt_template: str, window: int = 8) -> bool:
-    """Whether the reply repeats ``window`` consecutive words of the prompt's own instructions (the
-    template before its first placeholder): a weak model that echoes the prompt has not answered,
-    and no answer needs eight words of our instructions in a row."""
-    instructions = _WORDS.findall(prompt_template.split("{", 1)[0].casefold())
-    said = " " + " ".join(_WORDS.findall(reply.casefold())) + " "
-    return any(f" {' '.join(instructions[i:i + window])} " in said
-               for i in range(max(len(instructions) - window + 1, 0)))
 
 
 @dataclass(frozen=True, slots=True)

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from thinkgraph.errors import CallBudgetReached
+from thinkgraph.llm.echo import echoes_instructions
 from thinkgraph.llm.service import LLM
 from thinkgraph.methods.a2rag.config import A2RAGConfig
 from thinkgraph.methods.a2rag.hitl import propose_triples
@@ -23,7 +24,6 @@ from thinkgraph.methods.none import NoRetrievalMethod
 from thinkgraph.methods.synthesis import (
     ECHO_MESSAGE,
     citations_for,
-    echoes_instructions,
     numbered_passages,
     read_answer,
     split_citations,
@@ -266,6 +266,8 @@ class A2RAGMethod:
                                          evidence=self.retriever.evidence_text(state))
         rewritten = (await llm.text([{"role": "user", "content": prompt}], step=f"a2rag.rewrite.{failure}",
                                      kind="query")).strip()
+        if echoes_instructions(rewritten, REWRITE[failure]):
+            return query  # an echo of our instructions is no question: the loop ends rather than search with it
         return parse_rewrite(rewritten) or query
 
     def _verified_evidence(self, attempts: list[Attempt]) -> EvidenceSubgraph:
