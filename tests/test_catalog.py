@@ -151,6 +151,7 @@ def test_an_answer_of_markup_alone_is_a_failure(index_path: Path, reply: str) ->
         answer = asyncio.run(run_method(ScriptedMethod(_context(tg, llm=False), reply=reply), "Who?"))
         kept = asyncio.run(run_method(ScriptedMethod(_context(tg, llm=False), reply="<answer>1887</answer>"), "When?"))
     assert answer.status == AnswerStatus.FAILED and answer.message == EMPTY_ANSWER_MESSAGE
+    assert answer.text is None and answer.stats["unusable_reply"] == reply
     assert kept.status == AnswerStatus.ANSWERED
 
 

@@ -68,7 +68,10 @@ async def run_method(method: Method, question: str, *, top_k: int | None = None)
     answer.cost = cost
     answer.cost.seconds = time.perf_counter() - started
     if answer.status == AnswerStatus.ANSWERED and not has_content(answer.text):
-        answer.status, answer.message = AnswerStatus.FAILED, EMPTY_ANSWER_MESSAGE
+        # a failed answer has no text (the reply stays in the stats and the trace): `<answer>"` beside
+        # "the model returned an empty answer" read as a contradiction
+        answer.stats["unusable_reply"] = answer.text
+        answer.status, answer.message, answer.text = AnswerStatus.FAILED, EMPTY_ANSWER_MESSAGE, None
     if top_k is not None:
         del answer.citations[top_k:]
     finish_evidence(answer, ctx.store, ctx.view)

@@ -9,7 +9,7 @@ from functools import cached_property
 
 from pydantic import BaseModel, Field
 
-from thinkgraph.errors import CallBudgetReached, ConfigError, LLMUnavailableError, StructuredOutputError
+from thinkgraph.errors import CallBudgetReached, InputError, LLMUnavailableError, StructuredOutputError
 from thinkgraph.llm.service import LLM
 from thinkgraph.methods.base import NO_LLM_MESSAGE, MethodContext
 from thinkgraph.methods.synthesis import citations_for
@@ -82,7 +82,8 @@ class ToPGMethod:
     def suggester(self) -> Suggester:
         graph = self.graph or proposition_graph(self.ctx.view)
         if graph.n == 0:
-            raise ConfigError("topg needs propositions or triplets in the index; build it with "
+            # the index, not the command, cannot be used: exit 2 (input), as any index that lacks a stage
+            raise InputError("topg needs propositions or triplets in the index; build it with "
                               "--extractor propositions, llm or import, or with [index] nolm_propositions = true "
                               "(sentences as propositions) for the model-free extractors")
         return Suggester(graph, self.config)
