@@ -195,6 +195,24 @@ async def test_an_ask_waits_while_a_live_writer_finishes_the_stages(tmp_path: Pa
         assert answer.citations
 
 
+async def test_an_ask_that_outwaits_a_running_writer_names_it_and_does_not_send_the_user_to_index(
+        tmp_path: Path, settings: Settings, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A long `index` run in another process: the ask waits WAIT_FOR_WRITER_S, then says who is still
+    writing (running `thinkgraph index` then, as the plain message says, would start a second writer)."""
+    from thinkgraph.index import stages
+    from thinkgraph.index.stages import bump_graph_version, writing
+
+    monkeypatch.setattr(stages, "WAIT_FOR_WRITER_S", 0.2)
+    with ThinkGraph(tmp_path / "i.db", settings=settings, embedder=HashEmbedder()) as tg:
+        await tg.aindex([SAMPLE_CORPUS])
+        with tg.store.transaction():
+            bump_graph_version(tg.store)  # the writer's commit; its stages are not built yet
+        with writing(tg.store), pytest.raises(IncompleteIndexError, match=rf"indexing run \(pid {os.getpid()}\)"):
+            await tg.aask("Who founded the observatory?", method="naive")
+        with pytest.raises(IncompleteIndexError, match="indexing did not finish"):  # the writer is gone
+            await tg.aask("Who founded the observatory?", method="naive")
+
+
 async def test_an_ask_that_saw_a_complete_version_answers_though_a_writer_changes_the_graph_at_once(
         tmp_path: Path, settings: Settings, monkeypatch: pytest.MonkeyPatch) -> None:
     """The service race: the stages complete, the wait ends, and another worker commits a new document
@@ -205,7 +223,7 @@ async def test_an_ask_that_saw_a_complete_version_answers_though_a_writer_change
         await tg.aindex([SAMPLE_CORPUS])
         waited = stages.wait_until_complete
 
-        async def wait_then_a_commit_lands(store, timeout_s: float = stages.WAIT_FOR_WRITER_S) -> list[str]:
+        async def wait_then_a_commit_lands(store, timeout_s: float | None = None) -> list[str]:
             missing = await waited(store, timeout_s)
             with store.transaction():
                 stages.bump_graph_version(store)  # another worker's commit, its stages not built yet

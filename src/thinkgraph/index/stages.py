@@ -102,6 +102,11 @@ def require_complete(store: GraphStore, *, needs_communities: bool = False,
     when the method reads communities and the index was built without them. ``missing``: what
     ``wait_until_complete`` saw last (checking again could meet a newer change it did not wait for)."""
     missing = missing_stages(store) if missing is None else missing
+    running = [pid for pid in _writers(store) if process_alive(pid)]
+    if missing and running:  # `thinkgraph index` here would only start a second writer
+        raise IncompleteIndexError(
+            f"an indexing run (pid {running[0]}) is changing this index and has not finished its derived "
+            f"stage(s) {', '.join(missing)} within {WAIT_FOR_WRITER_S:.0f} s; ask again when it ends")
     if missing:
         raise IncompleteIndexError(
             f"the index is missing derived stage(s) {', '.join(missing)} (indexing did not finish); "
@@ -134,11 +139,12 @@ def writing(store: GraphStore) -> Iterator[None]:
             store.set_meta(WRITERS_META, json.dumps(rest))
 
 
-async def wait_until_complete(store: GraphStore, timeout_s: float = WAIT_FOR_WRITER_S) -> list[str]:
+async def wait_until_complete(store: GraphStore, timeout_s: float | None = None) -> list[str]:
     """While another live process is indexing (e.g. a service worker adding a document), wait for
-    it to finish the derived stages. Returns the stages still missing at the last look (none once a
-    complete version was seen, even if a writer changed the graph right after)."""
-    deadline = time.monotonic() + timeout_s
+    it to finish the derived stages (at most ``timeout_s``, default WAIT_FOR_WRITER_S). Returns the
+    stages still missing at the last look (none once a complete version was seen, even if a writer
+    changed the graph right after)."""
+    deadline = time.monotonic() + (WAIT_FOR_WRITER_S if timeout_s is None else timeout_s)
     while True:
         missing = missing_stages(store)
         if not missing or time.monotonic() >= deadline:
