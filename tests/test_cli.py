@@ -370,3 +370,15 @@ def test_an_unexpected_eof_error_is_a_bug_not_an_interrupt(caplog: pytest.LogCap
     assert ended.value.exit_code == ExitCode.INTERNAL
     with caplog.at_level(logging.INFO, logger=""), pytest.raises(RuntimeError, match="EOFError: No data left"):
         command()
+
+
+def test_the_index_report_says_how_many_community_summaries_failed(capsys: pytest.CaptureFixture[str]) -> None:
+    from thinkgraph.cli.output import print_index_report
+    from thinkgraph.index.report import IndexReport
+
+    report = IndexReport(communities=5, community_levels=2, rebuilt_stages=["communities"])
+    print_index_report(report)
+    assert "communities: 5 in 2 levels\n" in capsys.readouterr().out.replace("; ", "\n")
+    report.summary_failures = 3
+    print_index_report(report)
+    assert "5 in 2 levels (3 summaries failed: model-free text kept)" in " ".join(capsys.readouterr().out.split())

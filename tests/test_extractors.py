@@ -217,12 +217,13 @@ async def test_an_echo_of_the_prompts_example_is_a_failed_extraction_not_the_pas
 async def test_names_the_passage_lacks_are_dropped_with_their_triples() -> None:
     mixed = json.dumps({
         "entities": [{"entity_name": "Vance"}, {"entity_name": "kestrel bay  telescope"}, {"entity_name": "Warsaw"},
-                     {"entity_name": "The Of"}],
+                     {"entity_name": "The Of"}, {"entity_name": "Round"}],
         "relationships": [{"source_entity": "Vance", "target_entity": "Kestrel Bay telescope", "relation": "ground"},
                           {"source_entity": "Vance", "target_entity": "Warsaw", "relation": "visited"}]})
     extractor, _ = _extractor(mixed)
     ext = await extractor.extract(LENS_DOC, LENS_CHUNK)
-    # a word of the name grounds it ("Vance"), case and spacing do not matter, common words ground nothing
+    # a word of the name grounds it ("Vance"), case and spacing do not matter, common words ground nothing,
+    # nor does a piece of a word ("Round" in "ground")
     assert [e.name for e in ext.entities] == ["Vance", "kestrel bay  telescope"]
     assert [(t.subject, t.object) for t in ext.triples] == [("Vance", "Kestrel Bay telescope")]
     empty = json.dumps({"entities": [], "relationships": []})

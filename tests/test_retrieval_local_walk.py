@@ -129,9 +129,9 @@ def test_the_local_reset_is_the_seeds_plus_the_prior_on_its_support(index: Path)
         reset[rows] += s.passage_weight * dense
         nonzero = np.flatnonzero(reset)
         nodes, mass = local_ppr_vector(view.push_graph, nonzero, reset[nonzero], damping=s.damping, eps=s.push_eps)
-        expected = np.zeros(len(rows))
-        passage = view.passage_of_row[nodes]
-        expected[passage[passage >= 0]] = mass[passage >= 0]
+        full = np.zeros(graph.n)  # the exact walk's way to the passages' scores: the graph's rows of them
+        full[nodes] = mass
+        expected = full[rows]
         got = retriever._walk(seeds, dense, rows, support)
         assert got is not None and expected.any()
         np.testing.assert_allclose(got, expected, rtol=1e-12, atol=1e-15)

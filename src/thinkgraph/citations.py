@@ -51,7 +51,8 @@ _PARTS = re.compile(r",?\s+and\s+(?=(?:who|whom|whose|what|when|where|which|how|
                     re.IGNORECASE)
 
 
-def _words(text: str) -> set[str]:
+def content_words(text: str) -> set[str]:
+    """The case-folded words of a text without stopwords and single letters."""
     return {w for w in (m.group().casefold() for m in _WORD.finditer(text)) if w not in STOPWORDS and len(w) > 1}
 
 
@@ -118,13 +119,13 @@ def _adds(sentence: str, question: str) -> int:
 def _name_words(question: str) -> set[str]:
     """The words of the names a question holds (capitalised after its first word)."""
     words = question.split()[1:]
-    return _words(" ".join(w for w in words if w[:1].isupper() or w[:1].isdigit()))
+    return content_words(" ".join(w for w in words if w[:1].isupper() or w[:1].isdigit()))
 
 
 def _scores(text: str, spans: list[tuple[int, int]], question: str, answer: str | None) -> list[float]:
-    words = [_words(text[s:e]) for s, e in spans]
+    words = [content_words(text[s:e]) for s, e in spans]
     frequency = Counter(w for ws in words for w in ws)
-    asked, answered, names = _words(question), _words(answer or ""), _name_words(question)
+    asked, answered, names = content_words(question), content_words(answer or ""), _name_words(question)
     out = []
     for (start, end), ws in zip(spans, words, strict=True):
         # rare in the passage says more; the question's names say less than what it asks of them

@@ -4,7 +4,8 @@ numpy parses an .npy header with ``ast.literal_eval``, and CPython 3.11's compil
 in two threads at once: a service answering in one thread while it indexed in another failed with
 "SystemError: AST constructor recursion depth mismatch" (the view cache, the community and synonym
 states and bm25s all read .npy files). Every such read in the project goes through here, one header at a
-time; the arrays themselves (memory-mapped or read) are not held by the lock for longer than that."""
+time: a memory-mapped array or one read by ``load_npy`` holds the lock only for its header, an .npz
+(``load_npz``: the community and synonym states) for the whole read of its arrays."""
 
 from __future__ import annotations
 

@@ -102,8 +102,8 @@ def require_complete(store: GraphStore, *, needs_communities: bool = False,
     when the method reads communities and the index was built without them. ``missing``: what
     ``wait_until_complete`` saw last (checking again could meet a newer change it did not wait for)."""
     missing = missing_stages(store) if missing is None else missing
-    running = [pid for pid in _writers(store) if process_alive(pid)]
-    if missing and running:  # `thinkgraph index` here would only start a second writer
+    if missing and (running := [pid for pid in _writers(store) if process_alive(pid)]):
+        # `thinkgraph index` here would only start a second writer
         raise IncompleteIndexError(
             f"an indexing run (pid {running[0]}) is changing this index and has not finished its derived "
             f"stage(s) {', '.join(missing)} within {WAIT_FOR_WRITER_S:.0f} s; ask again when it ends")

@@ -169,8 +169,8 @@ class GraphRetriever:
         nodes, at = np.unique(np.concatenate([seed_rows, rows[candidates]]), return_inverse=True)
         mass = np.bincount(at, weights=np.concatenate([seed_mass, s.passage_weight * prior[candidates]]),
                            minlength=len(nodes))
-        keep = mass > 0
-        if mass.sum() <= 0 or not keep.any():
+        keep = mass > 0  # (masses are non-negative)
+        if not keep.any():
             return None
         nodes, mass = local_ppr_vector(self.view.push_graph, nodes[keep], mass[keep], damping=s.damping, eps=s.push_eps)
         passage = self.view.passage_of_row[nodes]

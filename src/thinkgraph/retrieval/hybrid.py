@@ -76,10 +76,8 @@ class PassagePrior:
         return out, rows
 
     def sparse(self, extra: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
-        """The candidates' rows (sorted) and their prior (the others have none)."""
-        if self.everything:
-            rows = np.flatnonzero(self._full)
-            return rows, self._full[rows]
+        """The candidates' rows (sorted) and their prior (the others have none); only for a prior
+        over candidates (``scored`` answers for one over every passage)."""
         rows = self.candidates(extra)
         dense = self.view.vectors(NodeType.CHUNK).vectors[rows] @ self.query_vec
         return rows, hybrid_scores(dense, None if self._bm25 is None else self._bm25[rows], self.dense_weight)
