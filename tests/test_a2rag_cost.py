@@ -128,6 +128,7 @@ async def test_a_rewrite_that_changes_nothing_ends_the_retries(ask) -> None:  # 
     model = Stubborn(check=json.dumps({"relevant": False, "grounded": True, "resolves": True, "reason": "off"}))
     answer = await ask(model, i_max=2)
     assert model.calls.count("rewrite") == 1 and model.calls.count("check") == 1 and answer.status == "abstained"
+    assert "the rewrite asked nothing new" in answer.message
 
 
 async def test_a_rewrite_that_echoes_the_instructions_ends_the_retries(ask) -> None:  # noqa: ANN001
@@ -140,6 +141,8 @@ async def test_a_rewrite_that_echoes_the_instructions_ends_the_retries(ask) -> N
     model = Echo(check=json.dumps({"relevant": False, "grounded": True, "resolves": True, "reason": "off"}))
     answer = await ask(model, i_max=2)
     assert model.calls.count("rewrite") == 1 and model.calls.count("check") == 1 and answer.status == "abstained"
+    assert "the rewrite asked nothing new" in answer.message and "retry budget spent" not in answer.message
+    assert answer.stats["outcome"] == "rewrite_unchanged"
     (step,) = [s for s in answer.trace if s.action.startswith("rewrite.")]
     assert step.outputs["query"] == "Where is the company that Alice Stone founded based?"
 

@@ -188,8 +188,12 @@ class A2RAGMethod:
         The last unverified draft stays in the trace only; what was retrieved stays the evidence."""
         self.stage_counts["failed"] += 1
         last = attempts[-1] if attempts else None
-        why = f"stopped at the call budget (max_calls={self.config.max_calls})" if budget_reached else \
-            f"retry budget spent (i_max={self.config.i_max})"
+        if budget_reached:
+            outcome, why = "budget_reached", f"stopped at the call budget (max_calls={self.config.max_calls})"
+        elif len(attempts) <= self.config.i_max:  # the loop ended on a rewrite that was no new question
+            outcome, why = "rewrite_unchanged", "the rewrite asked nothing new, so no retry was worth its calls"
+        else:
+            outcome, why = "retries_exhausted", f"retry budget spent (i_max={self.config.i_max})"
         message = f"abstained: no answer passed Triple-Check in {len(attempts)} attempt(s); {why}"
         if last is not None and last.failure:
             message += f" (last failure: {last.failure}: {last.reason})"
@@ -204,7 +208,7 @@ class A2RAGMethod:
         return Answer(question=question, method=self.name, text=None, status=AnswerStatus.ABSTAINED, trace=trace,
                       message=message, evidence=evidence,
                       stats={"stage": "failed", "attempts": len(attempts),
-                             "outcome": "budget_reached" if budget_reached else "retries_exhausted",
+                             "outcome": outcome,
                              "failure": (last.failure or "") if last else "", **self._seed_stats(trace)})
 
     @staticmethod
