@@ -4,9 +4,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import scipy.sparse as sp
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from thinkgraph.graph.matrix import GraphMatrix
 from thinkgraph.retrieval.id_table import IdTable
 
 IDS = st.lists(st.text(alphabet=st.characters(blacklist_categories=("Cs",), blacklist_characters="\x00"),
@@ -24,6 +26,9 @@ def test_reads_as_the_list_and_the_dictionary(ids: list[str], strangers: list[st
     assert [table.rows.get(i) for i in asked] == [reference.get(i) for i in asked]
     assert [i in table.rows for i in asked] == [i in reference for i in asked]
     assert table.rows_of(asked).tolist() == [reference.get(i, -1) for i in asked]
+    assert table.rows.positions(asked) == [reference[i] for i in asked if i in reference]
+    matrix = GraphMatrix(table, sp.csr_matrix((len(ids), len(ids))), table.rows)
+    assert matrix.rows(asked) == GraphMatrix(ids, matrix.adjacency).rows(asked)  # one search, as the dictionary
     assert dict(table.rows.items()) == reference
 
 
@@ -39,3 +44,8 @@ def test_kept_and_read_back_memory_mapped(tmp_path: Path) -> None:
     else:
         raise AssertionError("a missing id is a KeyError")
     assert list(IdTable.of([])) == [] and IdTable.of([]).rows_of(["x"]).tolist() == [-1]
+
+
+def test_a_trailing_nul_is_not_dropped_in_a_search() -> None:
+    table = IdTable.of(["a", "b"])  # numpy's byte strings would read "a\0" as "a"
+    assert table.rows_of(["a\x00", "b"]).tolist() == [-1, 1] and table.rows.positions(["a\x00"]) == []

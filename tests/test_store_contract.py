@@ -138,6 +138,21 @@ def test_edges_between_pairs_either_way_in_insertion_order(store: GraphStore) ->
     assert [(e.src, e.dst) for e in store.edges_between(many)] == [("chunk:b", "doc:b")]
 
 
+def test_edges_from_reads_one_side_and_keeps_the_other_end_in_the_set(store: GraphStore) -> None:
+    _two_documents(store)
+    all_ids = ["ent:x", "ent:y", "ent:z", "chunk:a", "chunk:b", "doc:a", "doc:b"]
+    for side in (["ent:y"], ["ent:x", "ent:y"], ["chunk:a", "ent:z"]):
+        for among in (all_ids, ["ent:x"], ["ent:y", "ent:x", "ent:z"]):
+            expected = [e for e in store.edges_among([*side, *among])
+                        if (e.src in side and e.dst in among) or (e.dst in side and e.src in among)]
+            assert store.edges_from(side, among) == expected
+    assert [(e.src, e.dst, e.type) for e in store.edges_from(["ent:y"], ["ent:x"])] == [
+        ("ent:x", "ent:y", "OPENREL"), ("ent:x", "ent:y", "SYNONYM")]
+    assert store.edges_from([], all_ids) == [] and store.edges_from(["ent:x"], []) == []
+    many = [f"none:{i}" for i in range(900)] + ["doc:b"]  # more ids than one statement holds, on both sides
+    assert [(e.src, e.dst) for e in store.edges_from(many, [*many, "chunk:b"])] == [("chunk:b", "doc:b")]
+
+
 def test_update_node_keeps_edges(store: GraphStore) -> None:
     _two_documents(store)
     store.update_node(Node("ent:x", "entity", "X prime", {"description": "renamed", "n": [1, 2]}))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Protocol, runtime_checkable
 
 import numpy as np
 import scipy.sparse as sp
@@ -14,6 +15,13 @@ class Adjacency(sp.csr_matrix):  # type: ignore[misc]  # (scipy.sparse is untype
     transition is built once per graph instead of on every query. Treat it as immutable."""
 
     ppr_operator: object | None = None
+
+
+@runtime_checkable
+class BulkPositions(Protocol):
+    """An index that finds many ids' rows in one call (the view's id tables: one binary search of all)."""
+
+    def positions(self, node_ids: Sequence[str]) -> list[int]: ...  # the rows of those present, in order
 
 
 @dataclass(slots=True)
@@ -31,6 +39,8 @@ class GraphMatrix:
         return len(self.ids)
 
     def rows(self, node_ids: Iterable[str]) -> list[int]:
+        if isinstance(self.index, BulkPositions):
+            return self.index.positions(list(node_ids))
         return [row for i in node_ids if (row := self.index.get(i)) is not None]
 
     def vector(self, weights: dict[str, float]) -> np.ndarray:

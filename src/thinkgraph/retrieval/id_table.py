@@ -67,9 +67,11 @@ class IdTable(Sequence[str]):
         """The positions of ``node_ids`` in one binary search of them all (-1 where absent)."""
         if not node_ids or not len(self):
             return np.full(len(node_ids), -1, dtype=np.int64)
-        keys = encode_ids(node_ids)
+        encoded = [i.encode("utf-8") for i in node_ids]
+        keys = np.array(encoded, dtype=bytes)
         at = np.minimum(np.searchsorted(self.sorted_ids, keys), len(self) - 1)
-        found = self.sorted_ids[at] == keys
+        # numpy's byte strings drop trailing NULs: "a\0" would read as "a"
+        found = (self.sorted_ids[at] == keys) & np.array([not k.endswith(b"\0") for k in encoded])
         return np.where(found, self.order[at], -1).astype(np.int64)
 
     def save(self, folder: Path) -> None:
@@ -101,6 +103,10 @@ class IdRows(Mapping[str, int]):
 
     def __contains__(self, node_id: object) -> bool:
         return isinstance(node_id, str) and self._table.row(node_id) is not None
+
+    def positions(self, node_ids: Sequence[str]) -> list[int]:
+        """The positions of those of ``node_ids`` present, in their order (``graph.matrix.BulkPositions``)."""
+        return [int(r) for r in self._table.rows_of(node_ids) if r >= 0]
 
     def __len__(self) -> int:
         return len(self._table)

@@ -284,6 +284,16 @@ class PostgresStore(PgVectors, PgBookkeeping, Revisions):
                           (firsts, seconds))
         return [self._edge(r[1:]) for r in rows]
 
+    def edges_from(self, node_ids: Sequence[str], among: Sequence[str]) -> list[Edge]:
+        ids, others = list(dict.fromkeys(node_ids)), list(dict.fromkeys(among))
+        if not ids or not others:
+            return []
+        # two lookups through the node_ids end (edges_src, edges_dst), never a hub's edges in among
+        rows = self._rows(f"SELECT {_EDGE_COLS} FROM (SELECT * FROM edges WHERE src = ANY(%s) AND dst = ANY(%s) "
+                          "UNION SELECT * FROM edges WHERE dst = ANY(%s) AND src = ANY(%s)) AS e ORDER BY seq",
+                          (ids, others, ids, others))
+        return [self._edge(r) for r in rows]
+
     def provenance(self, item_id: str) -> list[Provenance]:
         rows = self._rows('SELECT item_id, doc_id, chunk_id, start, "end" FROM provenance WHERE item_id = %s'
                           " ORDER BY doc_id, start", (item_id,))

@@ -323,6 +323,20 @@ class SQLiteStore(SQLiteBookkeeping, Revisions):
             rows += self._db.execute(sql, [x for a, b in part for x in (a, b, a, b)]).fetchall()
         return [self._edge(r[1:]) for r in sorted(set(rows))]
 
+    def edges_from(self, node_ids: Sequence[str], among: Sequence[str]) -> list[Edge]:
+        ids, others = list(dict.fromkeys(node_ids)), list(dict.fromkeys(among))
+        rows: set[tuple[Any, ...]] = set()
+        one = "SELECT rowid, src, dst, type, weight, props FROM edges WHERE {} IN ({}) AND +{} IN ({})"
+        for start in range(0, len(ids), 400):
+            part = ids[start:start + 400]
+            for other_start in range(0, len(others), 400):
+                other = others[other_start:other_start + 400]
+                marks, other_marks = ",".join("?" * len(part)), ",".join("?" * len(other))
+                sql = (f"{one.format('src', marks, 'dst', other_marks)} UNION ALL "
+                       f"{one.format('dst', marks, 'src', other_marks)}")
+                rows.update(self._db.execute(sql, [*part, *other, *part, *other]).fetchall())
+        return [self._edge(r[1:]) for r in sorted(rows)]
+
     def provenance(self, item_id: str) -> list[Provenance]:
         rows = self._db.execute(
             "SELECT item_id, doc_id, chunk_id, start, end FROM provenance WHERE item_id=? ORDER BY doc_id, start",
