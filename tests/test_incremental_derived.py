@@ -20,7 +20,6 @@ from support import HashEmbedder
 from thinkgraph.api import ThinkGraph
 from thinkgraph.config import Settings
 from thinkgraph.graph.leiden import modularity
-from thinkgraph.ids import community_id
 from thinkgraph.index.communities import _entity_graph
 from thinkgraph.index.resolve import exact_synonym_pairs
 from thinkgraph.index.stages import missing_stages
@@ -90,15 +89,19 @@ def _top_modularity(tg: ThinkGraph) -> float:
 
 
 def _check_hierarchy(tg: ThinkGraph) -> None:
-    """Each community is what its id says (its level and members), entities are in one community per
-    level, a child's members are its parent's, and every node has a vector."""
+    """Each community's node says what its edges hold (level, size, the fallback text naming its
+    members), entities are in one community per level, a child's members are its parent's, one parent
+    each, and every node has a vector."""
     communities = {n.id: n for n in tg.store.iter_nodes("community")}
     members: dict[str, set[str]] = {}
     for e in tg.store.iter_edges(["SUMMARY_FOR"]):
         members.setdefault(e.src, set()).add(e.dst)
     assert set(members) == set(communities)
     for cid, node in communities.items():
-        assert cid == community_id(node.props["level"], sorted(members[cid]))
+        assert cid.startswith(f"com:{node.props['level']}:")
+        assert node.props["size"] == len(members[cid]) and node.text.startswith(f"Group of {len(members[cid])} ")
+    parents = [e.src for e in tg.store.iter_edges(["CHILD_OF"])]
+    assert len(parents) == len(set(parents)) == sum(1 for n in communities.values() if n.props["level"] > 0)
     seen: set[tuple[int, str]] = set()
     for cid, entity_ids in members.items():
         for entity in entity_ids:
@@ -145,13 +148,16 @@ def test_a_small_change_searches_its_new_entities_and_rewrites_few_communities(
     with _open(tmp_path / "small.db") as tg:
         tg.add_documents(docs[:-6])
         before = {n.id for n in tg.store.iter_nodes("entity")}
-        communities = len(list(tg.store.iter_nodes("community")))
+        before_ids = {n.id for n in tg.store.iter_nodes("community")}
+        communities = len(before_ids)
         report = tg.add_documents(docs[-6:])
         new = {n.id for n in tg.store.iter_nodes("entity")} - before
         assert report.synonyms_searched == len(new)
         assert 0 < report.communities_written < 0.25 * communities
         assert _synonyms(tg) == _exact_synonyms(tg)
         _check_hierarchy(tg)
+        after = {n.id for n in tg.store.iter_nodes("community")}
+        assert len(before_ids & after) >= 0.9 * len(before_ids)  # a community found again keeps its id
         shutil.rmtree(state_folder(tg.store))  # state lost (another host, deleted): rebuilt, same result
         tg.remove_documents([d.id for d in docs[-6:]])
         assert _synonyms(tg) == _exact_synonyms(tg)

@@ -118,6 +118,14 @@ def test_nodes_edges_provenance(store: GraphStore) -> None:
     assert store.iter_edges(["OPENREL"]).__next__().props == {"predicate": "likes"}
 
 
+def test_edge_columns_are_iter_edges_without_the_edges(store: GraphStore) -> None:
+    _two_documents(store)
+    for types in (["OPENREL", "SYNONYM"], ["SYNONYM"], ["CONTAINS", "OPENREL"], ["NONE"]):
+        edges = list(store.iter_edges(types))
+        assert store.edge_columns(types) == ([e.src for e in edges], [e.dst for e in edges],
+                                             [e.weight for e in edges])
+
+
 def test_edges_among_keeps_only_edges_inside_the_set_in_insertion_order(store: GraphStore) -> None:
     _two_documents(store)
     among = store.edges_among(["ent:y", "ent:x", "chunk:a", "ent:y"])
@@ -151,6 +159,24 @@ def test_edges_from_reads_one_side_and_keeps_the_other_end_in_the_set(store: Gra
     assert store.edges_from([], all_ids) == [] and store.edges_from(["ent:x"], []) == []
     many = [f"none:{i}" for i in range(900)] + ["doc:b"]  # more ids than one statement holds, on both sides
     assert [(e.src, e.dst) for e in store.edges_from(many, [*many, "chunk:b"])] == [("chunk:b", "doc:b")]
+
+
+def test_delete_edges_removes_those_edges_only(store: GraphStore) -> None:
+    _two_documents(store)
+    among = store.edges_among(["ent:x", "ent:y", "ent:z"])
+    synonym = [e for e in among if e.type == "SYNONYM"]
+    absent = Edge("ent:z", "ent:y", "SYNONYM")
+    assert store.delete_edges([*synonym, absent, *synonym]) == len(synonym) == 1
+    assert store.edges_among(["ent:x", "ent:y", "ent:z"]) == [e for e in among if e.type != "SYNONYM"]
+    assert store.delete_edges([]) == 0
+    assert store.get_node("ent:x") is not None
+
+
+def test_delete_vectors_leaves_the_node_to_be_encoded_again(store: GraphStore) -> None:
+    _two_documents(store)
+    assert store.delete_vectors(["ent:x", "ent:x", "none:1"]) == 1 and store.delete_vectors([]) == 0
+    assert store.get_vectors(["entity"])[0] == ["ent:y", "ent:z"]
+    assert "ent:x" in {n.id for n in store.nodes_missing_vectors(["entity"])}
 
 
 def test_update_node_keeps_edges(store: GraphStore) -> None:

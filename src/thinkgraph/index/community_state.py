@@ -83,9 +83,11 @@ class SavedState:
         drifted = sum(base.get(node_id) != fp for node_id, fp in zip(ids, values, strict=True))
         return Change(changed, drifted / max(1, len(ids)), baseline)
 
-    def edge_counts(self) -> tuple[int, int]:
-        """The SUMMARY_FOR and CHILD_OF edges this state stands for."""
-        members = int((self.levels >= 0).sum())
+    def edge_counts(self, present: npt.NDArray[np.bool_] | None = None) -> tuple[int, int]:
+        """The SUMMARY_FOR and CHILD_OF edges this state stands for; with ``present`` (per entity of the
+        state, whether it is still in the graph) those left once the others were deleted with their edges."""
+        kept = self.levels if present is None else self.levels[:, present]
+        members = int((kept >= 0).sum())
         children = len({int(c) for c in self.levels[1:].ravel().tolist() if c >= 0})
         return members, children
 

@@ -64,12 +64,18 @@ def provenance_row(p: Provenance) -> tuple[Any, ...]:
     return p.item_id, p.doc_id, p.chunk_id or "", none_to_minus(p.start), none_to_minus(p.end)
 
 
+def _props(text: str) -> dict[str, Any]:
+    # most edges (co-occurrence, containment, communities') carry none: no JSON parse for them (a third of
+    # reading the entity graph at 100k passages)
+    return {} if text == "{}" else dict(json.loads(text))
+
+
 def node_from(row: tuple[Any, ...]) -> Node:  # id, type, text, props
-    return Node(id=row[0], type=row[1], text=row[2], props=json.loads(row[3]))
+    return Node(id=row[0], type=row[1], text=row[2], props=_props(row[3]))
 
 
 def edge_from(row: tuple[Any, ...]) -> Edge:  # src, dst, type, weight, props
-    return Edge(src=row[0], dst=row[1], type=row[2], weight=row[3], props=json.loads(row[4]))
+    return Edge(src=row[0], dst=row[1], type=row[2], weight=row[3], props=_props(row[4]))
 
 
 def provenance_from(row: tuple[Any, ...]) -> Provenance:

@@ -65,6 +65,12 @@ class PgVectors:
                        [(i, types.get(i, ""), v) for i, v in zip(ids, vecs, strict=True)])
             self._revise()
 
+    def delete_vectors(self, node_ids: Sequence[str]) -> int:
+        ids = list(dict.fromkeys(node_ids))
+        with self.transaction():
+            self._revise()
+            return self._run("DELETE FROM vectors WHERE node_id = ANY(%s)", (ids,)) if ids else 0
+
     def get_vectors(self, node_types: Iterable[str] | None = None) -> tuple[list[str], np.ndarray]:
         if node_types is None:
             rows = self._rows("SELECT node_id, vec FROM vectors ORDER BY seq", binary=True)

@@ -23,6 +23,7 @@ from thinkgraph.store.common import (
     Revisions,
     document_from,
     edge_from,
+    edge_key,
     edge_row,
     node_from,
     node_row,
@@ -256,6 +257,11 @@ class PostgresStore(PgVectors, PgBookkeeping, Revisions):
                               ([str(t) for t in edge_types],))
         return (self._edge(r) for r in rows)
 
+    def edge_columns(self, edge_types: Iterable[str]) -> tuple[list[str], list[str], list[float]]:
+        rows = self._rows("SELECT src, dst, weight FROM edges WHERE type = ANY(%s) ORDER BY seq",
+                          ([str(t) for t in edge_types],))
+        return [r[0] for r in rows], [r[1] for r in rows], [r[2] for r in rows]
+
     def edges_of(self, node_id: str, edge_type: str | None = None) -> list[Edge]:
         # Two index lookups (edges_src, edges_dst) rather than one OR that a planner may answer by a scan.
         typed = " AND type = %s" if edge_type is not None else ""
@@ -305,6 +311,12 @@ class PostgresStore(PgVectors, PgBookkeeping, Revisions):
             self._run("DELETE FROM vectors WHERE node_id = %s", (node_id,))
             self._run("DELETE FROM nodes WHERE id = %s", (node_id,))
             self._revise()
+
+    def delete_edges(self, edges: Iterable[Edge]) -> int:
+        keys = list(dict.fromkeys(edge_key(e) for e in edges))
+        with self.transaction():
+            self._revise()
+            return self._run("DELETE FROM edges WHERE id = ANY(%s)", (keys,)) if keys else 0
 
     def delete_edges_of_type(self, edge_type: str) -> int:
         with self.transaction():

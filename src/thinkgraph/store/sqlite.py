@@ -26,6 +26,7 @@ from thinkgraph.store.common import (
     Revisions,
     document_from,
     edge_from,
+    edge_key,
     edge_row,
     node_from,
     node_row,
@@ -217,8 +218,9 @@ class SQLiteStore(SQLiteBookkeeping, Revisions):
             prefix = f"{doc_id}::"  # a key range, compared exactly: LIKE would read '_' and '%' as wildcards
             stage = db.execute("SELECT MIN(stage) FROM stages").fetchone()[0]
             while stage is not None:  # stage by stage, so the range uses the (stage, key) primary key
-                db.execute("DELETE FROM stages WHERE stage=? AND (key=? OR (key>=? AND key<?))",
-                           (stage, doc_id, prefix, f"{doc_id}:;"))
+                # two statements: with "key=? OR (a range)" SQLite scanned the stage's every key (13 ms at 100k)
+                db.execute("DELETE FROM stages WHERE stage=? AND key=?", (stage, doc_id))
+                db.execute("DELETE FROM stages WHERE stage=? AND key>=? AND key<?", (stage, prefix, f"{doc_id}:;"))
                 stage = db.execute("SELECT MIN(stage) FROM stages WHERE stage>?", (stage,)).fetchone()[0]
             db.execute("DELETE FROM _cand")
             self.set_meta(DERIVED_STALE, "1")
@@ -288,6 +290,12 @@ class SQLiteStore(SQLiteBookkeeping, Revisions):
             rows = self._db.execute(f"{sql} WHERE type IN ({marks}) ORDER BY rowid", types).fetchall()
         return (self._edge(r) for r in rows)
 
+    def edge_columns(self, edge_types: Iterable[str]) -> tuple[list[str], list[str], list[float]]:
+        types = [str(t) for t in edge_types]
+        rows = self._db.execute(f"SELECT src, dst, weight FROM edges WHERE type IN ({','.join('?' * len(types))})"
+                                " ORDER BY rowid", types).fetchall()
+        return [r[0] for r in rows], [r[1] for r in rows], [r[2] for r in rows]
+
     def edges_of(self, node_id: str, edge_type: str | None = None) -> list[Edge]:
         # Two index lookups (src, then dst) rather than "src=? OR dst=?": with a type, SQLite chose the
         # type index and scanned every edge of that type (5 ms a call on MuSiQue's graph, 0.01 ms now).
@@ -350,6 +358,17 @@ class SQLiteStore(SQLiteBookkeeping, Revisions):
             self._db.execute("DELETE FROM nodes WHERE id=?", (node_id,))
             self._revise()
 
+    def delete_edges(self, edges: Iterable[Edge]) -> int:
+        keys = list(dict.fromkeys(edge_key(e) for e in edges))
+        gone = 0
+        with self.transaction():
+            for start in range(0, len(keys), 500):
+                part = keys[start:start + 500]
+                gone += self._db.execute(f"DELETE FROM edges WHERE id IN ({','.join('?' * len(part))})",
+                                         part).rowcount
+            self._revise()
+        return gone
+
     def delete_edges_of_type(self, edge_type: str) -> int:
         with self.transaction():
             self._revise()
@@ -371,6 +390,17 @@ class SQLiteStore(SQLiteBookkeeping, Revisions):
         return dict(self._db.execute("SELECT type, COUNT(*) FROM edges GROUP BY type ORDER BY type").fetchall())
 
     # vectors ----------------------------------------------------------------
+    def delete_vectors(self, node_ids: Sequence[str]) -> int:
+        ids = list(dict.fromkeys(node_ids))
+        gone = 0
+        with self.transaction():
+            for start in range(0, len(ids), 500):
+                part = ids[start:start + 500]
+                gone += self._db.execute(f"DELETE FROM vectors WHERE node_id IN ({','.join('?' * len(part))})",
+                                         part).rowcount
+            self._revise()
+        return gone
+
     def put_vectors(self, node_ids: Sequence[str], vectors: np.ndarray) -> None:
         vecs = np.ascontiguousarray(vectors, dtype=np.float32)
         if len(node_ids) != len(vecs):
