@@ -58,13 +58,15 @@ def _query_table(queries: dict[int, dict[str, Any]], builds: dict[int, dict[str,
 
 
 def _incremental_table(changes: dict[int, dict[str, Any]], builds: dict[int, dict[str, Any]]) -> None:
-    print("| passages | documents | add s (% of build) | remove s (% of build) | retrieval view rebuilt s | "
-          "synonyms searched | communities rewritten / all | SYNONYM edges as before | modularity before → after |")
+    print("| passages | documents | add s (% of build) | remove s (% of build) | retrieval view after s "
+          "(passages' graph; whole view before) | synonyms searched | communities rewritten / all | "
+          "SYNONYM edges as before | modularity before → after |")
     print("|---|---|---|---|---|---|---|---|---|")
     for n in sorted(changes):
         c, full = changes[n], builds[n]["seconds"]
         print(f"| {n:,} | {c['changed_documents']} | {c['add_s']} ({100 * c['add_s'] / full:.1f}%) | "
-              f"{c['remove_s']} ({100 * c['remove_s'] / full:.1f}%) | {c.get('view_s', '–')} | "
+              f"{c['remove_s']} ({100 * c['remove_s'] / full:.1f}%) | {c.get('view_s', '–')} "
+              f"({c.get('passages_graph', '–')}; {c.get('view_before_s', '–')}) | "
               f"{c['synonyms_searched']} | "
               f"{c['communities_written']} / {c['communities']} | {c['same_synonyms']} | "
               f"{c['modularity_before']} → {c['modularity_after']} |")

@@ -32,6 +32,13 @@ def test_reads_as_the_list_and_the_dictionary(ids: list[str], strangers: list[st
     assert dict(table.rows.items()) == reference
 
 
+@settings(max_examples=100, deadline=None)
+@given(IDS, IDS)
+def test_positions_of_another_table_as_the_dictionary_gives_them(ids: list[str], others: list[str]) -> None:
+    reference = {node_id: i for i, node_id in enumerate(ids)}
+    assert IdTable.of(ids).rows_of_table(IdTable.of(others)).tolist() == [reference.get(i, -1) for i in others]
+
+
 def test_kept_and_read_back_memory_mapped(tmp_path: Path) -> None:
     ids = ["chunk:ab", "ent:ü", "doc:x y", "ent:a"]
     IdTable.of(ids).save(tmp_path)

@@ -258,8 +258,8 @@ def test_a_view_built_by_a_question_keeps_its_hnsw_graph_for_the_next_process(tm
     builds: list[int] = []
     original = vector_index.VectorIndex._build_ann
     monkeypatch.setattr(vector_index.VectorIndex, "_build_ann",
-                        lambda self, seed, kept=None: builds.append(1 if kept is None or not kept.is_file() else 0)
-                        or original(self, seed, kept))
+                        lambda self, seed, kept=None, earlier=None: builds.append(
+                            1 if kept is None or not kept.is_file() else 0) or original(self, seed, kept, earlier))
     with ThinkGraph.open(path, settings=settings, embedder=HashEmbedder()) as tg:
         assert tg.retrieve(QUESTION, "ppr").citations
     assert kept[0].stat().st_mtime_ns == stamp and 1 not in builds  # read, not built again

@@ -74,6 +74,15 @@ class IdTable(Sequence[str]):
         found = (self.sorted_ids[at] == keys) & np.array([not k.endswith(b"\0") for k in encoded])
         return np.where(found, self.order[at], -1).astype(np.int64)
 
+    def rows_of_table(self, other: IdTable) -> npt.NDArray[np.int64]:
+        """The position here of each of ``other``'s ids, in its order (-1 where absent), compared as the
+        stored bytes: no id is decoded."""
+        if not len(other) or not len(self):
+            return np.full(len(other), -1, dtype=np.int64)
+        keys = np.asarray(other.ids)
+        at = np.minimum(np.searchsorted(self.sorted_ids, keys), len(self) - 1)
+        return np.where(self.sorted_ids[at] == keys, self.order[at], -1).astype(np.int64)
+
     def save(self, folder: Path) -> None:
         write_arrays(folder, ids=self.ids, sorted_ids=self.sorted_ids, order=self.order)
 

@@ -38,7 +38,8 @@ T = TypeVar("T")
 
 # What reading a damaged item raises: a truncated or foreign file (OSError, ValueError), an empty one
 # (numpy: EOFError), a header or manifest without the fields we wrote (KeyError, TypeError).
-_UNREADABLE = (OSError, ValueError, EOFError, KeyError, TypeError)
+UNREADABLE = (OSError, ValueError, EOFError, KeyError, TypeError)
+ORIGIN = "origin.json"  # which index a revision folder belongs to (the cache root holds every index's)
 
 class ViewCache:
     """The cached items of one content revision of one index."""
@@ -70,13 +71,27 @@ class ViewCache:
         if item.is_dir():
             try:
                 return read(item)
-            except _UNREADABLE as exc:
+            except UNREADABLE as exc:
                 log.warning("view cache item %s unreadable (%s); rebuilding it from the index", item, exc)
         current = self.store.content_revision() == self.revision
         value = build()
         if current and self.store.content_revision() == self.revision:
             self._keep(name, value, write)
         return value
+
+    def earlier_folders(self) -> list[Path]:
+        """The folders of this index's other revisions, the most recently used first."""
+        found: list[tuple[float, Path]] = []
+        for folder in self.folder.parent.glob(f"v{VIEW_CACHE_FORMAT}-*"):
+            if folder == self.folder:
+                continue
+            with contextlib.suppress(*UNREADABLE):
+                if json.loads((folder / ORIGIN).read_text(encoding="utf-8"))["index"] == self._origin():
+                    found.append((folder.stat().st_mtime, folder))
+        return [folder for _, folder in sorted(found, reverse=True)]
+
+    def _origin(self) -> str:
+        return str(Path(self.store.path).resolve())
 
     def read(self, name: str, read: Callable[[Path], T]) -> T | None:
         """The item ``name`` when it is kept and readable, else None."""
@@ -85,7 +100,7 @@ class ViewCache:
             return None
         try:
             return read(item)
-        except _UNREADABLE:
+        except UNREADABLE:
             return None
 
     def _keep(self, name: str, value: T, write: Callable[[T, Path], None]) -> None:
@@ -95,6 +110,10 @@ class ViewCache:
             staging.mkdir(parents=True)
             write(value, staging)
             os.rename(staging, self.folder / name)
+            if not (self.folder / ORIGIN).is_file():
+                origin = self.folder / f".{ORIGIN}.{uuid.uuid4().hex}.tmp"
+                origin.write_text(json.dumps({"index": self._origin()}), encoding="utf-8")
+                os.replace(origin, self.folder / ORIGIN)
         except OSError as exc:  # unwritable cache, full disk, or another process kept it first
             shutil.rmtree(staging, ignore_errors=True)
             if not (self.folder / name).is_dir():

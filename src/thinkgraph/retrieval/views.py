@@ -18,6 +18,7 @@ from thinkgraph.embed.vector_index import VectorIndex
 from thinkgraph.graph.local_ppr import LocalGraph
 from thinkgraph.graph.matrix import Adjacency, GraphMatrix, build_graph_matrix
 from thinkgraph.models import EdgeType, NodeType
+from thinkgraph.retrieval.earlier_graph import earlier_graph
 from thinkgraph.retrieval.id_table import IdTable
 from thinkgraph.retrieval.incidence import Incidence, PassageEntities
 from thinkgraph.retrieval.lexical import LexicalIndex
@@ -67,8 +68,10 @@ class IndexView:
                 # just built and kept: the kept copy is mapped instead, so that the HNSW graph built over
                 # it is kept beside it too (else the next process built it again: 47 s at 100k passages)
                 ids, matrix = self.cache.read(name, _read_vectors) or (ids, matrix)
+            cache = self.cache
             self._vector_indexes[node_type] = VectorIndex(
-                ids, matrix, ann_threshold=self.ann_threshold, position=ids.rows if isinstance(ids, IdTable) else None)
+                ids, matrix, ann_threshold=self.ann_threshold, position=ids.rows if isinstance(ids, IdTable) else None,
+                earlier=(lambda: earlier_graph(cache, name, ids, matrix)) if cache is not None else None)
         return self._vector_indexes[node_type]
 
     def lexical(self, node_type: str) -> LexicalIndex:

@@ -193,8 +193,10 @@ class PostgresStore(PgVectors, PgBookkeeping, Revisions):
             self._run("DELETE FROM documents WHERE id = %s", (doc_id,))
             stage = self._rows("SELECT min(stage) FROM stages")[0][0]
             while stage is not None:  # stage by stage, so the key range uses the (stage, key) primary key
-                self._run("DELETE FROM stages WHERE stage = %s AND (key = %s OR (key >= %s AND key < %s))",
-                          (stage, doc_id, f"{doc_id}::", f"{doc_id}:;"))
+                # two statements, each on the primary key (as SQLite's: one OR there scanned the stage)
+                self._run("DELETE FROM stages WHERE stage = %s AND key = %s", (stage, doc_id))
+                self._run("DELETE FROM stages WHERE stage = %s AND key >= %s AND key < %s",
+                          (stage, f"{doc_id}::", f"{doc_id}:;"))
                 stage = self._rows("SELECT min(stage) FROM stages WHERE stage > %s", (stage,))[0][0]
             self._run("DELETE FROM _cand")
             self.set_meta(DERIVED_STALE, "1")

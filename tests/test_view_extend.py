@@ -1,0 +1,64 @@
+"""The view of a changed index extends the last revision's HNSW graph of the passages instead of
+building it (retrieval/earlier_graph.py), only from this index's own revisions, and never answers
+with a removed passage."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from support import HashEmbedder
+from thinkgraph.api import ThinkGraph
+from thinkgraph.config import Settings
+from thinkgraph.embed.vector_index import HNSW_SUFFIX, VectorIndex, extended_beside
+from thinkgraph.models import NodeType, SourceDocument
+from thinkgraph.retrieval.view_cache import ViewCache
+
+PASSAGES = [SourceDocument(id=f"p{i}", title=f"Harbour {i}", text=f"Harbour {i} lies on the coast of Vale {i % 7}; "
+                           f"its lighthouse keeper is Mara {i}.", source="t") for i in range(40)]
+
+
+def _settings() -> Settings:
+    settings = Settings()
+    settings.embedding.ann_threshold = 2  # HNSW for the passages of a small corpus
+    return settings
+
+
+def test_a_change_extends_the_last_graph_and_removed_passages_never_come_back(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("THINKGRAPH_CACHE_DIR", str(tmp_path / "cache"))
+    with ThinkGraph(tmp_path / "h.db", settings=_settings(), embedder=HashEmbedder()) as tg:
+        tg.add_documents(PASSAGES[:30])
+        assert tg.view.vectors(NodeType.CHUNK).origin == "built"
+        tg.add_documents(PASSAGES[30:])
+        assert tg.view.vectors(NodeType.CHUNK).origin == "extended"  # additions: a plain graph again
+        tg.remove_documents(["p3", "p4"])
+        vectors = tg.view.vectors(NodeType.CHUNK)
+        assert vectors.origin == "extended" and len(vectors) == 38
+        graph, labels = extended_beside(Path(f"{vectors.vectors.base.filename}{HNSW_SUFFIX}"))  # type: ignore[union-attr]
+        assert graph.is_file() and labels.is_file()
+        for question in ("Where is Harbour 3?", "Who keeps the lighthouse of Harbour 4?", "Harbour 35 lies where?"):
+            answer = tg.retrieve(question, "naive")
+            assert answer.citations and not {c.doc_id for c in answer.citations} & {"p3", "p4"}
+        exact = VectorIndex(vectors.ids, np.asarray(vectors.vectors), ann_threshold=10**9)
+        for passage in PASSAGES:  # the new passages are found as exact search finds them
+            query = tg.embedder.embed([passage.text])[0]
+            found, expected = vectors.search(query, 5), exact.search(query, 5)
+            assert [round(s, 5) for _, s in found] == [round(s, 5) for _, s in expected]  # (ties in any order)
+            assert not {i for i, _ in found} - set(vectors.ids)
+
+
+def test_only_the_same_index_s_revisions_are_extended(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("THINKGRAPH_CACHE_DIR", str(tmp_path / "cache"))
+    with ThinkGraph(tmp_path / "one.db", settings=_settings(), embedder=HashEmbedder()) as one:
+        one.add_documents(PASSAGES[:20])
+        one_folder = one.view.cache.folder  # type: ignore[union-attr]
+    with ThinkGraph(tmp_path / "two.db", settings=_settings(), embedder=HashEmbedder()) as two:
+        two.add_documents(PASSAGES[20:])
+        assert two.view.vectors(NodeType.CHUNK).origin == "built"
+        cache = two.view.cache
+        assert isinstance(cache, ViewCache) and one_folder not in cache.earlier_folders()
+        two.add_documents(PASSAGES[:2])
+        assert two.view.vectors(NodeType.CHUNK).origin == "extended"
