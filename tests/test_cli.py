@@ -382,3 +382,12 @@ def test_the_index_report_says_how_many_community_summaries_failed(capsys: pytes
     report.summary_failures = 3
     print_index_report(report)
     assert "5 in 2 levels (3 summaries failed: model-free text kept)" in " ".join(capsys.readouterr().out.split())
+
+
+
+def test_remove_with_an_unknown_id_removes_nothing(built_index: Path) -> None:
+    before = json.loads(run("--index", str(built_index), "inspect", "--json").stdout)["documents"]
+    done = run("--index", str(built_index), "remove", "people.md", "nosuchdoc", "kestrel-bay.md")
+    assert done.returncode == ExitCode.INPUT and done.stdout == ""
+    assert done.stderr.strip() == "error: no document 'nosuchdoc' in the index; nothing removed"
+    assert json.loads(run("--index", str(built_index), "inspect", "--json").stdout)["documents"] == before

@@ -31,7 +31,23 @@ def index(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def test_evidence_edges_are_the_stores_edges_among_the_evidence(index: Path, method: str, question: str) -> None:
     with ThinkGraph.open(index, settings=Settings(), embedder=HashEmbedder()) as tg:
         answer = tg.retrieve(question, method)
-        nodes = list(dict.fromkeys(n.id for n in answer.evidence.nodes[:EVIDENCE_EDGE_NODES]))
+        cited = {c.chunk_id for c in answer.citations}
+        nodes = list(dict.fromkeys([*(n.id for n in answer.evidence.nodes[:EVIDENCE_EDGE_NODES]),
+                                    *(n.id for n in answer.evidence.nodes if n.id in cited)]))
         got = {(e.src, e.dst, e.type) for e in answer.evidence.edges}
         expected = {(e.src, e.dst, e.type) for e in tg.store.edges_among(nodes)}
-        assert got == expected and (method != "ppr" or got)
+        assert got == expected and got
+
+
+def test_many_propositions_before_the_passages_still_reach_them(index: Path) -> None:
+    """topg lists its propositions first; with more of them than the nodes looked up, each cited
+    passage is still connected to the propositions drawn from it."""
+    with ThinkGraph.open(index, settings=Settings(), embedder=HashEmbedder()) as tg:
+        answer = tg.retrieve(QUESTIONS[0], "topg", top_k=3)
+        from thinkgraph.methods import run
+
+        answer.evidence.edges.clear()
+        propositions = [n for n in answer.evidence.nodes if n.type == "proposition"]
+        run._connect_evidence(answer, tg.store, tg.view, limit=min(len(propositions), 4))
+        cited = {c.chunk_id for c in answer.citations}
+        assert any(e.type == "FROM" and (e.src in cited or e.dst in cited) for e in answer.evidence.edges)

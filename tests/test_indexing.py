@@ -287,3 +287,7 @@ def test_summaries_that_echo_their_prompt_are_failures_with_the_model_free_text(
         docs = {n.props["doc_id"]: n for n in tg.store.iter_nodes("document")}
         assert docs["p1"].text.startswith("Harbor Hill Observatory: The Harbor Hill Observatory was founded")
         assert len(tg.store.failures("document_summary")) == 3
+        calls = len(echo.requests)
+        tg.store.set_meta("derived_stale", "1")
+        again = tg.index([FIXTURES / "corpus_small.jsonl"])  # echoes were not cached: the summaries are asked again
+        assert len(echo.requests) == calls + len(comms) and again.summary_failures == len(comms)

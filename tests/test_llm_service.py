@@ -78,6 +78,24 @@ async def test_text_replies_strip_reasoning_and_cache(tmp_path: Path) -> None:
     assert len(backend.requests) == 1 and llm.meter.steps["a"].cached_calls == 1
 
 
+async def test_a_text_reply_the_caller_refuses_is_not_cached(tmp_path: Path) -> None:
+    store = SQLiteStore(tmp_path / "c.db")
+    backend = ScriptedBackend.of(["Is it fine?", "Yes, it is fine."])
+
+    def usable(reply: str) -> bool:
+        return reply != "Is it fine?"  # (an echo of the prompt)
+
+    llm = _llm(backend, store)
+    assert await llm.text(MSG, step="a", usable=usable) == "Is it fine?"  # returned: the caller decides
+    assert await llm.text(MSG, step="a", usable=usable) == "Yes, it is fine."  # asked again, not read back
+    assert await llm.text(MSG, step="a", usable=usable) == "Yes, it is fine."  # this one was kept
+    assert len(backend.requests) == 2
+    store.cache_put(cache_key("m", MSG, {"max_tokens": llm.settings.max_tokens.for_kind("answer"), "t":
+                                         llm.settings.temperature, "seed": llm.settings.seed}), "Is it fine?")
+    with pytest.raises(ScriptExhaustedError):  # a refused reply found in the cache is asked again
+        await llm.text(MSG, step="a", usable=usable)
+
+
 async def test_cache_key_depends_on_model_messages_and_params() -> None:
     base = cache_key("m", MSG, {"t": 0})
     assert base == cache_key("m", [dict(MSG[0])], {"t": 0})

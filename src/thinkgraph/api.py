@@ -213,7 +213,15 @@ class ThinkGraph:
 
     def remove_documents(self, doc_ids: Sequence[str]) -> list[RemovalReport]:
         """Remove several documents, then bring the derived stages up to date once (they follow what
-        changed: removing 100 documents costs about what they held, not 100 updates)."""
+        changed: removing 100 documents costs about what they held, not 100 updates). An id not in the
+        index removes nothing: all of them are checked first."""
+        self._require_index()
+        doc_ids = list(dict.fromkeys(doc_ids))
+        unknown = [d for d in doc_ids if self.store.get_document(d) is None]
+        if unknown:
+            more = f" and {len(unknown) - 5} more" if len(unknown) > 5 else ""
+            names = ", ".join(repr(d) for d in unknown[:5]) + more
+            raise NotFoundError(f"no document {names} in the index; nothing removed")
         reports: list[RemovalReport] = []
         try:
             for doc_id in doc_ids:

@@ -76,7 +76,8 @@ async def _summarize(llm: LLM, members: list[Node], relations: list[str]) -> str
     entities, rels = _describe(members, relations)
     messages: list[Message] = [{"role": "user", "content": SUMMARY_PROMPT.format(entities=entities,
                                                                                 relations=rels)}]
-    summary = await llm.text(messages, step=SUMMARY_STEP, kind="summary")
+    summary = await llm.text(messages, step=SUMMARY_STEP, kind="summary",
+                             usable=lambda reply: not echoes_instructions(reply, SUMMARY_PROMPT))
     if echoes_instructions(summary, SUMMARY_PROMPT):
         raise StructuredOutputError("the community summary repeats the prompt's instructions")
     return summary

@@ -37,7 +37,8 @@ def first_sentences(doc: SourceDocument, max_words: int) -> str:
 async def llm_summary(llm: LLM, doc: SourceDocument) -> str:
     text = llm.counter.truncate(doc.text, MAX_SOURCE_TOKENS)
     messages: list[Message] = [{"role": "user", "content": DOC_SUMMARY_PROMPT.format(title=doc.title, text=text)}]
-    summary = (await llm.text(messages, step=DOC_SUMMARY_STEP, kind="summary")).strip()
+    summary = (await llm.text(messages, step=DOC_SUMMARY_STEP, kind="summary",
+                              usable=lambda reply: not echoes_instructions(reply, DOC_SUMMARY_PROMPT))).strip()
     if echoes_instructions(summary, DOC_SUMMARY_PROMPT):
         raise StructuredOutputError("the document summary repeats the prompt's instructions")
     return summary

@@ -8,7 +8,7 @@ import hashlib
 import json
 import logging
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, Protocol, TypeVar
 
 from pydantic import BaseModel, ValidationError
@@ -121,9 +121,12 @@ class LLM:
 
     # public API ---------------------------------------------------------------
     async def text(self, messages: list[Message], *, step: str, kind: CallKind = "answer",
-                   stop: Sequence[str] = (), max_tokens: int | None = None) -> str:
+                   stop: Sequence[str] = (), max_tokens: int | None = None,
+                   usable: Callable[[str], bool] | None = None) -> str:
         """A free-text reply (reasoning blocks removed), capped at the kind's completion tokens and cut
-        before any of ``stop``. Empty replies are returned as "" and never cached."""
+        before any of ``stop``. Empty replies are returned as "" and never cached; nor is a reply that
+        ``usable`` refuses (a summary that repeats its prompt), so that a later run asks again instead
+        of reading the same failure back, and a cached one it refuses is asked again."""
         max_tokens = max_tokens or self.settings.max_tokens.for_kind(kind)
         params: dict[str, Any] = {"max_tokens": max_tokens, "t": self.settings.temperature, "seed": self.settings.seed}
         if stop:
@@ -131,7 +134,7 @@ class LLM:
         key = cache_key(self.model, messages, params)
         listeners = token_listeners() if kind in STREAMED_KINDS else ()
         cached = self._cached(key, step)
-        if isinstance(cached, str):
+        if isinstance(cached, str) and (usable is None or usable(cached)):
             for listener in listeners:
                 listener(step, cached)
             return cached
@@ -143,7 +146,7 @@ class LLM:
         result = await self._call(messages, step=step, max_tokens=max_tokens, stop=tuple(stop),
                                   on_delta=forward if listeners else None)
         reply = strip_reasoning(result.text)
-        if reply and self.cache is not None:
+        if reply and self.cache is not None and (usable is None or usable(reply)):
             self.cache.cache_put(key, reply)
         return reply
 

@@ -108,7 +108,11 @@ def _connect_evidence(answer: Answer, store: GraphStore, view: IndexView | None,
     through its less connected node: asking the store for every edge of a hub (a country in 10^4
     passages) cost 60 ms a question at a million passages. Other nodes (facts, propositions,
     communities) are read through their own edges, kept where the other end is evidence too."""
-    nodes = list(dict.fromkeys(n.id for n in answer.evidence.nodes[:limit]))
+    # the first ``limit`` nodes and every cited passage among them (topg lists 80 propositions before
+    # its passages: their FROM edges to the passages were never looked up)
+    cited = {c.chunk_id for c in answer.citations}
+    nodes = list(dict.fromkeys([*(n.id for n in answer.evidence.nodes[:limit]),
+                                *(n.id for n in answer.evidence.nodes if n.id in cited)]))
     if answer.evidence.edges or len(nodes) < 2:
         return
     graph = view.entity_passage_graph if view is not None else None
