@@ -359,12 +359,16 @@ class SQLiteStore(SQLiteBookkeeping, Revisions):
             self._revise()
 
     def delete_edges(self, edges: Iterable[Edge]) -> int:
-        keys = list(dict.fromkeys(edge_key(e) for e in edges))
+        return self._delete_keyed("edges", "id", [edge_key(e) for e in edges])
+
+    def _delete_keyed(self, table: str, column: str, keys: Sequence[str]) -> int:
+        """Rows of ``table`` whose ``column`` is one of ``keys``, 500 to a statement; how many went."""
+        unique = list(dict.fromkeys(keys))
         gone = 0
         with self.transaction():
-            for start in range(0, len(keys), 500):
-                part = keys[start:start + 500]
-                gone += self._db.execute(f"DELETE FROM edges WHERE id IN ({','.join('?' * len(part))})",
+            for start in range(0, len(unique), 500):
+                part = unique[start:start + 500]
+                gone += self._db.execute(f"DELETE FROM {table} WHERE {column} IN ({','.join('?' * len(part))})",
                                          part).rowcount
             self._revise()
         return gone
@@ -391,15 +395,7 @@ class SQLiteStore(SQLiteBookkeeping, Revisions):
 
     # vectors ----------------------------------------------------------------
     def delete_vectors(self, node_ids: Sequence[str]) -> int:
-        ids = list(dict.fromkeys(node_ids))
-        gone = 0
-        with self.transaction():
-            for start in range(0, len(ids), 500):
-                part = ids[start:start + 500]
-                gone += self._db.execute(f"DELETE FROM vectors WHERE node_id IN ({','.join('?' * len(part))})",
-                                         part).rowcount
-            self._revise()
-        return gone
+        return self._delete_keyed("vectors", "node_id", node_ids)
 
     def put_vectors(self, node_ids: Sequence[str], vectors: np.ndarray) -> None:
         vecs = np.ascontiguousarray(vectors, dtype=np.float32)
