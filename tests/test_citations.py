@@ -110,3 +110,12 @@ def test_a_passage_sharing_no_word_shows_its_lead_sentence_not_the_whole_chunk()
     whole = Citation("d", "c9", 0, len(text), text)
     focus_answer(Answer("Who built the tower?", "ppr", None, "evidence_only", citations=[whole]), {"c9": text})
     assert whole.quote == "The island lies west of the bay." and (whole.start, whole.end) == (9, 41)
+
+
+def test_an_excerpt_is_cut_between_words() -> None:
+    from thinkgraph.citations import excerpt
+
+    text = "whose lens was ground by the optician Ilse Brandt in Leipzig"
+    assert excerpt(text, 200) == text and excerpt("a\n  b", 10) == "a b"
+    assert excerpt(text, 47) == "whose lens was ground by the optician Ilse…"
+    assert len(excerpt(text, 47)) <= 47 and excerpt("x" * 50, 10) == "x" * 9 + "…"

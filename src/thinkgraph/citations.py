@@ -202,3 +202,14 @@ def focus_answer(answer: Answer, passages: dict[str, str]) -> None:
         if text is not None and citation.end is not None and citation.start is not None \
                 and citation.end - citation.start == len(text):
             focus(citation, text, answer.question, answer.text)
+
+
+def excerpt(text: str, limit: int) -> str:
+    """``text`` on one line and at most ``limit`` characters, cut between words with "…" where cut
+    (a quote cut by characters showed "the optician Ilse B")."""
+    flat = " ".join(text.split())
+    if len(flat) <= limit:
+        return flat
+    cut = flat[:max(limit - 1, 0)]
+    space = cut.rfind(" ")
+    return (cut[:space] if space > limit // 2 else cut).rstrip() + "…"

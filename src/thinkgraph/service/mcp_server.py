@@ -10,6 +10,7 @@ from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 
 from thinkgraph.api import ThinkGraph
+from thinkgraph.citations import excerpt
 from thinkgraph.errors import ThinkgraphError
 from thinkgraph.methods.catalog import DEFAULT_METHOD, METHOD_NAMES
 from thinkgraph.models import Answer, Citation
@@ -24,7 +25,7 @@ MAX_CITATIONS = 10
 
 def _citation(c: Citation) -> dict[str, Any]:
     return {"doc_id": c.doc_id, "chunk_id": c.chunk_id, "start": c.start, "end": c.end, "page": c.page,
-            "quote": " ".join(c.quote.split())[:MAX_QUOTE_CHARS]}
+            "quote": excerpt(c.quote, MAX_QUOTE_CHARS)}
 
 
 def answer_payload(answer: Answer) -> dict[str, Any]:
