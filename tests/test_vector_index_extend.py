@@ -95,3 +95,24 @@ def test_labels_that_do_not_fit_are_not_used(tmp_path: Path) -> None:
     np.save(labels, np.arange(5, dtype=np.int64))  # torn or foreign
     again = VectorIndex(ids, matrix, ann_threshold=1000)
     assert again.origin == "built" and again.search(matrix[3], 1)[0][0] == ids[3]
+
+
+def test_a_topic_removed_whole_still_leaves_k_results(tmp_path: Path) -> None:
+    """The rows nearest a question all removed (near-duplicates of one topic): the search asks the
+    graph for more until it has k live rows, as a graph built without them would give."""
+    rng = np.random.default_rng(5)
+    base = _unit(rng, 1200)
+    topic = base[0] + 0.05 * _unit(rng, 200)  # 200 near-duplicates of one row
+    first = np.vstack([base, topic / np.linalg.norm(topic, axis=1, keepdims=True)]).astype(np.float32)
+    ids = [f"n{i}" for i in range(len(first))]
+    VectorIndex(ids, _mapped(tmp_path / "a", first), ann_threshold=1000)
+    now = _mapped(tmp_path / "b", first[:1200])  # the topic (rows 1200-1399) leaves
+    rows = np.array([i if i < 1200 else -1 for i in range(len(first))], dtype=np.int64)
+    earlier = EarlierGraph(Path(f"{tmp_path / 'a' / 'matrix.npy'}{HNSW_SUFFIX}"), rows)
+    index = VectorIndex(ids[:1200], now, ann_threshold=1000, earlier=lambda: earlier)
+    assert index.origin == "extended"
+    exact = VectorIndex(ids[:1200], np.asarray(now), ann_threshold=10**9)
+    for k in (5, 10, 50):
+        found = index.search(first[1250], k)
+        assert len(found) == k and not {i for i, _ in found} & set(ids[1200:])
+        assert found[0][0] == exact.search(first[1250], 1)[0][0]

@@ -151,6 +151,22 @@ class VectorIndex:
     def __len__(self) -> int:
         return len(self.ids)
 
+    def _live_nearest(self, q: np.ndarray, k: int) -> npt.NDArray[np.int64]:
+        """The rows of the HNSW graph's nearest labels, at least ``k`` of them where the matrix has
+        them: an extended graph's removed rows are filtered, and when they crowd the nearest labels
+        (a topic removed whole) the graph is asked for four times as many, up to all of it."""
+        total = int(self._ann.ntotal)
+        wanted = k if self._labels is None else min(total, k + self._dead_margin(k))
+        while True:
+            self._ann.hnsw.efSearch = max(self._ef, wanted)
+            _, labels = self._ann.search(q.reshape(1, -1), wanted)
+            found = labels[0][labels[0] >= 0].astype(np.int64)
+            rows = np.unique(found if self._labels is None else self._labels[found])
+            rows = rows[rows >= 0]
+            if len(rows) >= k or wanted >= total or self._labels is None:
+                return rows
+            wanted = min(total, 4 * wanted)
+
     def _dead_margin(self, k: int) -> int:
         """Extra neighbours asked of an extended graph, for the removed rows among them."""
         labels = self._labels if self._labels is not None else np.zeros(0, dtype=np.int64)
@@ -175,12 +191,7 @@ class VectorIndex:
         k = min(k, len(self.ids))
         q = np.asarray(query, dtype=np.float32).ravel()
         if self._ann is not None:
-            wanted = k if self._labels is None else min(int(self._ann.ntotal), k + self._dead_margin(k))
-            self._ann.hnsw.efSearch = max(self._ef, wanted)
-            _, labels = self._ann.search(q.reshape(1, -1), wanted)
-            found = labels[0][labels[0] >= 0].astype(np.int64)
-            rows = np.unique(found if self._labels is None else self._labels[found])
-            rows = rows[rows >= 0]  # (sorted: the rows are read in file order)
+            rows = self._live_nearest(q, k)  # (sorted: the rows are read in file order)
             sims = self.vectors[rows] @ q  # exact
             order = np.lexsort((rows, -sims))[:k]
             return rows[order], sims[order]
