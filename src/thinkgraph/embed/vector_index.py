@@ -64,6 +64,7 @@ class VectorIndex:
             {node_id: i for i, node_id in enumerate(ids)}
         self._ann: Any = None  # (faiss has no usable types)
         self._labels: npt.NDArray[np.int64] | None = None  # HNSW label -> row (None: the same)
+        self._dead = 0.0  # the share of an extended graph's labels whose rows are gone (set with _labels)
         self._ef = max(ef, 64)
         self.origin = "exact"  # or how the HNSW graph came: "kept" (read), "extended", "built"
         if len(ids) >= ann_threshold and len(ids) > 0:
@@ -78,7 +79,8 @@ class VectorIndex:
         if found is not None and (index := self._extend(found)) is not None:
             self.origin = "extended"
         else:
-            index, self._labels, self.origin = self._build_new(seed), None, "built"
+            index, self.origin = self._build_new(seed), "built"
+            self._set_labels(None)
         if kept is not None:
             _keep(index, kept, self._labels)
         return index
@@ -100,7 +102,7 @@ class VectorIndex:
             if index.d != self.vectors.shape[1] or (labels is None and index.ntotal != len(self.ids)):
                 log.warning("HNSW index %s holds %d vectors for %d; building it", path, index.ntotal, len(self.ids))
                 continue
-            self._labels = labels
+            self._set_labels(labels)
             return index
         return None
 
@@ -127,7 +129,7 @@ class VectorIndex:
             index.add(np.ascontiguousarray(self.vectors[added[start:start + ADD_BATCH]]))
         labels = np.concatenate([np.where((rows >= 0) & (rows < len(self.ids)), rows, -1), added])
         # only additions since: label i is row i, as in a graph built over this matrix
-        self._labels = None if np.array_equal(labels, np.arange(len(self.ids))) else labels
+        self._set_labels(None if np.array_equal(labels, np.arange(len(self.ids))) else labels)
         log.info("HNSW index extended from %s: %d added, %d dead of %d", earlier.path, len(added), dead,
                  index.ntotal)
         return index
@@ -167,11 +169,13 @@ class VectorIndex:
                 return rows
             wanted = min(total, 4 * wanted)
 
+    def _set_labels(self, labels: npt.NDArray[np.int64] | None) -> None:
+        self._labels = labels
+        self._dead = float((labels < 0).mean()) if labels is not None and len(labels) else 0.0
+
     def _dead_margin(self, k: int) -> int:
         """Extra neighbours asked of an extended graph, for the removed rows among them."""
-        labels = self._labels if self._labels is not None else np.zeros(0, dtype=np.int64)
-        dead = float((labels < 0).mean()) if len(labels) else 0.0
-        return int(np.ceil(2 * dead * k)) + (8 if dead else 0)
+        return int(np.ceil(2 * self._dead * k)) + (8 if self._dead else 0)
 
     def scores(self, query: np.ndarray) -> np.ndarray:
         """Cosine of the query with every vector (exact)."""

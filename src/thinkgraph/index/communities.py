@@ -150,8 +150,8 @@ async def build_communities(store: GraphStore, *, max_cluster_size: int, seed: i
     ids = placement.ids
     summaries: dict[str, str] = {}
     failures = 0
+    changed = members_changed(found, placement, layout, before)
     if llm is not None:
-        changed = members_changed(found, placement, layout, before)
         todo = [(cid, c) for cid, c, moved in zip(ids, found, changed, strict=True)
                 if moved or not before.nodes.get(cid, Node("", "", "")).props.get("summarized")]
         with timer.stage("community summaries (LLM)"):
@@ -164,8 +164,8 @@ async def build_communities(store: GraphStore, *, max_cluster_size: int, seed: i
 
     with timer.stage("communities (write)"):
         state = new_state(entity_ids, graph.fingerprints, baseline, found, ids)
-        written = await asyncio.to_thread(write_communities, store, found, placement, before, layout, entity_ids,
-                                          text_of, summaries, state)
+        written = await asyncio.to_thread(write_communities, store, found, placement, changed, before, layout,
+                                          entity_ids, text_of, summaries, state)
     levels = 1 + max((c.level for c in found), default=-1)
     return CommunityReport(len(found), levels, len(summaries), failures, written.nodes,
                            _top_modularity(graph, found))

@@ -37,12 +37,12 @@ def members_changed(found: Sequence[Community], placement: Placement, layout: La
             for c, cid, label in zip(found, placement.ids, placement.continues, strict=True)]
 
 
-def write_communities(store: GraphStore, found: Sequence[Community], placement: Placement, before: Previous,
-                      layout: Layout, entity_ids: Sequence[str], text_of: Callable[[int], str],
+def write_communities(store: GraphStore, found: Sequence[Community], placement: Placement, changed: Sequence[bool],
+                      before: Previous, layout: Layout, entity_ids: Sequence[str], text_of: Callable[[int], str],
                       summaries: dict[str, str], state: SavedState) -> Written:
-    """``text_of(i)``: the text of community ``found[i]`` when it is written (its summary or the fallback)."""
+    """``changed``: ``members_changed``'s answer per community; ``text_of(i)``: the text of community
+    ``found[i]`` when it is written (its summary or the fallback)."""
     ids = placement.ids
-    changed = members_changed(found, placement, layout, before)
     stored = _links_by_community(before.edges) if before.edges is not None else None
     new_nodes: list[Node] = []
     rewritten: list[Node] = []

@@ -68,20 +68,19 @@ class IdTable(Sequence[str]):
         if not node_ids or not len(self):
             return np.full(len(node_ids), -1, dtype=np.int64)
         encoded = [i.encode("utf-8") for i in node_ids]
-        keys = np.array(encoded, dtype=bytes)
-        at = np.minimum(np.searchsorted(self.sorted_ids, keys), len(self) - 1)
         # numpy's byte strings drop trailing NULs: "a\0" would read as "a"
-        found = (self.sorted_ids[at] == keys) & np.array([not k.endswith(b"\0") for k in encoded])
-        return np.where(found, self.order[at], -1).astype(np.int64)
+        return self._search(np.array(encoded, dtype=bytes), np.array([not k.endswith(b"\0") for k in encoded]))
 
     def rows_of_table(self, other: IdTable) -> npt.NDArray[np.int64]:
         """The position here of each of ``other``'s ids, in its order (-1 where absent), compared as the
         stored bytes: no id is decoded."""
         if not len(other) or not len(self):
             return np.full(len(other), -1, dtype=np.int64)
-        keys = np.asarray(other.ids)
+        return self._search(np.asarray(other.ids), True)
+
+    def _search(self, keys: npt.NDArray[np.bytes_], usable: npt.NDArray[np.bool_] | bool) -> npt.NDArray[np.int64]:
         at = np.minimum(np.searchsorted(self.sorted_ids, keys), len(self) - 1)
-        return np.where(self.sorted_ids[at] == keys, self.order[at], -1).astype(np.int64)
+        return np.where((self.sorted_ids[at] == keys) & usable, self.order[at], -1).astype(np.int64)
 
     def save(self, folder: Path) -> None:
         write_arrays(folder, ids=self.ids, sorted_ids=self.sorted_ids, order=self.order)

@@ -9,7 +9,7 @@ view cache: nothing is decoded, and workers on one machine share the pages."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -31,10 +31,9 @@ class Incidence:
     entity_passages: np.ndarray
 
     @classmethod
-    def build(cls, pairs: Iterable[tuple[int, int]], passages: int, entities: int) -> Incidence:
-        """From (passage row, entity row) pairs; repeated pairs count once, rows in ascending order."""
-        flat = np.fromiter((x for pair in pairs for x in pair), dtype=np.int64)
-        rows, cols = flat[0::2], flat[1::2]
+    def build(cls, rows: np.ndarray, cols: np.ndarray, passages: int, entities: int) -> Incidence:
+        """From (passage row, entity row) pairs as two arrays; repeated pairs count once, rows in
+        ascending order."""
         matrix = sp.csr_matrix((np.ones(rows.shape[0], dtype=np.int8), (rows, cols)), shape=(passages, entities))
         matrix.sum_duplicates()
         matrix.sort_indices()

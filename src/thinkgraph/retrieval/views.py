@@ -176,7 +176,7 @@ class IndexView:
             src, dst, _ = self.store.edge_columns([EdgeType.CONTAINS])
             rows, cols = _rows_of(chunks.ids, chunks.position, src), _rows_of(graph.ids, graph.index, dst)
             keep = (rows >= 0) & (cols >= 0)
-            return Incidence.build(zip(rows[keep].tolist(), cols[keep].tolist(), strict=True), len(chunks), graph.n)
+            return Incidence.build(rows[keep], cols[keep], len(chunks), graph.n)
 
         return self._cached("passage-entities", Incidence.load, build, Incidence.save)
 
