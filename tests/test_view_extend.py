@@ -1,6 +1,6 @@
-"""The view of a changed index extends the last revision's HNSW graph of the passages instead of
-building it (retrieval/earlier_graph.py), only from this index's own revisions, and never answers
-with a removed passage."""
+"""The view of a changed index extends the last revision's HNSW graph of the passages and its BM25
+term counts instead of building them (retrieval/earlier.py), only from this index's own revisions,
+and never answers with a removed passage."""
 
 from __future__ import annotations
 
@@ -12,8 +12,11 @@ import pytest
 from support import HashEmbedder
 from thinkgraph.api import ThinkGraph
 from thinkgraph.config import Settings
+from thinkgraph.embed.manifest import node_embedding_text
 from thinkgraph.embed.vector_index import HNSW_SUFFIX, VectorIndex, extended_beside
 from thinkgraph.models import NodeType, SourceDocument
+from thinkgraph.retrieval import lexical
+from thinkgraph.retrieval.lexical import LexicalIndex
 from thinkgraph.retrieval.view_cache import ViewCache
 
 PASSAGES = [SourceDocument(id=f"p{i}", title=f"Harbour {i}", text=f"Harbour {i} lies on the coast of Vale {i % 7}; "
@@ -62,3 +65,29 @@ def test_only_the_same_index_s_revisions_are_extended(tmp_path: Path, monkeypatc
         assert isinstance(cache, ViewCache) and one_folder not in cache.earlier_folders()
         two.add_documents(PASSAGES[:2])
         assert two.view.vectors(NodeType.CHUNK).origin == "extended"
+
+
+def test_a_change_tokenises_only_the_passages_it_adds_and_bm25_equals_a_fresh_index(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("THINKGRAPH_CACHE_DIR", str(tmp_path / "cache"))
+    tokenised: list[str] = []
+    real = lexical.tokenize
+    monkeypatch.setattr(lexical, "tokenize", lambda texts: tokenised.extend(texts) or real(texts))
+    edited = SourceDocument(id="p5", title="Harbour 5", text="Harbour 5 was renamed Skarnholm by the optician Ilse.",
+                            source="t")
+    with ThinkGraph(tmp_path / "h.db", settings=_settings(), embedder=HashEmbedder()) as tg:
+        tg.add_documents(PASSAGES[:30])
+        tg.view.prepare()
+        tokenised.clear()
+        tg.remove_documents(["p3"])
+        tg.add_documents([*PASSAGES[30:32], edited])
+        tg.view.prepare()
+        passages = tg.view.lexical(NodeType.CHUNK)
+        fresh = [p.id for t in tokenised for p in [*PASSAGES, edited] if p.text in t]
+        assert sorted(fresh) == ["p30", "p31", "p5"]  # the new and the edited passages, no other
+        texts = {n.id: node_embedding_text(n) for n in tg.store.get_nodes(list(passages.ids))}
+        whole = LexicalIndex.build(list(passages.ids), [texts[i] for i in passages.ids])
+        for question in ("Where is Harbour 3?", "the optician Ilse", "Skarnholm", "lighthouse keeper Mara 31"):
+            assert np.allclose(passages.scores(question), whole.scores(question), atol=1e-6)
+        assert not passages.scores("Skarnholm")[[i for i, pid in enumerate(passages.ids)
+                                                 if edited.text not in texts[pid]]].any()

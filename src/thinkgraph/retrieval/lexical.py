@@ -1,6 +1,10 @@
-"""BM25 over node texts (passages, facts, entity names) with `bm25s` (sparse-matrix BM25) and the
-Snowball English stemmer: the lexical half of hybrid retrieval. Dense MiniLM vectors miss rare
-names and numbers that a term match finds; BM25 misses paraphrases that the vectors find."""
+"""BM25 over node texts (passages, facts, entity names), tokenised by `bm25s` with the Snowball English
+stemmer and its English stopwords: the lexical half of hybrid retrieval. Dense MiniLM vectors miss rare
+names and numbers that a term match finds; BM25 misses paraphrases that the vectors find.
+
+The index is kept as arrays (``bm25_postings.py``): each text's term counts and the scores by term,
+memory-mapped from the view cache, and a new revision of the index extends the last one's counts by
+the texts it adds (``LexicalIndex.extend``) instead of tokenising every text again."""
 
 from __future__ import annotations
 
@@ -12,70 +16,84 @@ import bm25s
 import numpy as np
 import Stemmer
 
-from thinkgraph.npyfiles import numpy_headers
+from thinkgraph.retrieval.bm25_postings import (
+    BM25_B,
+    BM25_K1,
+    Ints,
+    Scores,
+    TermCounts,
+    assemble,
+    count_terms,
+    empty_counts,
+    score,
+)
+from thinkgraph.retrieval.id_table import IdTable
+from thinkgraph.retrieval.view_cache import read_array, write_arrays
 
-# Lucene's BM25 defaults (bm25s' own), used as published.
-BM25_K1 = 1.5
-BM25_B = 0.75
+__all__ = ["BM25_B", "BM25_K1", "LexicalIndex", "tokenize"]
+
+_COUNTS = ("ptr", "term", "count")
+_SCORES = ("indptr", "indices", "data")
+
+
+def tokenize(texts: list[str]) -> list[list[str]]:
+    """Lower-cased words of two or more characters, English stopwords dropped, Snowball stems."""
+    # bm25s sets its own logger to DEBUG when imported, which would print through the CLI's handler.
+    logging.getLogger("bm25s").setLevel(logging.WARNING)
+    tokens: list[list[str]] = bm25s.tokenize(texts, stopwords="en", stemmer=Stemmer.Stemmer("english"),
+                                             return_ids=False, show_progress=False)
+    return tokens
 
 
 class LexicalIndex:
     """BM25 scores of a query against every text, in the order the texts were given."""
 
-    def __init__(self, ids: Sequence[str], texts: Sequence[str] | None = None, *,
-                 saved: Path | None = None) -> None:
-        """Index ``texts``, or load the index that ``save`` wrote to ``saved`` for the same ids."""
-        # bm25s sets its own logger to DEBUG when imported, which would print through the CLI's
-        # handler on every index build; its warnings still show.
-        logging.getLogger("bm25s").setLevel(logging.WARNING)
+    def __init__(self, ids: Sequence[str], counts: TermCounts, scores: Scores) -> None:
+        if counts.texts != len(ids) or scores.indptr.shape[0] != len(counts.terms) + 1:
+            raise ValueError(f"a BM25 index of {counts.texts} texts and {len(counts.terms)} terms "
+                             f"does not fit {len(ids)} ids and {scores.indptr.shape[0] - 1} posting lists")
         self.ids = ids  # (a million ids read from the view cache stay arrays: only their count is used)
-        self._stemmer = Stemmer.Stemmer("english")
-        self._bm25: bm25s.BM25 | None = None
-        if saved is not None:
-            if (saved / "params.index.json").is_file():  # (an index of texts without a term has none)
-                with numpy_headers():  # (bm25s reads .npy files: npyfiles.py)
-                    self._bm25 = bm25s.BM25.load(saved, mmap=True, show_progress=False)
-            return
-        tokens = self._tokenize(list(texts or []))
-        if any(tokens):
-            self._bm25 = bm25s.BM25(k1=BM25_K1, b=BM25_B)
-            self._bm25.index(tokens, show_progress=False)
+        self.counts, self._scores = counts, scores
+
+    @classmethod
+    def build(cls, ids: Sequence[str], texts: Sequence[str]) -> LexicalIndex:
+        return cls.extend(cls(ids[:0], empty_counts(), score(empty_counts())), np.zeros(0, dtype=np.int64), ids,
+                          np.arange(len(texts), dtype=np.int64), texts)
+
+    @classmethod
+    def extend(cls, earlier: LexicalIndex, moved: Ints, ids: Sequence[str], fresh_rows: Ints,
+               fresh_texts: Sequence[str]) -> LexicalIndex:
+        """The index of ``ids`` where earlier text ``e`` is now text ``moved[e]`` (-1: gone) with the
+        same text, and ``fresh_texts`` are texts ``fresh_rows``: only those are tokenised. Every row not
+        reached by ``moved`` must be among ``fresh_rows``."""
+        fresh, new_terms = count_terms(tokenize(list(fresh_texts)), earlier.counts.terms)
+        counts = assemble(earlier.counts, moved, fresh, fresh_rows, new_terms, len(ids))
+        return cls(ids, counts, score(counts))
+
+    @classmethod
+    def load(cls, ids: Sequence[str], folder: Path) -> LexicalIndex:
+        counts = TermCounts(IdTable.load(folder), *(read_array(folder, name) for name in _COUNTS))
+        return cls(ids, counts, Scores(*(read_array(folder, name) for name in _SCORES)))
 
     def save(self, folder: Path) -> None:
-        """Numpy arrays and JSON (bm25s' own format, without pickle)."""
-        if self._bm25 is not None:
-            self._bm25.save(folder, show_progress=False)
+        """Numpy arrays only (no pickle): the terms, the counts by text and the scores by term."""
+        self.counts.terms.save(folder)
+        write_arrays(folder, **{name: getattr(self.counts, name) for name in _COUNTS},
+                     **{name: getattr(self._scores, name) for name in _SCORES})
 
     def __len__(self) -> int:
         return len(self.ids)
 
-    def _tokenize(self, texts: list[str]) -> list[list[str]]:
-        tokens: list[list[str]] = bm25s.tokenize(texts, stopwords="en", stemmer=self._stemmer, return_ids=False,
-                                                 show_progress=False)
-        return tokens
-
     def scores(self, query: str) -> np.ndarray:
-        """BM25 score per text (zeros when no query term occurs in the collection)."""
-        if self._bm25 is None or not self.ids:
-            return np.zeros(len(self.ids), dtype=np.float64)
-        terms = self._tokenize([query])[0]
-        vocab = self._bm25.vocab_dict
-        known = [t for t in terms if t in vocab]
-        if not known:
-            return np.zeros(len(self.ids), dtype=np.float64)
-        if self._bm25.nonoccurrence_array is not None:  # (not Lucene's BM25, which is used here)
-            return np.asarray(self._bm25.get_scores(known), dtype=np.float64)
-        return self._summed([vocab[t] for t in known])
-
-    def _summed(self, token_ids: list[int]) -> np.ndarray:
-        """The sum of the query tokens' precomputed BM25 columns (bm25s' eager index), one token at a
-        time: a token's postings name each document once, so plain fancy-index addition is exact, where
-        bm25s' ``np.add.at`` took 20 ms a question at a million passages."""
-        assert self._bm25 is not None
-        index = self._bm25.scores
-        data, indptr, indices = index["data"], index["indptr"], index["indices"]
+        """BM25 score per text (zeros when no query term occurs in the collection); a term repeated in
+        the query counts each time, as in bm25s."""
         out = np.zeros(len(self.ids), dtype=np.float64)
-        for token in token_ids:  # a token repeated in the query counts each time, as in bm25s
-            start, end = int(indptr[token]), int(indptr[token + 1])
-            out[indices[start:end]] += data[start:end]
+        terms = tokenize([query])[0]
+        if not terms or not len(self.counts.terms):
+            return out
+        indptr, indices, data = self._scores.indptr, self._scores.indices, self._scores.data
+        for term in self.counts.terms.rows_of(terms):
+            if term >= 0:  # a term's postings name each text once, so plain fancy-index addition is exact
+                start, end = int(indptr[term]), int(indptr[term + 1])
+                out[indices[start:end]] += data[start:end]
         return out

@@ -30,7 +30,7 @@ from thinkgraph.store.base import GraphStore
 
 log = logging.getLogger(__name__)
 
-VIEW_CACHE_FORMAT = 4  # raised whenever what an item holds or how it is laid out changes
+VIEW_CACHE_FORMAT = 5  # raised whenever what an item holds or how it is laid out changes
 KEEP_REVISIONS = 8  # folders kept in the cache root (least recently used ones go first)
 
 T = TypeVar("T")

@@ -19,7 +19,7 @@ from thinkgraph.embed.vector_index import VectorIndex
 from thinkgraph.graph.local_ppr import LocalGraph
 from thinkgraph.graph.matrix import Adjacency, GraphMatrix, build_graph_matrix
 from thinkgraph.models import EdgeType, NodeType
-from thinkgraph.retrieval.earlier_graph import earlier_graph
+from thinkgraph.retrieval.earlier import EarlierRevisions
 from thinkgraph.retrieval.id_table import IdTable
 from thinkgraph.retrieval.incidence import Incidence, PassageEntities
 from thinkgraph.retrieval.lexical import LexicalIndex
@@ -48,6 +48,7 @@ class IndexView:
         self._vector_indexes: dict[str, VectorIndex] = {}
         self._lexical_indexes: dict[str, LexicalIndex] = {}
         self._memo: dict[str, object] = {}
+        self._earlier = EarlierRevisions(self.cache) if self.cache is not None else None
 
     def memo(self, key: str, build: Callable[[], T]) -> T:
         """What a method derives from this view (A2RAG's entity graph, ToPG's proposition graph), built
@@ -69,26 +70,39 @@ class IndexView:
                 # just built and kept: the kept copy is mapped instead, so that the HNSW graph built over
                 # it is kept beside it too (else the next process built it again: 47 s at 100k passages)
                 ids, matrix = self.cache.read(name, _read_vectors) or (ids, matrix)
-            cache = self.cache
+            earlier = self._earlier
             self._vector_indexes[node_type] = VectorIndex(
                 ids, matrix, ann_threshold=self.ann_threshold, position=ids.rows if isinstance(ids, IdTable) else None,
-                earlier=(lambda: earlier_graph(cache, name, ids, matrix)) if cache is not None else None)
+                earlier=(lambda: earlier.graph(name, ids, matrix)) if earlier is not None else None)
         return self._vector_indexes[node_type]
 
     def lexical(self, node_type: str) -> LexicalIndex:
         """BM25 over the texts the encoder saw, in the order of ``vectors(node_type).ids`` so that
         lexical and dense scores line up item by item."""
         if node_type not in self._lexical_indexes:
-            ids = self.vectors(node_type).ids
+            vectors = self.vectors(node_type)
+            ids = vectors.ids
             self._lexical_indexes[node_type] = self._cached(
-                f"lexical-{node_type}", lambda folder: LexicalIndex(ids, saved=folder),
-                lambda: self._build_lexical(ids), LexicalIndex.save)
+                f"lexical-{node_type}", lambda folder: LexicalIndex.load(ids, folder),
+                lambda: self._build_lexical(node_type, ids, vectors.vectors), LexicalIndex.save)
         return self._lexical_indexes[node_type]
 
-    def _build_lexical(self, ids: Sequence[str]) -> LexicalIndex:
-        ids = list(ids)
+    def _build_lexical(self, node_type: str, ids: Sequence[str], matrix: np.ndarray) -> LexicalIndex:
+        """The last revision's BM25 extended by the texts this one adds or changed, else built whole."""
+        found = self._earlier.lexical(f"vectors-{node_type}", f"lexical-{node_type}", ids, matrix) \
+            if self._earlier is not None else None
+        if found is None:
+            return LexicalIndex.build(ids, self._texts(list(ids)))
+        earlier, moved = found
+        covered = np.zeros(len(ids), dtype=bool)
+        covered[moved[moved >= 0]] = True
+        fresh = np.flatnonzero(~covered)
+        return LexicalIndex.extend(earlier, moved, ids, fresh, self._texts([ids[int(i)] for i in fresh]))
+
+    def _texts(self, ids: list[str]) -> list[str]:
+        """The texts the encoder saw for ``ids`` ("" for a node no longer in the store)."""
         nodes = {n.id: n for n in self.store.get_nodes(ids)}
-        return LexicalIndex(ids, [node_embedding_text(nodes[i]) if i in nodes else "" for i in ids])
+        return [node_embedding_text(nodes[i]) if i in nodes else "" for i in ids]
 
     @cached_property
     def entity_linker(self) -> EntityLinker:
