@@ -91,3 +91,22 @@ def test_a_change_tokenises_only_the_passages_it_adds_and_bm25_equals_a_fresh_in
             assert np.allclose(passages.scores(question), whole.scores(question), atol=1e-6)
         assert not passages.scores("Skarnholm")[[i for i, pid in enumerate(passages.ids)
                                                  if edited.text not in texts[pid]]].any()
+
+
+def test_a_torn_earlier_bm25_is_built_whole(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("THINKGRAPH_CACHE_DIR", str(tmp_path / "cache"))
+    built: list[int] = []
+    real = LexicalIndex.build
+    monkeypatch.setattr(LexicalIndex, "build", lambda ids, texts: built.append(len(ids)) or real(ids, texts))
+    with ThinkGraph(tmp_path / "h.db", settings=_settings(), embedder=HashEmbedder()) as tg:
+        tg.add_documents(PASSAGES[:20])
+        tg.view.prepare()
+        item = tg.view.cache.folder / f"lexical-{NodeType.CHUNK}"  # type: ignore[union-attr]
+        (item / "term.npy").write_bytes(b"torn")
+        built.clear()
+        tg.add_documents(PASSAGES[20:25])
+        passages = tg.view.lexical(NodeType.CHUNK)
+        assert built == [25]  # the torn counts were not extended: every passage tokenised again
+        texts = {n.id: node_embedding_text(n) for n in tg.store.get_nodes(list(passages.ids))}
+        whole = real(list(passages.ids), [texts[i] for i in passages.ids])
+        assert np.allclose(passages.scores("lighthouse keeper Mara 22"), whole.scores("lighthouse keeper Mara 22"))
