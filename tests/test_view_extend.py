@@ -93,7 +93,26 @@ def test_a_change_tokenises_only_the_passages_it_adds_and_bm25_equals_a_fresh_in
                                                  if edited.text not in texts[pid]]].any()
 
 
-def test_a_torn_earlier_bm25_is_built_whole(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def _torn(item: Path) -> None:
+    (item / "term.npy").write_bytes(b"torn")
+
+
+def _terms_out_of_range(item: Path) -> None:
+    np.save(item / "term.npy", np.full(np.load(item / "term.npy").shape, 10**6, dtype=np.int32))
+
+
+def _pointer_past_the_end(item: Path) -> None:
+    ptr = np.load(item / "ptr.npy")
+    ptr[-1] += 5
+    np.save(item / "ptr.npy", ptr)
+
+
+def _counts_tripled(item: Path) -> None:
+    np.save(item / "count.npy", np.load(item / "count.npy") * 3)
+
+
+@pytest.mark.parametrize("damage", [_torn, _terms_out_of_range, _pointer_past_the_end, _counts_tripled])
+def test_a_damaged_earlier_bm25_is_built_whole(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, damage) -> None:  # noqa: ANN001
     monkeypatch.setenv("THINKGRAPH_CACHE_DIR", str(tmp_path / "cache"))
     built: list[int] = []
     real = LexicalIndex.build
@@ -102,11 +121,11 @@ def test_a_torn_earlier_bm25_is_built_whole(tmp_path: Path, monkeypatch: pytest.
         tg.add_documents(PASSAGES[:20])
         tg.view.prepare()
         item = tg.view.cache.folder / f"lexical-{NodeType.CHUNK}"  # type: ignore[union-attr]
-        (item / "term.npy").write_bytes(b"torn")
+        damage(item)
         built.clear()
         tg.add_documents(PASSAGES[20:25])
         passages = tg.view.lexical(NodeType.CHUNK)
-        assert built == [25]  # the torn counts were not extended: every passage tokenised again
+        assert built == [25]  # the damaged counts were not extended: every passage tokenised again
         texts = {n.id: node_embedding_text(n) for n in tg.store.get_nodes(list(passages.ids))}
         whole = real(list(passages.ids), [texts[i] for i in passages.ids])
         assert np.allclose(passages.scores("lighthouse keeper Mara 22"), whole.scores("lighthouse keeper Mara 22"))

@@ -68,7 +68,7 @@ class EarlierRevisions:
                 continue
             try:
                 moved = self.rows_now(folder, vectors_item, ids, matrix)
-                return LexicalIndex.load(IdTable.load(folder / vectors_item), folder / item), moved
+                return LexicalIndex.load(IdTable.load(folder / vectors_item), folder / item, verify=True), moved
             except UNREADABLE:
                 continue
         return None

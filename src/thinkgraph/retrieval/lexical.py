@@ -28,7 +28,7 @@ from thinkgraph.retrieval.bm25_postings import (
     score,
 )
 from thinkgraph.retrieval.id_table import IdTable
-from thinkgraph.retrieval.view_cache import read_array, write_arrays
+from thinkgraph.retrieval.view_cache import read_array, read_json, write_arrays, write_json
 
 __all__ = ["BM25_B", "BM25_K1", "LexicalIndex", "tokenize"]
 
@@ -71,15 +71,32 @@ class LexicalIndex:
         return cls(ids, counts, score(counts))
 
     @classmethod
-    def load(cls, ids: Sequence[str], folder: Path) -> LexicalIndex:
+    def load(cls, ids: Sequence[str], folder: Path, *, verify: bool = False) -> LexicalIndex:
+        """The index ``save`` wrote for the same ids. ``verify``: also check every count against what was
+        saved (a pass over them: done before a revision is extended from it, so that a damaged but
+        readable file is built anew and not carried into every later revision)."""
         counts = TermCounts(IdTable.load(folder), *(read_array(folder, name) for name in _COUNTS))
-        return cls(ids, counts, Scores(*(read_array(folder, name) for name in _SCORES)))
+        scores = Scores(*(read_array(folder, name) for name in _SCORES))
+        manifest = read_json(folder, "manifest")
+        entries = int(counts.ptr[-1]) if counts.ptr.shape[0] else -1
+        if not (counts.ptr.shape[0] and int(counts.ptr[0]) == 0 and entries == counts.term.shape[0]
+                == counts.count.shape[0] == scores.indices.shape[0] == scores.data.shape[0]
+                == int(scores.indptr[-1]) == manifest["entries"]):
+            raise ValueError(f"BM25 arrays in {folder} do not agree")
+        term = np.asarray(counts.term)
+        if verify and (np.any(np.diff(np.asarray(counts.ptr)) < 0)
+                       or (entries and not 0 <= int(term.min()) <= int(term.max()) < len(counts.terms))
+                       or int(np.sum(counts.count, dtype=np.int64)) != manifest["tokens"]):
+            raise ValueError(f"BM25 counts in {folder} are damaged")
+        return cls(ids, counts, scores)
 
     def save(self, folder: Path) -> None:
         """Numpy arrays only (no pickle): the terms, the counts by text and the scores by term."""
         self.counts.terms.save(folder)
         write_arrays(folder, **{name: getattr(self.counts, name) for name in _COUNTS},
                      **{name: getattr(self._scores, name) for name in _SCORES})
+        write_json(folder, "manifest", {"entries": int(self.counts.term.shape[0]),
+                                        "tokens": int(np.sum(self.counts.count, dtype=np.int64))})
 
     def __len__(self) -> int:
         return len(self.ids)
