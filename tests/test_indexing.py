@@ -81,6 +81,23 @@ def test_changed_document_is_replaced(index_path: Path, settings: Settings, tmp_
         assert len(list(tg.store.iter_nodes("chunk"))) == 1
 
 
+def test_a_new_title_is_an_update(index_path: Path, settings: Settings) -> None:
+    """Passages are encoded and matched with their document's title: a title changed alone re-indexes
+    the document, and the old title no longer finds it."""
+    from thinkgraph.models import NodeType, SourceDocument
+
+    text = "The Velden Museum holds a clock by Lena Sorensen."
+    with _tg(index_path, settings) as tg:
+        tg.add_documents([SourceDocument(id="d1", title="Quibbleskiff notes", text=text, source="t")])
+        report = tg.add_documents([SourceDocument(id="d1", title="Museum clocks", text=text, source="t")])
+        assert report.updated == 1 and report.indexed == 1
+        again = tg.add_documents([SourceDocument(id="d1", title="Museum clocks", text=text, source="t")])
+        assert again.unchanged == 1 and again.indexed == 0
+        assert tg.store.get_document("d1").title == "Museum clocks"  # type: ignore[union-attr]
+        passages = tg.view.lexical(NodeType.CHUNK)
+        assert not passages.scores("Quibbleskiff").any() and passages.scores("clocks").any()
+
+
 def test_remove_document_rebuilds_derived(index_path: Path, settings: Settings) -> None:
     with _tg(index_path, settings) as tg:
         tg.index([SAMPLE_CORPUS])

@@ -172,17 +172,19 @@ class Indexer:
     def _needs_processing(self, doc: SourceDocument, report: IndexReport) -> bool:
         digest = content_hash(doc.text, length=32)
         existing = self.store.get_document(doc.id)
-        if existing is not None and existing.content_hash == digest and existing.status == DocStatus.DONE:
+        # (the title is part of every passage's text for the encoder and BM25: a new title is an update)
+        changed = existing is not None and (existing.content_hash != digest or existing.title != doc.title)
+        if existing is not None and not changed and existing.status == DocStatus.DONE:
             report.unchanged += 1
             return False
-        if existing is not None and existing.content_hash != digest:
+        if changed:
             self.store.remove_document(doc.id)  # an update: rebuilt from the new text
             report.updated += 1
         twin = self.store.find_document_by_hash(digest)
         if twin is not None and twin.id != doc.id:
             report.skipped.append(f"{doc.source}: same content as document {twin.id!r}")
             return False
-        if existing is None or existing.content_hash != digest:
+        if existing is None or changed:
             self.store.upsert_document(DocumentRecord(id=doc.id, source=doc.source, title=doc.title,
                                                       content_hash=digest, n_chars=len(doc.text)))
         return True
