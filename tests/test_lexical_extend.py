@@ -41,7 +41,7 @@ def _extended(earlier_ids: list[str], earlier_texts: list[str], ids: list[str], 
     covered = np.zeros(len(ids), dtype=bool)
     covered[moved[moved >= 0]] = True
     fresh = np.flatnonzero(~covered)
-    return LexicalIndex.extend(earlier, moved, ids, fresh, [texts[i] for i in fresh])
+    return LexicalIndex.extend(earlier, moved, ids, fresh, [[texts[i] for i in fresh]])
 
 
 @pytest.mark.parametrize("seed", range(12))
@@ -84,3 +84,17 @@ def test_saved_and_loaded(tmp_path: Path) -> None:
     assert isinstance(loaded.counts.ptr, np.memmap)  # read from the cache, not copied
     with pytest.raises(ValueError, match="does not fit"):
         LexicalIndex.load(IdTable.of(["a", "b"]), tmp_path)
+
+
+def test_texts_counted_in_batches_equal_one_batch() -> None:
+    rng = random.Random(7)
+    ids = [f"p{i}" for i in range(23)]
+    texts = _texts(rng, len(ids))
+    empty = LexicalIndex.build([], [])
+    rows = np.arange(len(ids), dtype=np.int64)
+    batched = LexicalIndex.extend(empty, np.zeros(0, dtype=np.int64), ids, rows, [texts[:3], texts[3:4], [], texts[4:]])
+    whole = LexicalIndex.build(ids, texts)
+    for query in QUERIES:
+        assert np.array_equal(batched.scores(query), whole.scores(query))
+    with pytest.raises(ValueError, match="22 fresh texts for 23 rows"):
+        LexicalIndex.extend(empty, np.zeros(0, dtype=np.int64), ids, rows, [texts[:22]])

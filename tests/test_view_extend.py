@@ -15,7 +15,7 @@ from thinkgraph.config import Settings
 from thinkgraph.embed.manifest import node_embedding_text
 from thinkgraph.embed.vector_index import HNSW_SUFFIX, VectorIndex, extended_beside
 from thinkgraph.models import NodeType, SourceDocument
-from thinkgraph.retrieval import lexical
+from thinkgraph.retrieval import lexical, views
 from thinkgraph.retrieval.lexical import LexicalIndex
 from thinkgraph.retrieval.view_cache import ViewCache
 
@@ -70,6 +70,7 @@ def test_only_the_same_index_s_revisions_are_extended(tmp_path: Path, monkeypatc
 def test_a_change_tokenises_only_the_passages_it_adds_and_bm25_equals_a_fresh_index(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("THINKGRAPH_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setattr(views, "TEXT_BATCH", 2)  # texts read and tokenised two at a time
     tokenised: list[str] = []
     real = lexical.tokenize
     monkeypatch.setattr(lexical, "tokenize", lambda texts: tokenised.extend(texts) or real(texts))
@@ -114,18 +115,19 @@ def _counts_tripled(item: Path) -> None:
 @pytest.mark.parametrize("damage", [_torn, _terms_out_of_range, _pointer_past_the_end, _counts_tripled])
 def test_a_damaged_earlier_bm25_is_built_whole(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, damage) -> None:  # noqa: ANN001
     monkeypatch.setenv("THINKGRAPH_CACHE_DIR", str(tmp_path / "cache"))
-    built: list[int] = []
-    real = LexicalIndex.build
-    monkeypatch.setattr(LexicalIndex, "build", lambda ids, texts: built.append(len(ids)) or real(ids, texts))
+    tokenised: list[str] = []
+    real = lexical.tokenize
+    monkeypatch.setattr(lexical, "tokenize", lambda texts: tokenised.extend(texts) or real(texts))
     with ThinkGraph(tmp_path / "h.db", settings=_settings(), embedder=HashEmbedder()) as tg:
         tg.add_documents(PASSAGES[:20])
         tg.view.prepare()
         item = tg.view.cache.folder / f"lexical-{NodeType.CHUNK}"  # type: ignore[union-attr]
         damage(item)
-        built.clear()
+        tokenised.clear()
         tg.add_documents(PASSAGES[20:25])
         passages = tg.view.lexical(NodeType.CHUNK)
-        assert built == [25]  # the damaged counts were not extended: every passage tokenised again
+        again = {p.id for t in tokenised for p in PASSAGES if p.text in t}
+        assert again == {p.id for p in PASSAGES[:25]}  # not extended from damaged counts: every passage again
         texts = {n.id: node_embedding_text(n) for n in tg.store.get_nodes(list(passages.ids))}
-        whole = real(list(passages.ids), [texts[i] for i in passages.ids])
+        whole = LexicalIndex.build(list(passages.ids), [texts[i] for i in passages.ids])
         assert np.allclose(passages.scores("lighthouse keeper Mara 22"), whole.scores("lighthouse keeper Mara 22"))

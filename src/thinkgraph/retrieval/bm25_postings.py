@@ -57,25 +57,44 @@ def empty_counts(texts: int = 0) -> TermCounts:
                       np.zeros(0, dtype=np.int32), np.zeros(0, dtype=np.int32))
 
 
-def count_terms(tokens: list[list[str]], known: IdTable) -> tuple[TermCounts, list[str]]:
-    """The counts of tokenised texts over ``known``'s terms, followed by the terms ``known`` lacks (also
-    returned, in the order first met): term ids past ``len(known)`` name them."""
-    local: dict[str, int] = {}
-    lengths = np.fromiter((len(t) for t in tokens), dtype=np.int64, count=len(tokens))
-    codes = np.fromiter((local.setdefault(word, len(local)) for text in tokens for word in text),
-                        dtype=np.int64, count=int(lengths.sum()))
-    words = list(local)
-    found = known.rows_of(words)
-    new = np.flatnonzero(found < 0)
-    found[new] = len(known) + np.arange(new.shape[0])
-    vocabulary = len(known) + new.shape[0]
-    text_of = np.repeat(np.arange(len(tokens), dtype=np.int64), lengths)
-    keys, count = np.unique(text_of * max(vocabulary, 1) + found[codes], return_counts=True)
-    text, term = np.divmod(keys, max(vocabulary, 1))
-    ptr = np.zeros(len(tokens) + 1, dtype=np.int64)
-    np.cumsum(np.bincount(text, minlength=len(tokens)), out=ptr[1:])
-    counts = TermCounts(known, ptr, term.astype(np.int32), count.astype(np.int32))
-    return counts, [words[i] for i in new]
+class TermCounter:
+    """Counts tokenised texts batch by batch (a batch's token strings are the memory that grows: 60
+    million of them for a million passages at once) over ``known``'s terms and then the terms it lacks,
+    numbered from ``len(known)`` in the order first met (``new_terms``)."""
+
+    def __init__(self, known: IdTable) -> None:
+        self.known = known
+        self._new: dict[str, int] = {}
+        self._parts: list[tuple[Ints, np.ndarray, np.ndarray]] = []  # per batch: distinct terms per text, terms, counts
+
+    @property
+    def new_terms(self) -> list[str]:
+        return list(self._new)
+
+    def add(self, tokens: list[list[str]]) -> None:
+        local: dict[str, int] = {}
+        lengths = np.fromiter((len(t) for t in tokens), dtype=np.int64, count=len(tokens))
+        codes = np.fromiter((local.setdefault(word, len(local)) for text in tokens for word in text),
+                            dtype=np.int64, count=int(lengths.sum()))
+        words = list(local)
+        found = self.known.rows_of(words)
+        for at in np.flatnonzero(found < 0):
+            found[at] = len(self.known) + self._new.setdefault(words[at], len(self._new))
+        vocabulary = max(len(self.known) + len(self._new), 1)
+        text_of = np.repeat(np.arange(len(tokens), dtype=np.int64), lengths)
+        keys, count = np.unique(text_of * vocabulary + found[codes], return_counts=True)
+        text, term = np.divmod(keys, vocabulary)
+        self._parts.append((np.bincount(text, minlength=len(tokens)), term.astype(np.int32), count.astype(np.int32)))
+
+    def counts(self) -> TermCounts:
+        """Every batch's texts in the order added (their term ids as above, over ``known``)."""
+        if not self._parts:
+            return empty_counts()
+        lengths = np.concatenate([part[0] for part in self._parts])
+        ptr = np.zeros(lengths.shape[0] + 1, dtype=np.int64)
+        np.cumsum(lengths, out=ptr[1:])
+        return TermCounts(self.known, ptr, np.concatenate([part[1] for part in self._parts]),
+                          np.concatenate([part[2] for part in self._parts]))
 
 
 def assemble(earlier: TermCounts, moved: Ints, fresh: TermCounts, fresh_rows: Ints, new_terms: list[str],

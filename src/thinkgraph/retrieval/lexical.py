@@ -9,7 +9,7 @@ the texts it adds (``LexicalIndex.extend``) instead of tokenising every text aga
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 import bm25s
@@ -21,9 +21,9 @@ from thinkgraph.retrieval.bm25_postings import (
     BM25_K1,
     Ints,
     Scores,
+    TermCounter,
     TermCounts,
     assemble,
-    count_terms,
     empty_counts,
     score,
 )
@@ -58,16 +58,21 @@ class LexicalIndex:
     @classmethod
     def build(cls, ids: Sequence[str], texts: Sequence[str]) -> LexicalIndex:
         return cls.extend(cls(ids[:0], empty_counts(), score(empty_counts())), np.zeros(0, dtype=np.int64), ids,
-                          np.arange(len(texts), dtype=np.int64), texts)
+                          np.arange(len(texts), dtype=np.int64), [list(texts)])
 
     @classmethod
     def extend(cls, earlier: LexicalIndex, moved: Ints, ids: Sequence[str], fresh_rows: Ints,
-               fresh_texts: Sequence[str]) -> LexicalIndex:
+               fresh_texts: Iterable[Sequence[str]]) -> LexicalIndex:
         """The index of ``ids`` where earlier text ``e`` is now text ``moved[e]`` (-1: gone) with the
-        same text, and ``fresh_texts`` are texts ``fresh_rows``: only those are tokenised. Every row not
-        reached by ``moved`` must be among ``fresh_rows``."""
-        fresh, new_terms = count_terms(tokenize(list(fresh_texts)), earlier.counts.terms)
-        counts = assemble(earlier.counts, moved, fresh, fresh_rows, new_terms, len(ids))
+        same text, and the texts of ``fresh_rows``, given in batches in that order, are tokenised. Every
+        row not reached by ``moved`` must be among ``fresh_rows``."""
+        counter = TermCounter(earlier.counts.terms)
+        for batch in fresh_texts:
+            counter.add(tokenize(list(batch)))
+        fresh = counter.counts()
+        if fresh.texts != len(fresh_rows):
+            raise ValueError(f"{fresh.texts} fresh texts for {len(fresh_rows)} rows")
+        counts = assemble(earlier.counts, moved, fresh, fresh_rows, counter.new_terms, len(ids))
         return cls(ids, counts, score(counts))
 
     @classmethod

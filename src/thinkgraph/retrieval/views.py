@@ -31,6 +31,7 @@ from thinkgraph.store.base import GraphStore
 T = TypeVar("T")
 
 PREPARED = "prepared"  # the cache item that says prepare() finished for this revision
+TEXT_BATCH = 50_000  # texts read and tokenised at a time for BM25 (their token strings bound its memory)
 # Edges of the entity-passage graph that PPR walks (undirected), as in HippoRAG 2.
 PPR_EDGE_TYPES = (EdgeType.OPENREL, EdgeType.CO_OCCURS, EdgeType.SYNONYM, EdgeType.CONTAINS)
 
@@ -88,16 +89,19 @@ class IndexView:
         return self._lexical_indexes[node_type]
 
     def _build_lexical(self, node_type: str, ids: Sequence[str], matrix: np.ndarray) -> LexicalIndex:
-        """The last revision's BM25 extended by the texts this one adds or changed, else built whole."""
+        """The last revision's BM25 extended by the texts this one adds or changed, else built whole;
+        the texts are read and tokenised a batch at a time."""
         found = self._earlier.lexical(f"vectors-{node_type}", f"lexical-{node_type}", ids, matrix) \
             if self._earlier is not None else None
         if found is None:
-            return LexicalIndex.build(ids, self._texts(list(ids)))
+            found = LexicalIndex.build(ids[:0], []), np.zeros(0, dtype=np.int64)
         earlier, moved = found
         covered = np.zeros(len(ids), dtype=bool)
         covered[moved[moved >= 0]] = True
         fresh = np.flatnonzero(~covered)
-        return LexicalIndex.extend(earlier, moved, ids, fresh, self._texts([ids[int(i)] for i in fresh]))
+        batches = (self._texts([ids[int(i)] for i in fresh[start:start + TEXT_BATCH]])
+                   for start in range(0, len(fresh), TEXT_BATCH))
+        return LexicalIndex.extend(earlier, moved, ids, fresh, batches)
 
     def _texts(self, ids: list[str]) -> list[str]:
         """The texts the encoder saw for ``ids`` ("" for a node no longer in the store)."""
