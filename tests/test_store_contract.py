@@ -18,7 +18,7 @@ import pytest
 from thinkgraph.errors import IndexFileError
 from thinkgraph.models import DocStatus, DocumentRecord, Edge, Node, Proposal, Provenance
 from thinkgraph.store import open_store
-from thinkgraph.store.base import SECTIONS, GraphStore
+from thinkgraph.store.base import SECTIONS, ChangeSet, GraphStore
 from thinkgraph.store.common import CHANGES, edge_key
 from thinkgraph.store.copy import copy_index
 from thinkgraph.store.sqlite import SQLiteStore
@@ -431,6 +431,43 @@ def test_every_change_to_nodes_edges_or_vectors_replaces_the_content_revision(st
     assert store.content_revision() == revision
 
 
+def test_the_change_log_names_what_each_change_touched_from_its_start_on(store: GraphStore) -> None:
+    """Every write path is logged (inserts, updates, bulk deletes of a document), positions move only
+    with changes, and a position from before the log started (or from another log) gets None."""
+    _two_documents(store)
+    assert store.change_position() is None and store.changes_since(0) is None  # no log during a first build
+    store.log_changes()
+    store.log_changes()  # (started once)
+    start = store.change_position()
+    assert start is not None and store.changes_since(start) == ChangeSet(frozenset(), frozenset(), frozenset())
+    store.get_nodes(["ent:x"])
+    store.mark_done("extract", "a")
+    assert store.change_position() == start  # reads and bookkeeping log nothing
+    store.add_nodes([Node("ent:w", "entity", "W")])
+    store.add_edges([Edge("ent:w", "ent:x", "OPENREL", props={"predicate": "meets"})])
+    store.put_vectors(["ent:w"], np.ones((1, 3), dtype=np.float32))
+    store.update_node(Node("ent:y", "entity", "Y renamed"))
+    middle = store.change_position()
+    assert middle is not None and middle > start
+    assert store.changes_since(start) == ChangeSet(frozenset({"ent:w", "ent:y"}), frozenset({("ent:w", "ent:x")}),
+                                                  frozenset({"ent:w"}))
+    store.remove_document("b")  # z and the x->z edge go with it, in the store's bulk deletes
+    store.delete_vectors(["ent:x"])
+    after = store.changes_since(middle)
+    assert after is not None and {"ent:z", "chunk:b"} <= after.nodes and "ent:x" not in after.nodes
+    assert {("ent:x", "ent:z"), ("chunk:b", "doc:b")} <= after.edges and {"ent:x", "ent:z"} <= after.vectors
+    assert store.changes_since(start - 1) is None  # before the log started
+    assert store.changes_since(10**9) is None  # a position this log never had
+
+
+def test_vectors_of_some_nodes(store: GraphStore) -> None:
+    _two_documents(store)
+    ids, matrix = store.get_vectors(["entity"], node_ids=["ent:z", "ent:x", "chunk:a", "nosuch"])
+    assert ids == ["ent:x", "ent:z"] and np.array_equal(matrix, np.eye(3, dtype=np.float32)[[0, 2]])
+    assert store.get_vectors(["chunk"], node_ids=["ent:x"])[0] == []
+    assert store.get_vectors(node_ids=["ent:y"])[0] == ["ent:y"]
+
+
 def _members(role: type) -> set[str]:
     """What a protocol declares, its own and its bases': attributes and methods."""
     names: set[str] = set()
@@ -452,7 +489,7 @@ def test_every_backend_implements_every_role_protocol(store: GraphStore) -> None
     public method outside the contract unless listed, so the contract and the backends cannot drift
     apart silently. The roles split the contract: no member is declared by two of them."""
     assert [r.__name__ for r in ROLES] == ["IndexLocation", "Manifest", "DocumentStore", "GraphData", "VectorStore",
-                                           "Bookkeeping", "ClaimStore", "RowDump"]
+                                           "Bookkeeping", "ClaimStore", "ChangeLog", "RowDump"]
     kind = type(store).__name__
     declared: set[str] = set()
     for role in ROLES:

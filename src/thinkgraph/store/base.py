@@ -25,6 +25,17 @@ class RemovalReport:
 
 
 @dataclass(frozen=True, slots=True)
+class ChangeSet:
+    """What the changes after a position of the change log touched: node ids, edges by their two ends
+    (as written: src, dst) and the node ids whose vector was written or deleted. Touched, not changed:
+    a row written again with the same values is named too."""
+
+    nodes: frozenset[str]
+    edges: frozenset[tuple[str, str]]
+    vectors: frozenset[str]
+
+
+@dataclass(frozen=True, slots=True)
 class Section:
     """One part of an index as plain rows, the same columns in every backend, for `thinkgraph copy`.
     ``key`` names the columns that identify a row (a loaded row replaces one with the same key)."""
@@ -142,7 +153,8 @@ class VectorStore(Protocol):
     """One embedding per node, and nearest-neighbour search among the nodes of one type."""
 
     def put_vectors(self, node_ids: Sequence[str], vectors: np.ndarray) -> None: ...
-    def get_vectors(self, node_types: Iterable[str] | None = None) -> tuple[list[str], np.ndarray]: ...
+    def get_vectors(self, node_types: Iterable[str] | None = None, *,
+                    node_ids: Sequence[str] | None = None) -> tuple[list[str], np.ndarray]: ...
     def nodes_missing_vectors(self, node_types: Iterable[str]) -> list[Node]: ...
     def delete_vectors(self, node_ids: Sequence[str]) -> int: ...  # (a node whose text changed is encoded again)
     def search_vectors(self, query: np.ndarray, node_type: str, k: int) -> list[tuple[str, float]]: ...
@@ -184,6 +196,21 @@ class ClaimStore(Protocol):
 
 
 @runtime_checkable
+class ChangeLog(Protocol):
+    """Which nodes, edges and vectors each change touched, kept from ``log_changes`` on, so that what is
+    derived from the index (the retrieval view) follows a change by reading only what it touched.
+
+    A position is a point in the log: ``change_position`` is the current one (None while there is no
+    log: it was never started, or the index is a copy or opened read-only before it had one), and
+    ``changes_since`` what was touched after a position, or None when the log does not reach back to
+    it. Writes are serialised, so positions follow the order of the commits."""
+
+    def log_changes(self) -> None: ...
+    def change_position(self) -> int | None: ...
+    def changes_since(self, position: int) -> ChangeSet | None: ...
+
+
+@runtime_checkable
 class RowDump(Protocol):
     """The whole index as rows, one :data:`SECTIONS` entry at a time (copy between backends)."""
 
@@ -192,6 +219,6 @@ class RowDump(Protocol):
 
 
 @runtime_checkable
-class GraphStore(IndexLocation, Manifest, DocumentStore, GraphData, VectorStore, Bookkeeping, ClaimStore, RowDump,
-                 Protocol):
+class GraphStore(IndexLocation, Manifest, DocumentStore, GraphData, VectorStore, Bookkeeping, ClaimStore, ChangeLog,
+                 RowDump, Protocol):
     """Everything a backend implements: the union of the roles above."""

@@ -71,8 +71,15 @@ class PgVectors:
             self._revise()
             return self._run("DELETE FROM vectors WHERE node_id = ANY(%s)", (ids,)) if ids else 0
 
-    def get_vectors(self, node_types: Iterable[str] | None = None) -> tuple[list[str], np.ndarray]:
-        if node_types is None:
+    def get_vectors(self, node_types: Iterable[str] | None = None, *,
+                    node_ids: Sequence[str] | None = None) -> tuple[list[str], np.ndarray]:
+        """The vectors of the nodes of ``node_types`` (all when None), of ``node_ids`` only when given."""
+        if node_ids is not None:
+            rows = self._rows("SELECT v.node_id, v.vec FROM vectors v JOIN nodes n ON n.id = v.node_id"
+                              " WHERE v.node_id = ANY(%s) AND (%s::text[] IS NULL OR n.type = ANY(%s::text[]))"
+                              " ORDER BY v.seq", (list(node_ids), *[None if node_types is None else
+                                                                    [str(t) for t in node_types]] * 2), binary=True)
+        elif node_types is None:
             rows = self._rows("SELECT node_id, vec FROM vectors ORDER BY seq", binary=True)
         else:
             rows = self._rows("SELECT v.node_id, v.vec FROM vectors v JOIN nodes n ON n.id = v.node_id"

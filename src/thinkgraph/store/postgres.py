@@ -31,6 +31,7 @@ from thinkgraph.store.common import (
     provenance_row,
 )
 from thinkgraph.store.pg_bookkeeping import PgBookkeeping
+from thinkgraph.store.pg_changes import PgChanges
 from thinkgraph.store.pg_location import PgLocation, parse_location
 from thinkgraph.store.pg_schema import TABLES, connect, lock_key, open_schema
 from thinkgraph.store.pg_vectors import PgVectors
@@ -40,7 +41,7 @@ _NODE_COLS = "id, type, text, props"
 _EDGE_COLS = "src, dst, type, weight, props"
 
 
-class PostgresStore(PgVectors, PgBookkeeping, Revisions):
+class PostgresStore(PgVectors, PgBookkeeping, PgChanges, Revisions):
     """GraphStore in one PostgreSQL schema. Safe to share between threads (one connection, one lock)."""
 
     # A database index has no read-only mode: a user without write rights gets the server's error on

@@ -17,7 +17,8 @@ import numpy as np
 from thinkgraph.errors import IndexFileError
 from thinkgraph.ids import document_node_id
 from thinkgraph.models import DocStatus, DocumentRecord, Edge, Node, Provenance
-from thinkgraph.store.base import RemovalReport
+from thinkgraph.store import sqlite_changes
+from thinkgraph.store.base import ChangeSet, RemovalReport
 from thinkgraph.store.common import (
     APP_MARKER,
     CHANGES,
@@ -406,8 +407,12 @@ class SQLiteStore(SQLiteBookkeeping, Revisions):
                                  [(i, v.tobytes()) for i, v in zip(node_ids, vecs, strict=True)])
             self._revise()
 
-    def get_vectors(self, node_types: Iterable[str] | None = None) -> tuple[list[str], np.ndarray]:
-        if node_types is None:
+    def get_vectors(self, node_types: Iterable[str] | None = None, *,
+                    node_ids: Sequence[str] | None = None) -> tuple[list[str], np.ndarray]:
+        """The vectors of the nodes of ``node_types`` (all when None), of ``node_ids`` only when given."""
+        if node_ids is not None:
+            rows = self._vectors_of(list(dict.fromkeys(node_ids)), node_types)
+        elif node_types is None:
             rows = self._db.execute("SELECT node_id, vec FROM vectors ORDER BY rowid").fetchall()
         else:
             types = [str(t) for t in node_types]
@@ -419,6 +424,27 @@ class SQLiteStore(SQLiteBookkeeping, Revisions):
             return [], np.zeros((0, 0), dtype=np.float32)
         matrix = np.frombuffer(b"".join(r[1] for r in rows), dtype=np.float32).reshape(len(rows), -1)
         return [r[0] for r in rows], matrix
+
+    def _vectors_of(self, node_ids: list[str], node_types: Iterable[str] | None) -> list[Any]:
+        types = None if node_types is None else {str(t) for t in node_types}
+        rows: list[Any] = []
+        for start in range(0, len(node_ids), 500):
+            part = node_ids[start:start + 500]
+            rows += self._db.execute(
+                f"SELECT v.rowid, v.node_id, v.vec, n.type FROM vectors v JOIN nodes n ON n.id = v.node_id"
+                f" WHERE v.node_id IN ({','.join('?' * len(part))})", part).fetchall()
+        return [r[1:3] for r in sorted(rows) if types is None or r[3] in types]
+
+    # change log -------------------------------------------------------------
+    def log_changes(self) -> None:
+        with self.transaction():
+            sqlite_changes.start(self._db)
+
+    def change_position(self) -> int | None:
+        return sqlite_changes.position(self._db)
+
+    def changes_since(self, position: int) -> ChangeSet | None:
+        return sqlite_changes.since(self._db, position)
 
     def nodes_missing_vectors(self, node_types: Iterable[str]) -> list[Node]:
         types = [str(t) for t in node_types]

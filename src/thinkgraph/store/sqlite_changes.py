@@ -1,0 +1,69 @@
+"""The change log of an SQLite index (``ChangeLog`` in store/base.py), kept by triggers on the nodes,
+edges and vectors tables: every write path is logged, bulk deletes included, without any of them
+knowing. The triggers exist from ``start`` on; an index's first build writes no log (nothing derived
+from it is older than it), so it pays nothing for one."""
+
+from __future__ import annotations
+
+import sqlite3
+
+from thinkgraph.store.base import ChangeSet
+from thinkgraph.store.change_rows import CHANGE_LOG_FROM, change_set
+
+TABLE = ("CREATE TABLE IF NOT EXISTS changes(seq INTEGER PRIMARY KEY AUTOINCREMENT, kind TEXT NOT NULL, "
+         "a TEXT NOT NULL, b TEXT NOT NULL)")
+# What each table's rows log: (kind, first column, second column or '').
+_LOGGED = {"nodes": ("node", "id", None), "edges": ("edge", "src", "dst"), "vectors": ("vector", "node_id", None)}
+
+
+def _values(kind: str, row: str, a: str, b: str | None) -> str:
+    return f"('{kind}', {row}.{a}, {f'{row}.{b}' if b else repr('')})"
+
+
+def _triggers() -> dict[str, str]:
+    out = {}
+    for table, (kind, a, b) in _LOGGED.items():
+        for event, rows in (("INSERT", ("NEW",)), ("UPDATE", ("OLD", "NEW")), ("DELETE", ("OLD",))):
+            values = ", ".join(_values(kind, row, a, b) for row in rows)
+            out[f"log_{table}_{event.lower()}"] = (f"AFTER {event} ON {table} BEGIN "
+                                                   f"INSERT INTO changes(kind, a, b) VALUES {values}; END")
+    return out
+
+
+TRIGGERS = _triggers()
+
+
+def start(db: sqlite3.Connection) -> None:
+    """Create the log and its triggers if missing (inside the caller's transaction)."""
+    if _running(db):
+        return
+    db.execute(TABLE)
+    for name, body in TRIGGERS.items():
+        db.execute(f"CREATE TRIGGER IF NOT EXISTS {name} {body}")
+    db.execute("INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)", (CHANGE_LOG_FROM, str(_last(db))))
+
+
+def _running(db: sqlite3.Connection) -> bool:
+    marks = ",".join("?" * len(TRIGGERS))
+    found = db.execute(f"SELECT count(*) FROM sqlite_master WHERE type='trigger' AND name IN ({marks})",
+                       list(TRIGGERS)).fetchone()[0]
+    return int(found) == len(TRIGGERS)
+
+
+def _last(db: sqlite3.Connection) -> int:
+    row = db.execute("SELECT seq FROM sqlite_sequence WHERE name='changes'").fetchone() \
+        if db.execute("SELECT 1 FROM sqlite_master WHERE name='sqlite_sequence'").fetchone() else None
+    return 0 if row is None else int(row[0])
+
+
+def position(db: sqlite3.Connection) -> int | None:
+    return _last(db) if _running(db) else None
+
+
+def since(db: sqlite3.Connection, after: int) -> ChangeSet | None:
+    if not _running(db):
+        return None
+    started = db.execute("SELECT value FROM meta WHERE key=?", (CHANGE_LOG_FROM,)).fetchone()
+    if started is None or after < int(started[0]) or after > _last(db):
+        return None
+    return change_set(db.execute("SELECT kind, a, b FROM changes WHERE seq > ?", (after,)))
