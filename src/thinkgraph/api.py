@@ -169,6 +169,10 @@ class ThinkGraph:
     def _prepare_view(self) -> dict[str, float]:
         """Build the retrieval view of the index as it now is ([index] prepare_view); its seconds."""
         s = self.settings.index
+        if s.view_cache and not self.store.read_only and self.store.change_position() is None:
+            # from here on the index logs what each change touches, for the next revision's view to follow
+            self.store.log_changes()
+            self.__dict__.pop("view", None)  # (a view made before the log began knows no position)
         if not (s.view_cache and s.prepare_view):
             return {}
         started = time.perf_counter()

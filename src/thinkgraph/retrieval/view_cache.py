@@ -44,19 +44,23 @@ ORIGIN = "origin.json"  # which index a revision folder belongs to (the cache ro
 class ViewCache:
     """The cached items of one content revision of one index."""
 
-    def __init__(self, store: GraphStore, revision: str, folder: Path) -> None:
+    def __init__(self, store: GraphStore, revision: str, folder: Path, position: int | None = None) -> None:
         self.store = store
         self.revision = revision
         self.folder = folder
+        self.position = position  # the index's change-log position at this revision (None: no log)
 
     @classmethod
     def for_store(cls, store: GraphStore, root: Path) -> ViewCache | None:
         """None for an index without a content revision (written before revisions were kept and
         opened read-only since)."""
+        before = store.change_position()
         revision = store.content_revision()
         if not revision:
             return None
-        cache = cls(store, revision, root / f"v{VIEW_CACHE_FORMAT}-{revision}")
+        # (a change between the reads would pair this revision with another's position: none then)
+        position = before if before is not None and store.change_position() == before else None
+        cache = cls(store, revision, root / f"v{VIEW_CACHE_FORMAT}-{revision}", position)
         if cache.folder.is_dir():
             with contextlib.suppress(OSError):  # recently used: kept when older revisions are pruned
                 os.utime(cache.folder)
@@ -93,6 +97,24 @@ class ViewCache:
     def _origin(self) -> str:
         return str(Path(self.store.path).resolve())
 
+    def position_of(self, folder: Path) -> int | None:
+        """The change-log position that revision ``folder`` was built at (None: unknown)."""
+        try:
+            position = json.loads((folder / ORIGIN).read_text(encoding="utf-8")).get("position")
+        except (*UNREADABLE, AttributeError):
+            return None
+        return position if isinstance(position, int) else None
+
+    def _write_origin(self) -> None:
+        """Which index this revision belongs to, and its log position; written by the first to keep an
+        item here (again by one that knows the position its writer did not)."""
+        kept = (self.folder / ORIGIN).is_file()
+        if kept and (self.position is None or self.position_of(self.folder) is not None):
+            return
+        origin = self.folder / f".{ORIGIN}.{uuid.uuid4().hex}.tmp"
+        origin.write_text(json.dumps({"index": self._origin(), "position": self.position}), encoding="utf-8")
+        os.replace(origin, self.folder / ORIGIN)
+
     def read(self, name: str, read: Callable[[Path], T]) -> T | None:
         """The item ``name`` when it is kept and readable, else None."""
         item = self.folder / name
@@ -110,10 +132,7 @@ class ViewCache:
             staging.mkdir(parents=True)
             write(value, staging)
             os.rename(staging, self.folder / name)
-            if not (self.folder / ORIGIN).is_file():
-                origin = self.folder / f".{ORIGIN}.{uuid.uuid4().hex}.tmp"
-                origin.write_text(json.dumps({"index": self._origin()}), encoding="utf-8")
-                os.replace(origin, self.folder / ORIGIN)
+            self._write_origin()
         except OSError as exc:  # unwritable cache, full disk, or another process kept it first
             shutil.rmtree(staging, ignore_errors=True)
             if not (self.folder / name).is_dir():

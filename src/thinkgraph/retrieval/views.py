@@ -17,7 +17,7 @@ from thinkgraph.embed.base import Embedder
 from thinkgraph.embed.manifest import check_embedding_manifest, node_embedding_text
 from thinkgraph.embed.vector_index import VectorIndex
 from thinkgraph.graph.local_ppr import LocalGraph
-from thinkgraph.graph.matrix import Adjacency, GraphMatrix, build_graph_matrix
+from thinkgraph.graph.matrix import GraphMatrix, build_graph_matrix
 from thinkgraph.models import EdgeType, NodeType
 from thinkgraph.retrieval.earlier import EarlierRevisions
 from thinkgraph.retrieval.id_table import IdTable
@@ -26,6 +26,8 @@ from thinkgraph.retrieval.lexical import LexicalIndex
 from thinkgraph.retrieval.linking import EntityLinker
 from thinkgraph.retrieval.name_table import NameTable
 from thinkgraph.retrieval.view_cache import ViewCache, read_array, read_json, write_arrays, write_json
+from thinkgraph.retrieval.view_follow import ChangeFollower
+from thinkgraph.retrieval.view_items import read_graph, read_vectors, write_graph, write_vectors
 from thinkgraph.store.base import GraphStore
 
 T = TypeVar("T")
@@ -50,6 +52,7 @@ class IndexView:
         self._lexical_indexes: dict[str, LexicalIndex] = {}
         self._memo: dict[str, object] = {}
         self._earlier = EarlierRevisions(self.cache) if self.cache is not None else None
+        self._follower = ChangeFollower(self.cache) if self.cache is not None else None
 
     def memo(self, key: str, build: Callable[[], T]) -> T:
         """What a method derives from this view (A2RAG's entity graph, ToPG's proposition graph), built
@@ -66,16 +69,20 @@ class IndexView:
         """The vectors of one node type, loaded on first use (a method reads two or three types)."""
         if node_type not in self._vector_indexes:
             name = f"vectors-{node_type}"
-            ids, matrix = self._cached(name, _read_vectors, lambda: self.store.get_vectors([node_type]), _write_vectors)
+            ids, matrix = self._cached(name, read_vectors, lambda: self._build_vectors(name, node_type), write_vectors)
             if self.cache is not None and not isinstance(matrix, np.memmap):
                 # just built and kept: the kept copy is mapped instead, so that the HNSW graph built over
                 # it is kept beside it too (else the next process built it again: 47 s at 100k passages)
-                ids, matrix = self.cache.read(name, _read_vectors) or (ids, matrix)
+                ids, matrix = self.cache.read(name, read_vectors) or (ids, matrix)
             earlier = self._earlier
             self._vector_indexes[node_type] = VectorIndex(
                 ids, matrix, ann_threshold=self.ann_threshold, position=ids.rows if isinstance(ids, IdTable) else None,
                 earlier=(lambda: earlier.graph(name, ids, matrix)) if earlier is not None else None)
         return self._vector_indexes[node_type]
+
+    def _build_vectors(self, name: str, node_type: str) -> tuple[Sequence[str], np.ndarray]:
+        followed = self._follower.vectors(name, node_type) if self._follower is not None else None
+        return followed if followed is not None else self.store.get_vectors([node_type])
 
     def lexical(self, node_type: str) -> LexicalIndex:
         """BM25 over the texts the encoder saw, in the order of ``vectors(node_type).ids`` so that
@@ -140,13 +147,18 @@ class IndexView:
 
     @cached_property
     def entity_passage_graph(self) -> GraphMatrix:
+        name = "graph-entity-passage"
+
         def build() -> GraphMatrix:
+            if self._follower is not None and (followed := self._follower.graph(
+                    name, (NodeType.ENTITY, NodeType.CHUNK), PPR_EDGE_TYPES, unit=False)) is not None:
+                return followed
             nodes = [n.id for n in self.store.iter_nodes(NodeType.ENTITY)]
             nodes += [n.id for n in self.store.iter_nodes(NodeType.CHUNK)]
             src, dst, weight = self.store.edge_columns(PPR_EDGE_TYPES)  # (no Edge, no JSON per row)
             return build_graph_matrix(nodes, zip(src, dst, weight, strict=True), undirected=True)
 
-        return self._cached("graph-entity-passage", _read_graph, build, _write_graph)
+        return self._cached(name, read_graph, build, write_graph)
 
     @cached_property
     def chunk_rows(self) -> np.ndarray:
@@ -179,18 +191,27 @@ class IndexView:
 
     @cached_property
     def entity_graph(self) -> GraphMatrix:
+        name, types = "graph-entity", (EdgeType.OPENREL, EdgeType.CO_OCCURS, EdgeType.SYNONYM)
+
         def build() -> GraphMatrix:
+            if self._follower is not None and (followed := self._follower.graph(
+                    name, (NodeType.ENTITY,), types, unit=True)) is not None:
+                return followed
             nodes = [n.id for n in self.store.iter_nodes(NodeType.ENTITY)]
-            src, dst, _ = self.store.edge_columns((EdgeType.OPENREL, EdgeType.CO_OCCURS, EdgeType.SYNONYM))
+            src, dst, _ = self.store.edge_columns(types)
             return build_graph_matrix(nodes, zip(src, dst, itertools.repeat(1.0)), undirected=True)
 
-        return self._cached("graph-entity", _read_graph, build, _write_graph)
+        return self._cached(name, read_graph, build, write_graph)
 
     @cached_property
     def incidence(self) -> Incidence:
         """Passage rows (``vectors(CHUNK)``'s order) <-> entity rows (``entity_passage_graph``'s)."""
         def build() -> Incidence:
             chunks, graph = self.vectors(NodeType.CHUNK), self.entity_passage_graph
+            if self._follower is not None and isinstance(chunks.ids, IdTable) and isinstance(graph.ids, IdTable) \
+                    and (followed := self._follower.incidence("passage-entities", f"vectors-{NodeType.CHUNK}",
+                                                              "graph-entity-passage", chunks.ids, graph.ids)):
+                return followed
             src, dst, _ = self.store.edge_columns([EdgeType.CONTAINS])
             rows, cols = _rows_of(chunks.ids, chunks.position, src), _rows_of(graph.ids, graph.index, dst)
             keep = (rows >= 0) & (cols >= 0)
@@ -214,7 +235,7 @@ class IndexView:
             matrix = self.embedder.embed(names) if names else np.zeros((0, self.embedder.dim), dtype=np.float32)
             return names, matrix
 
-        return self._cached("vectors-relations", _read_vectors, build, _write_vectors)
+        return self._cached("vectors-relations", read_vectors, build, write_vectors)
 
     @cached_property
     def node_counts(self) -> dict[str, int]:
@@ -241,31 +262,3 @@ def _rows_of(ids: Sequence[str], index: Mapping[str, int], names: list[str]) -> 
     if isinstance(ids, IdTable):
         return ids.rows_of(names)
     return np.fromiter((index.get(name, -1) for name in names), dtype=np.int64, count=len(names))
-
-
-def _read_vectors(folder: Path) -> tuple[Sequence[str], np.ndarray]:
-    ids = IdTable.load(folder)
-    matrix = read_array(folder, "matrix")
-    if len(ids) != len(matrix):
-        raise ValueError(f"{len(ids)} ids for {len(matrix)} vectors")
-    return ids, matrix
-
-
-def _write_vectors(value: tuple[Sequence[str], np.ndarray], folder: Path) -> None:
-    ids, matrix = value
-    (ids if isinstance(ids, IdTable) else IdTable.of(ids)).save(folder)
-    write_arrays(folder, matrix=np.asarray(matrix, dtype=np.float32))
-
-
-def _read_graph(folder: Path) -> GraphMatrix:
-    ids = IdTable.load(folder)
-    n = len(ids)
-    adjacency = Adjacency((read_array(folder, "data"), read_array(folder, "indices"), read_array(folder, "indptr")),
-                          shape=(n, n))
-    return GraphMatrix(ids=ids, adjacency=adjacency, index=ids.rows)
-
-
-def _write_graph(graph: GraphMatrix, folder: Path) -> None:
-    (graph.ids if isinstance(graph.ids, IdTable) else IdTable.of(graph.ids)).save(folder)
-    csr = graph.adjacency
-    write_arrays(folder, data=csr.data, indices=csr.indices, indptr=csr.indptr)
