@@ -10,7 +10,14 @@ import numpy as np
 import pytest
 
 from thinkgraph.graph.ann import PairIndex, exact_pairs
-from thinkgraph.index.resolve import date_key, exact_synonym_pairs, may_link, update_synonyms, word_cosine
+from thinkgraph.index.resolve import (
+    SynonymUpdate,
+    date_key,
+    exact_synonym_pairs,
+    may_link,
+    update_synonyms,
+    word_cosine,
+)
 from thinkgraph.index.synonym_state import state_folder
 from thinkgraph.models import Edge, Node
 from thinkgraph.store.sqlite import SQLiteStore
@@ -142,28 +149,46 @@ def test_years_with_close_vectors_get_no_synonym_edge(tmp_path: Path) -> None:
     assert _synonyms(store) == {("ent:0002", "ent:0003"), ("ent:0004", "ent:0005")}
 
 
-def test_the_stage_follows_additions_removals_and_edits_as_a_rebuild_would(tmp_path: Path) -> None:
+@pytest.mark.parametrize("logged", [False, True])
+def test_the_stage_follows_additions_removals_and_edits_as_a_rebuild_would(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, logged: bool) -> None:
+    """With the index's change log, each run reads only the entities the log names (never every entity
+    vector); without it, every vector. The edges are the same either way."""
     vectors = clustered(900, 32, 4)
     names = [f"entity {i}" for i in range(900)]
     store = _store(tmp_path, names[:600], vectors[:600])
+    if logged:
+        store.log_changes()
     first = update_synonyms(store, 0.9)
     assert first.rebuilt and first.new_entities == 600 and _synonyms(store) == _reference(store)
+    whole = store.get_vectors
+
+    def run(threshold: float = 0.9) -> SynonymUpdate:
+        """The stage; with the log, failing if it reads every entity vector (the reference does)."""
+        if logged:
+            monkeypatch.setattr(store, "get_vectors", lambda types=None, *, node_ids=None: whole(
+                types, node_ids=node_ids) if node_ids is not None else pytest.fail("every entity vector read"))
+        try:
+            return update_synonyms(store, threshold)
+        finally:
+            monkeypatch.setattr(store, "get_vectors", whole)
+
     ids = [f"ent:{i:04d}" for i in range(600, 900)]
     store.add_nodes([Node(i, "entity", n) for i, n in zip(ids, names[600:], strict=True)])
     store.put_vectors(ids, vectors[600:])
-    added = update_synonyms(store, 0.9)
+    added = run()
     assert not added.rebuilt and added.new_entities == 300 and _synonyms(store) == _reference(store)
     for node_id in ("ent:0003", "ent:0450", "ent:0899"):
         store.delete_node(node_id)  # the store drops its edges with it
     edited = "ent:0010"
     store.put_vectors([edited], vectors[[11]])  # an edit: its vector changed, so do its pairs
-    update = update_synonyms(store, 0.9)
+    update = run()
     assert update.removed_entities == 4 and update.new_entities == 1 and not update.rebuilt
     assert _synonyms(store) == _reference(store)
     store.add_edges([Edge("ent:0001", "ent:0002", "SYNONYM")])  # e.g. moved there by a merge
-    update_synonyms(store, 0.9)
+    run()
     assert _synonyms(store) == _reference(store)
     shutil.rmtree(state_folder(store))  # a lost state: rebuilt from the vectors, the same edges
-    again = update_synonyms(store, 0.9)
+    again = update_synonyms(store, 0.9)  # (a rebuild reads every vector)
     assert again.rebuilt and _synonyms(store) == _reference(store)
     assert update_synonyms(store, 0.95).rebuilt and _synonyms(store) == _reference(store, 0.95)

@@ -95,38 +95,72 @@ def update_synonyms(store: GraphStore, threshold: float, *, rebuild: bool = Fals
                     lexical: bool = False) -> SynonymUpdate:
     """``lexical``: the vectors are hashed word counts (the hashing embedder), so a pair must also reach
     the threshold on the words themselves (see ``word_cosine``)."""
-    ids, vectors = store.get_vectors([NodeType.ENTITY])
-    order = sorted(range(len(ids)), key=ids.__getitem__)  # id order: the same graph whatever the write order
-    ids = [ids[i] for i in order]
-    vectors = np.ascontiguousarray(vectors[order], dtype=np.float32) if ids else vectors
-    if not ids:
-        with store.transaction():
-            store.delete_edges_of_type(EdgeType.SYNONYM)
-            store.set_meta(STATE_META, "")
-        return SynonymUpdate(0, 0, 0, True)
-    dim = int(vectors.shape[1])
-    state = None if rebuild else load_state(store, threshold, dim)
-    fresh = state is None
-    if state is None:
-        state = SynonymState.empty(threshold, dim)
-    new_ids, new_rows, gone = _diff(state, ids, vectors)
+    position = store.change_position()  # (read first: whatever changes after it is seen next run)
+    state = None if rebuild else load_state(store, threshold, None)
+    followed = _touched(store, state) if state is not None else None
+    if followed is not None and state is not None:
+        new_ids, new_vectors, gone = followed
+    else:
+        ids, vectors = _all_vectors(store)
+        if not ids:
+            with store.transaction():
+                store.delete_edges_of_type(EdgeType.SYNONYM)
+                store.set_meta(STATE_META, "")
+            return SynonymUpdate(0, 0, 0, True)
+        dim = int(vectors.shape[1])
+        state = None if rebuild or state is None or state.index.dim != dim else state
+        if state is None:
+            state = SynonymState.empty(threshold, dim)
+        new_ids, new_rows, gone = _diff(state, ids, vectors)
+        new_vectors = vectors[new_rows]
+    fresh = not state.ids
     state.remove(gone)
     if state.index.dead_share > MAX_DEAD_SHARE:
         state = _compact(state)
         fresh = True
-    positions = state.add(new_ids, vectors[new_rows]) if new_ids else np.zeros(0, dtype=np.int64)
+    positions = state.add(new_ids, new_vectors) if new_ids else np.zeros(0, dtype=np.int64)
     state.extend_pairs(_linkable(store, state, state.index.pairs_from(positions, threshold),
                                  threshold if lexical else None))
+    state.position = position
     edges = _write(store, state, rewrite=fresh)
     log.info("synonyms: %d new entities searched, %d gone, %d edges", len(new_ids), len(gone), edges)
     return SynonymUpdate(edges, len(new_ids), len(gone), fresh)
 
 
-def _diff(state: SynonymState, ids: list[str], vectors: npt.NDArray[np.float32]
-          ) -> tuple[list[str], npt.NDArray[np.int64], npt.NDArray[np.int64]]:
+def _all_vectors(store: GraphStore) -> tuple[list[str], npt.NDArray[np.float32]]:
+    ids, vectors = store.get_vectors([NodeType.ENTITY])
+    order = sorted(range(len(ids)), key=ids.__getitem__)  # id order: the same graph whatever the write order
+    return [ids[i] for i in order], (np.ascontiguousarray(vectors[order], dtype=np.float32) if ids else vectors)
+
+
+def _touched(store: GraphStore, state: SynonymState
+             ) -> tuple[list[str], npt.NDArray[np.float32], npt.NDArray[np.int64]] | None:
+    """What ``_diff`` finds, read from the entities the change log says were touched since the state
+    was saved instead of from every entity vector (1.3 s of adding 100 documents to 100k passages).
+    None when the log does not reach back to the state."""
+    changes = store.changes_since(state.position) if state.position is not None else None
+    if changes is None:
+        return None
+    touched = sorted(changes.vectors | changes.nodes)
+    ids, vectors = store.get_vectors([NodeType.ENTITY], node_ids=touched)
+    order = sorted(range(len(ids)), key=ids.__getitem__)
+    ids = [ids[i] for i in order]
+    vectors = np.ascontiguousarray(vectors[order], dtype=np.float32) if ids else \
+        np.zeros((0, state.index.dim), dtype=np.float32)
+    if vectors.shape[1] != state.index.dim:
+        return None
+    new_ids, new_rows, gone = _diff(state, ids, vectors, scope=touched)
+    return new_ids, vectors[new_rows], gone
+
+
+def _diff(state: SynonymState, ids: list[str], vectors: npt.NDArray[np.float32], *,
+          scope: Sequence[str] | None = None) -> tuple[list[str], npt.NDArray[np.int64], npt.NDArray[np.int64]]:
     """(ids to add, their rows in ``vectors``, positions to tombstone). An entity whose vector changed
-    (an edit, a merge) leaves and comes back, so its pairs are searched again."""
+    (an edit, a merge) leaves and comes back, so its pairs are searched again. ``scope``: the only
+    entities that may have changed (``ids`` holds those of them still there); all when None."""
     known = state.position_of()
+    if scope is not None:
+        known = {i: known[i] for i in scope if i in known}
     row_of = {node_id: r for r, node_id in enumerate(ids)}
     kept = [(row_of[i], p) for i, p in known.items() if i in row_of]
     gone = [p for i, p in known.items() if i not in row_of]

@@ -40,6 +40,7 @@ class SynonymState:
     pair_a: npt.NDArray[np.int64] = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
     pair_b: npt.NDArray[np.int64] = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
     pair_cos: npt.NDArray[np.float32] = field(default_factory=lambda: np.zeros(0, dtype=np.float32))
+    position: int | None = None  # the index's change-log position its vectors were read at (None: no log)
 
     @classmethod
     def empty(cls, threshold: float, dim: int) -> SynonymState:
@@ -81,20 +82,24 @@ def state_folder(store: GraphStore) -> Path:
     return Path(f"{store.path}.ann")
 
 
-def load_state(store: GraphStore, threshold: float, dim: int) -> SynonymState | None:
-    """The state matching the store's SYNONYM edges, or None (then the stage rebuilds)."""
+def load_state(store: GraphStore, threshold: float, dim: int | None) -> SynonymState | None:
+    """The state matching the store's SYNONYM edges, or None (then the stage rebuilds). ``dim``: the
+    entity vectors' dimension (None: whatever the state's)."""
     token = store.get_meta(STATE_META)
     if not token:
         return None
     stem = state_folder(store) / f"synonyms-{token}"
     try:
         meta = json.loads(stem.with_suffix(".json").read_text(encoding="utf-8"))
-        if meta.get("format") != STATE_FORMAT or meta.get("threshold") != threshold or meta.get("dim") != dim:
+        if meta.get("format") != STATE_FORMAT or meta.get("threshold") != threshold or \
+                (dim is not None and meta.get("dim") != dim):
             return None
         index = PairIndex.load(stem)
         ids = [i.decode() for i in load_npy(stem.with_suffix(".ids.npy")).tolist()]
         pairs = load_npz(stem.with_suffix(".pairs.npz"))
-        state = SynonymState(threshold, index, ids, pairs["a"], pairs["b"], pairs["cos"])
+        position = meta.get("position")
+        state = SynonymState(threshold, index, ids, pairs["a"], pairs["b"], pairs["cos"],
+                             position if isinstance(position, int) else None)
     except (OSError, ValueError, KeyError, RuntimeError) as exc:  # faiss raises RuntimeError on a bad file
         log.info("synonym index state %s not usable (%s); rebuilding it", stem, exc)
         return None
@@ -114,7 +119,7 @@ def save_state(store: GraphStore, state: SynonymState) -> str:
     np.save(stem.with_suffix(".ids.npy"), np.array([i.encode() for i in state.ids], dtype=bytes),
             allow_pickle=False)
     np.savez(stem.with_suffix(".pairs.npz"), a=state.pair_a, b=state.pair_b, cos=state.pair_cos)
-    meta = {"format": STATE_FORMAT, "threshold": state.threshold, "dim": state.index.dim}
+    meta = {"format": STATE_FORMAT, "threshold": state.threshold, "dim": state.index.dim, "position": state.position}
     stem.with_suffix(".json").write_text(json.dumps(meta), encoding="utf-8")  # last: a whole state or none
     return token
 
