@@ -458,6 +458,11 @@ def test_the_change_log_names_what_each_change_touched_from_its_start_on(store: 
     assert {("ent:x", "ent:z"), ("chunk:b", "doc:b")} <= after.edges and {"ent:x", "ent:z"} <= after.vectors
     assert store.changes_since(start - 1) is None  # before the log started
     assert store.changes_since(10**9) is None  # a position this log never had
+    last = store.change_position()
+    assert last is not None
+    store.log_changes(keep=1)  # kept to its last row: older positions are no longer reached
+    assert store.changes_since(middle) is None and store.changes_since(last - 1) is not None
+    assert store.change_position() == last
 
 
 def test_vectors_of_some_nodes(store: GraphStore) -> None:

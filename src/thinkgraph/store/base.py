@@ -195,6 +195,9 @@ class ClaimStore(Protocol):
     def live_claims(self, kind: str, key: str | None = None) -> dict[str, str]: ...
 
 
+CHANGE_LOG_KEEP = 5_000_000  # rows of the change log kept (ours: ~50 changes of 100 documents at 100k passages)
+
+
 @runtime_checkable
 class ChangeLog(Protocol):
     """Which nodes, edges and vectors each change touched, kept from ``log_changes`` on, so that what is
@@ -203,9 +206,10 @@ class ChangeLog(Protocol):
     A position is a point in the log: ``change_position`` is the current one (None while there is no
     log: it was never started, or the index is a copy or opened read-only before it had one), and
     ``changes_since`` what was touched after a position, or None when the log does not reach back to
-    it. Writes are serialised, so positions follow the order of the commits."""
+    it. Writes are serialised, so positions follow the order of the commits. ``log_changes`` also keeps
+    the log to its last ``keep`` rows (a consumer from before them builds whole)."""
 
-    def log_changes(self) -> None: ...
+    def log_changes(self, keep: int = CHANGE_LOG_KEEP) -> None: ...
     def change_position(self) -> int | None: ...
     def changes_since(self, position: int) -> ChangeSet | None: ...
 

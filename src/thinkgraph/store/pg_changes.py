@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from contextlib import AbstractContextManager
 from typing import Any
 
-from thinkgraph.store.base import ChangeSet
+from thinkgraph.store.base import CHANGE_LOG_KEEP, ChangeSet
 from thinkgraph.store.change_rows import CHANGE_LOG_FROM, change_set
 
 TRIGGERS = ("log_nodes", "log_edges", "log_vectors")
@@ -60,10 +60,16 @@ class PgChanges:
                           " coalesce((SELECT value::bigint FROM meta WHERE key = %s), 0))", (CHANGE_LOG_FROM,))
         return int(rows[0][0])
 
-    def log_changes(self) -> None:
-        if self._changes_running():
-            return
+    def log_changes(self, keep: int = CHANGE_LOG_KEEP) -> None:
         transaction: AbstractContextManager[None] = self.transaction()
+        if self._changes_running():
+            cutoff = self._changes_last() - keep
+            started = self._rows("SELECT value FROM meta WHERE key = %s", (CHANGE_LOG_FROM,))
+            if started and cutoff > int(started[0][0]):
+                with transaction:
+                    self._run("DELETE FROM changes WHERE seq <= %s", (cutoff,))
+                    self._run("UPDATE meta SET value = %s WHERE key = %s", (str(cutoff), CHANGE_LOG_FROM))
+            return
         with transaction:
             with self._lock:
                 self._conn.execute(_START)  # (no parameters: several statements in one)

@@ -18,7 +18,7 @@ from thinkgraph.errors import IndexFileError
 from thinkgraph.ids import document_node_id
 from thinkgraph.models import DocStatus, DocumentRecord, Edge, Node, Provenance
 from thinkgraph.store import sqlite_changes
-from thinkgraph.store.base import ChangeSet, RemovalReport
+from thinkgraph.store.base import CHANGE_LOG_KEEP, ChangeSet, RemovalReport
 from thinkgraph.store.common import (
     APP_MARKER,
     CHANGES,
@@ -436,9 +436,9 @@ class SQLiteStore(SQLiteBookkeeping, Revisions):
         return [r[1:3] for r in sorted(rows) if types is None or r[3] in types]
 
     # change log -------------------------------------------------------------
-    def log_changes(self) -> None:
+    def log_changes(self, keep: int = CHANGE_LOG_KEEP) -> None:
         with self.transaction():
-            sqlite_changes.start(self._db)
+            sqlite_changes.start(self._db, keep)
 
     def change_position(self) -> int | None:
         return sqlite_changes.position(self._db)

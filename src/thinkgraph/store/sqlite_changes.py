@@ -33,9 +33,15 @@ def _triggers() -> dict[str, str]:
 TRIGGERS = _triggers()
 
 
-def start(db: sqlite3.Connection) -> None:
-    """Create the log and its triggers if missing (inside the caller's transaction)."""
+def start(db: sqlite3.Connection, keep: int) -> None:
+    """Create the log and its triggers if missing, else drop all but its last ``keep`` rows (inside the
+    caller's transaction)."""
     if _running(db):
+        cutoff = _last(db) - keep
+        started = db.execute("SELECT value FROM meta WHERE key=?", (CHANGE_LOG_FROM,)).fetchone()
+        if started is not None and cutoff > int(started[0]):
+            db.execute("DELETE FROM changes WHERE seq <= ?", (cutoff,))
+            db.execute("UPDATE meta SET value=? WHERE key=?", (str(cutoff), CHANGE_LOG_FROM))
         return
     db.execute(TABLE)
     for name, body in TRIGGERS.items():
