@@ -440,6 +440,9 @@ def test_the_change_log_names_what_each_change_touched_from_its_start_on(store: 
     store.log_changes()  # (started once)
     start = store.change_position()
     assert start is not None and store.changes_since(start) == ChangeSet(frozenset(), frozenset(), frozenset())
+    revision = store.content_revision()
+    assert revision is not None and store.changes_since(start, revision) is not None  # the revision of the start
+    assert store.changes_since(start, "another index's revision") is None
     store.get_nodes(["ent:x"])
     store.mark_done("extract", "a")
     assert store.change_position() == start  # reads and bookkeeping log nothing
@@ -449,6 +452,8 @@ def test_the_change_log_names_what_each_change_touched_from_its_start_on(store: 
     store.update_node(Node("ent:y", "entity", "Y renamed"))
     middle = store.change_position()
     assert middle is not None and middle > start
+    assert store.changes_since(middle, store.content_revision()) is not None
+    assert store.changes_since(middle, revision) is None  # that position is of a later revision
     assert store.changes_since(start) == ChangeSet(frozenset({"ent:w", "ent:y"}), frozenset({("ent:w", "ent:x")}),
                                                   frozenset({"ent:w"}))
     store.remove_document("b")  # z and the x->z edge go with it, in the store's bulk deletes

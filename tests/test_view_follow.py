@@ -123,3 +123,42 @@ def test_a_revision_the_log_does_not_reach_is_built_whole(tg: ThinkGraph, monkey
         assert reads  # the graphs were built from every edge
         monkeypatch.undo()
         _same_as_whole(tg)
+
+
+def test_an_index_built_anew_at_the_same_path_never_follows_the_old_one_s_view(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Its log starts again from the same positions: the revision each position belongs to tells the
+    two apart (fresh-eye finding: the old index's arrays were reused, and `ask` found no evidence)."""
+    monkeypatch.setenv("THINKGRAPH_CACHE_DIR", str(tmp_path / "cache"))
+    settings = Settings()
+    settings.embedding.ann_threshold = 2
+    with ThinkGraph(tmp_path / "p.db", settings=settings, embedder=HashEmbedder()) as first:
+        first.add_documents(DOCS[:6])
+    (tmp_path / "p.db").unlink()
+    other = [SourceDocument(id=f"e{i}", title=f"Dam {i}", source="t",
+                            text=f"Engineer Zelda Marsh{i} designed the Dunmarrow Dam {i} in {1900 + i}.")
+             for i in range(5)]
+    with ThinkGraph(tmp_path / "p.db", settings=settings, embedder=HashEmbedder()) as second:
+        second.add_documents(other)
+        answer = second.retrieve("Who designed the Dunmarrow Dam 3?", "naive")
+        assert {c.doc_id for c in answer.citations} <= {d.id for d in other} and answer.citations
+        _same_as_whole(second)
+
+
+def test_a_backup_put_back_never_follows_the_lost_revisions_view(tmp_path: Path,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("THINKGRAPH_CACHE_DIR", str(tmp_path / "cache"))
+    settings = Settings()
+    settings.embedding.ann_threshold = 2
+    path = tmp_path / "k.db"
+    with ThinkGraph(path, settings=settings, embedder=HashEmbedder()) as tg:
+        tg.add_documents(DOCS[:8])
+    backup = path.read_bytes()
+    with ThinkGraph(path, settings=settings, embedder=HashEmbedder()) as tg:
+        tg.add_documents(DOCS[8:16])  # a view of these is kept, at a later position
+    path.write_bytes(backup)
+    for extra in (Path(f"{path}-wal"), Path(f"{path}-shm")):
+        extra.unlink(missing_ok=True)
+    with ThinkGraph(path, settings=settings, embedder=HashEmbedder()) as tg:
+        tg.add_documents(DOCS[20:30])  # a later position again, on another branch of the log
+        _same_as_whole(tg)

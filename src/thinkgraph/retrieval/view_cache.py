@@ -97,6 +97,11 @@ class ViewCache:
     def _origin(self) -> str:
         return str(Path(self.store.path).resolve())
 
+    @staticmethod
+    def revision_of(folder: Path) -> str:
+        """The content revision a revision folder was made for (its name holds it)."""
+        return folder.name.split("-", 1)[1]
+
     def position_of(self, folder: Path) -> int | None:
         """The change-log position that revision ``folder`` was built at (None: unknown)."""
         try:

@@ -43,8 +43,9 @@ class ChangeFollower:
             if not (folder / item).is_dir():
                 continue
             if folder not in self._changes:
-                position = self.cache.position_of(folder)
-                self._changes[folder] = None if position is None else self.store.changes_since(position)
+                position = self.cache.position_of(folder)  # (checked against the folder's revision)
+                self._changes[folder] = None if position is None else \
+                    self.store.changes_since(position, self.cache.revision_of(folder))
             changes = self._changes[folder]
             if changes is not None:
                 yield folder, changes

@@ -206,12 +206,15 @@ class ChangeLog(Protocol):
     A position is a point in the log: ``change_position`` is the current one (None while there is no
     log: it was never started, or the index is a copy or opened read-only before it had one), and
     ``changes_since`` what was touched after a position, or None when the log does not reach back to
-    it. Writes are serialised, so positions follow the order of the commits. ``log_changes`` also keeps
-    the log to its last ``keep`` rows (a consumer from before them builds whole)."""
+    it. ``revision``: also None unless the position belongs to that content revision of this index (each
+    revision set is logged), so that a log begun anew (an index rebuilt at the same place) or gone another
+    way (a backup put back) is never read as the one a derived file was made from. Writes are serialised,
+    so positions follow the order of the commits. ``log_changes`` also keeps the log to its last ``keep``
+    rows (a consumer from before them builds whole)."""
 
     def log_changes(self, keep: int = CHANGE_LOG_KEEP) -> None: ...
     def change_position(self) -> int | None: ...
-    def changes_since(self, position: int) -> ChangeSet | None: ...
+    def changes_since(self, position: int, revision: str | None = None) -> ChangeSet | None: ...
 
 
 @runtime_checkable

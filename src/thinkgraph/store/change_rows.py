@@ -8,6 +8,7 @@ from thinkgraph.store.base import ChangeSet
 
 CHANGE_LOG_FROM = "change_log_from"  # meta: the position at which this index's log was started
 NODE, EDGE, VECTOR = "node", "edge", "vector"
+REVISION = "revision"  # a content revision set (its token in a): marks which revision a position belongs to
 
 
 def change_set(rows: Iterable[tuple[str, str, str]]) -> ChangeSet:

@@ -10,9 +10,9 @@ from contextlib import AbstractContextManager
 from typing import Any
 
 from thinkgraph.store.base import CHANGE_LOG_KEEP, ChangeSet
-from thinkgraph.store.change_rows import CHANGE_LOG_FROM, change_set
+from thinkgraph.store.change_rows import CHANGE_LOG_FROM, REVISION, change_set
 
-TRIGGERS = ("log_nodes", "log_edges", "log_vectors")
+TRIGGERS = ("log_nodes", "log_edges", "log_vectors", "log_revision")
 # search_path fixed at creation: the function writes its own schema's log whoever's statement fires it
 _START = """
 CREATE TABLE IF NOT EXISTS changes(seq bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY, kind text NOT NULL,
@@ -31,6 +31,12 @@ BEGIN
     END IF;
     RETURN NULL;
 END $$;
+CREATE OR REPLACE FUNCTION log_revision() RETURNS trigger LANGUAGE plpgsql SET search_path FROM CURRENT AS $$
+BEGIN
+    IF NEW.key = 'content_revision' THEN INSERT INTO changes(kind, a, b) VALUES ('revision', NEW.value, ''); END IF;
+    RETURN NULL;
+END $$;
+CREATE OR REPLACE TRIGGER log_revision AFTER INSERT OR UPDATE ON meta FOR EACH ROW EXECUTE FUNCTION log_revision();
 CREATE OR REPLACE TRIGGER log_nodes AFTER INSERT OR UPDATE OR DELETE ON nodes FOR EACH ROW
     EXECUTE FUNCTION log_change();
 CREATE OR REPLACE TRIGGER log_edges AFTER INSERT OR UPDATE OR DELETE ON edges FOR EACH ROW
@@ -73,18 +79,26 @@ class PgChanges:
         with transaction:
             with self._lock:
                 self._conn.execute(_START)  # (no parameters: several statements in one)
+            # (the revision of the moment, so that a view of it can be followed from here)
+            self._run("INSERT INTO changes(kind, a, b) SELECT %s, value, '' FROM meta WHERE key = 'content_revision'",
+                      (REVISION,))
             self._run("INSERT INTO meta(key, value) VALUES (%s, %s) ON CONFLICT (key) DO UPDATE SET value ="
                       " excluded.value", (CHANGE_LOG_FROM, str(self._changes_last())))
 
     def change_position(self) -> int | None:
         return self._changes_last() if self._changes_running() else None
 
-    def changes_since(self, position: int) -> ChangeSet | None:
+    def changes_since(self, position: int, revision: str | None = None) -> ChangeSet | None:
         if not self._changes_running():
             return None
         started = self._rows("SELECT value FROM meta WHERE key = %s", (CHANGE_LOG_FROM,))
         if not started or position < int(started[0][0]) or position > self._changes_last():
             return None
+        if revision is not None:
+            marked = self._rows("SELECT a FROM changes WHERE kind = %s AND seq <= %s ORDER BY seq DESC LIMIT 1",
+                                (REVISION, position))
+            if not marked or marked[0][0] != revision:
+                return None
         rows: Sequence[tuple[str, str, str]] = self._rows("SELECT kind, a, b FROM changes WHERE seq > %s",
                                                           (position,))
         return change_set(rows)

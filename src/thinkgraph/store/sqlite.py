@@ -443,8 +443,8 @@ class SQLiteStore(SQLiteBookkeeping, Revisions):
     def change_position(self) -> int | None:
         return sqlite_changes.position(self._db)
 
-    def changes_since(self, position: int) -> ChangeSet | None:
-        return sqlite_changes.since(self._db, position)
+    def changes_since(self, position: int, revision: str | None = None) -> ChangeSet | None:
+        return sqlite_changes.since(self._db, position, revision)
 
     def nodes_missing_vectors(self, node_types: Iterable[str]) -> list[Node]:
         types = [str(t) for t in node_types]

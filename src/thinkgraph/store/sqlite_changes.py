@@ -8,7 +8,7 @@ from __future__ import annotations
 import sqlite3
 
 from thinkgraph.store.base import ChangeSet
-from thinkgraph.store.change_rows import CHANGE_LOG_FROM, change_set
+from thinkgraph.store.change_rows import CHANGE_LOG_FROM, REVISION, change_set
 
 TABLE = ("CREATE TABLE IF NOT EXISTS changes(seq INTEGER PRIMARY KEY AUTOINCREMENT, kind TEXT NOT NULL, "
          "a TEXT NOT NULL, b TEXT NOT NULL)")
@@ -30,7 +30,12 @@ def _triggers() -> dict[str, str]:
     return out
 
 
-TRIGGERS = _triggers()
+# Each content revision is logged as it is set (store/common.py ``Revisions``): a position is then known
+# to belong to a revision, so a log that restarted (an index built anew at the same path) or went
+# another way (a backup put back) is not mistaken for the one a view was built from.
+_REVISION = ("AFTER {event} ON meta WHEN NEW.key = 'content_revision' BEGIN "
+             "INSERT INTO changes(kind, a, b) VALUES ('revision', NEW.value, ''); END")
+TRIGGERS = {**_triggers(), **{f"log_revision_{e.lower()}": _REVISION.format(event=e) for e in ("INSERT", "UPDATE")}}
 
 
 def start(db: sqlite3.Connection, keep: int) -> None:
@@ -46,6 +51,8 @@ def start(db: sqlite3.Connection, keep: int) -> None:
     db.execute(TABLE)
     for name, body in TRIGGERS.items():
         db.execute(f"CREATE TRIGGER IF NOT EXISTS {name} {body}")
+    # (the revision of the moment, so that a view of it can be followed from here)
+    db.execute(f"INSERT INTO changes(kind, a, b) SELECT '{REVISION}', value, '' FROM meta WHERE key='content_revision'")
     db.execute("INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)", (CHANGE_LOG_FROM, str(_last(db))))
 
 
@@ -66,10 +73,15 @@ def position(db: sqlite3.Connection) -> int | None:
     return _last(db) if _running(db) else None
 
 
-def since(db: sqlite3.Connection, after: int) -> ChangeSet | None:
+def since(db: sqlite3.Connection, after: int, revision: str | None) -> ChangeSet | None:
     if not _running(db):
         return None
     started = db.execute("SELECT value FROM meta WHERE key=?", (CHANGE_LOG_FROM,)).fetchone()
     if started is None or after < int(started[0]) or after > _last(db):
         return None
+    if revision is not None:
+        row = db.execute(f"SELECT a FROM changes WHERE kind='{REVISION}' AND seq <= ? ORDER BY seq DESC LIMIT 1",
+                         (after,)).fetchone()
+        if row is None or row[0] != revision:
+            return None
     return change_set(db.execute("SELECT kind, a, b FROM changes WHERE seq > ?", (after,)))
