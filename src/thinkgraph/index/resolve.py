@@ -127,9 +127,12 @@ def update_synonyms(store: GraphStore, threshold: float, *, rebuild: bool = Fals
     return SynonymUpdate(edges, len(new_ids), len(gone), fresh)
 
 
-def _all_vectors(store: GraphStore) -> tuple[list[str], npt.NDArray[np.float32]]:
-    ids, vectors = store.get_vectors([NodeType.ENTITY])
-    order = sorted(range(len(ids)), key=ids.__getitem__)  # id order: the same graph whatever the write order
+def _all_vectors(store: GraphStore, node_ids: Sequence[str] | None = None
+                 ) -> tuple[list[str], npt.NDArray[np.float32]]:
+    """The entity vectors (of ``node_ids`` only, when given) in id order: the same graph whatever the
+    order they were written in."""
+    ids, vectors = store.get_vectors([NodeType.ENTITY], node_ids=node_ids)
+    order = sorted(range(len(ids)), key=ids.__getitem__)
     return [ids[i] for i in order], (np.ascontiguousarray(vectors[order], dtype=np.float32) if ids else vectors)
 
 
@@ -142,11 +145,9 @@ def _touched(store: GraphStore, state: SynonymState
     if changes is None:
         return None
     touched = sorted(changes.vectors | changes.nodes)
-    ids, vectors = store.get_vectors([NodeType.ENTITY], node_ids=touched)
-    order = sorted(range(len(ids)), key=ids.__getitem__)
-    ids = [ids[i] for i in order]
-    vectors = np.ascontiguousarray(vectors[order], dtype=np.float32) if ids else \
-        np.zeros((0, state.index.dim), dtype=np.float32)
+    ids, vectors = _all_vectors(store, touched)
+    if not ids:
+        vectors = np.zeros((0, state.index.dim), dtype=np.float32)
     if vectors.shape[1] != state.index.dim:
         return None
     new_ids, new_rows, gone = _diff(state, ids, vectors, scope=touched)
