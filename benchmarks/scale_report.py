@@ -11,7 +11,9 @@ from scale_measure import exponent
 
 # The stages of a build as the indexer's timer names them (index/pipeline.py, derived.py, communities.py).
 STAGES = ("extract", "embed entities (tail after extraction)", "synonyms", "communities (Leiden)",
-          "communities (write)", "embed (tail after the derived stages)", "embed (worker busy, overlapped)")
+          "communities (write)", "embed (tail after the derived stages)", "embed tail: the worker's queue",
+          "embed tail: finding nodes without vectors", "embed tail: nodes without vectors",
+          "embed tail: encoding", "embed tail: writing", "embed (worker busy, overlapped)")
 
 
 def _load(folder: Path, kind: str) -> dict[int, dict[str, Any]]:

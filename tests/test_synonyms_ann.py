@@ -8,6 +8,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from thinkgraph.graph.ann import PairIndex, exact_pairs
 from thinkgraph.index.resolve import (
@@ -192,3 +194,35 @@ def test_the_stage_follows_additions_removals_and_edits_as_a_rebuild_would(
     again = update_synonyms(store, 0.9)  # (a rebuild reads every vector)
     assert again.rebuilt and _synonyms(store) == _reference(store)
     assert update_synonyms(store, 0.95).rebuilt and _synonyms(store) == _reference(store, 0.95)
+
+
+@given(st.lists(st.sampled_from(["alma", "kesmoor", "university", "of", "the", "1892", "río"]), max_size=8),
+       st.lists(st.sampled_from(["alma", "kesmoor", "university", "of", "the", "1892", "río"]), max_size=8))
+def test_word_cosine_is_the_cosine_of_word_count_vectors(a: list[str], b: list[str]) -> None:
+    vocabulary = sorted(set(a) | set(b))
+    va = np.array([a.count(w) for w in vocabulary], dtype=np.float64)
+    vb = np.array([b.count(w) for w in vocabulary], dtype=np.float64)
+    norm = float(np.linalg.norm(va) * np.linalg.norm(vb))
+    expected = float(va @ vb) / norm if norm else 0.0
+    assert word_cosine(" ".join(a).title(), " ".join(b)) == pytest.approx(expected, abs=1e-12)
+
+
+def test_candidate_names_are_read_and_parsed_once_each(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A name meets many candidates (hashing collisions at a million passages: 0.5M names in 4.5M
+    pairs), so its date key and words are computed once per name, not once per pair."""
+    from support import HashEmbedder
+    from thinkgraph.index import resolve
+
+    names = [f"Alma {w}" for w in ("Sholte", "Mouston", "Kraith", "Groustun", "Vealtir", "Saistan", "Bumou",
+                                   "Teaskan", "Pruskor", "Skaedir")]
+    vectors = HashEmbedder(dim=2).embed(names)  # two slots: many pairs per name
+    store = _store(tmp_path, names, vectors)
+    pairs = exact_pairs(vectors, 0.9)
+    assert len(pairs) > len(names)
+    calls: list[str] = []
+    real = resolve.date_key
+    monkeypatch.setattr(resolve, "date_key", lambda name: calls.append(name) or real(name))
+    update_synonyms(store, 0.9, lexical=True)
+    assert len(calls) == len({p for a, b, _ in pairs for p in (a, b)})
+    assert _synonyms(store) == set(exact_synonym_pairs([f"ent:{i:04d}" for i in range(len(names))], vectors,
+                                                       names, 0.9, lexical=True))

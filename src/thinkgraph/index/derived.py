@@ -127,14 +127,31 @@ async def _build(store: GraphStore, embedder: Embedder, settings: IndexSettings,
         report.summary_failures = communities.summary_failures
         report.community_levels = communities.levels
         store.set_meta(COMMUNITIES_META, "1")
-    # what the worker still had (passages, documents, triplets), then every node still without a
-    # vector (communities without an LLM summary among them)
     with timer.stage("embed (tail after the derived stages)"):
-        await embed_leftovers(types)
+        await _embed_tail(store, worker, types, timer)
     for stage in ("vectors", "communities"):
         if stage in todo:
             record_stage(store, stage, version)
     log.info("derived stages %s built for graph version %d", ", ".join(todo), version)
+
+
+async def _embed_tail(store: GraphStore, worker: EmbedWorker, types: list[str], timer: StageTimer) -> None:
+    """What the worker still had (passages, documents, triplets), then every node still without a
+    vector (communities without an LLM summary among them), timed in parts: how long each waited and
+    how much of the worker's time went to encoding and to writing the vectors."""
+    before = worker.effort()
+    with timer.stage("embed tail: the worker's queue"):
+        await worker.flush()
+    with timer.stage("embed tail: finding nodes without vectors"):
+        missing = await asyncio.to_thread(store.nodes_missing_vectors, types) if types else []
+    with timer.stage("embed tail: nodes without vectors"):
+        await worker.submit(missing)
+        await worker.flush()
+    spent = worker.effort() - before
+    timer.add("embed tail: encoding", spent.encode_s)
+    timer.add("embed tail: writing", spent.write_s)
+    log.info("embedding tail: %d nodes (%d without vectors), %.1f s encoding, %.1f s writing",
+             spent.embedded, len(missing), spent.encode_s, spent.write_s)
 
 
 def _drop_communities(store: GraphStore) -> None:

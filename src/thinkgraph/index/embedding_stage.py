@@ -8,6 +8,7 @@ import contextlib
 import time
 from collections import deque
 from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -37,6 +38,19 @@ def embed_missing(store: GraphStore, embedder: Embedder, node_types: Iterable[st
     return len(todo)
 
 
+@dataclass(frozen=True, slots=True)
+class WorkerEffort:
+    """What an embedding worker has done so far: subtract two to see what a stage cost it."""
+
+    embedded: int
+    encode_s: float
+    write_s: float
+
+    def __sub__(self, earlier: WorkerEffort) -> WorkerEffort:
+        return WorkerEffort(self.embedded - earlier.embedded, self.encode_s - earlier.encode_s,
+                            self.write_s - earlier.write_s)
+
+
 class EmbedWorker:
     """Embeds nodes beside the LLM calls: producers hand over nodes as they are committed; fixed
     batches of EMBED_BATCH (in commit order, so two runs embed the same batches) are encoded in a
@@ -53,7 +67,8 @@ class EmbedWorker:
         self.node_types = frozenset(str(t) for t in node_types)
         self.progress = progress
         self.embedded = 0
-        self.busy_s = 0.0  # the worker's own time (it overlaps other stages)
+        self.encode_s = 0.0  # the worker's own time (it overlaps other stages): encoding,
+        self.write_s = 0.0  # and writing the vectors into the store
         self._pending: dict[bool, list[Node]] = {True: [], False: []}  # lane True: entities
         self._ready: dict[bool, deque[list[Node]]] = {True: deque(), False: deque()}
         self._outstanding = {True: 0, False: 0}  # batches queued or being encoded, per lane
@@ -74,6 +89,13 @@ class EmbedWorker:
         self._task.cancel()
         with contextlib.suppress(asyncio.CancelledError):
             await self._task
+
+    @property
+    def busy_s(self) -> float:
+        return self.encode_s + self.write_s
+
+    def effort(self) -> WorkerEffort:
+        return WorkerEffort(self.embedded, self.encode_s, self.write_s)
 
     async def submit(self, nodes: Iterable[Node]) -> None:
         for node in nodes:
@@ -99,7 +121,7 @@ class EmbedWorker:
     async def _encode(self, texts: Sequence[str]) -> np.ndarray:
         started = time.perf_counter()
         vectors = await asyncio.to_thread(self.embedder.embed, list(texts))
-        self.busy_s += time.perf_counter() - started
+        self.encode_s += time.perf_counter() - started
         return vectors
 
     def _queued_nodes(self) -> int:
@@ -143,4 +165,4 @@ class EmbedWorker:
         with self.store.transaction():
             record_embedding_manifest(self.store, self.embedder, vectors.shape[1])
             self.store.put_vectors(ids, vectors)
-        self.busy_s += time.perf_counter() - started
+        self.write_s += time.perf_counter() - started
