@@ -5,13 +5,18 @@ them; the worker's encoding and writing) so that a build's figures say where its
 from __future__ import annotations
 
 import asyncio
+from contextlib import AbstractContextManager
 from pathlib import Path
 
+import pytest
+
 from support import HashEmbedder
-from thinkgraph.index.derived import _embed_tail
+from thinkgraph.api import ThinkGraph
+from thinkgraph.config import Settings
+from thinkgraph.index.derived import _embed_tail, derived_page_cache_kib
 from thinkgraph.index.embedding_stage import EmbedWorker, WorkerEffort
 from thinkgraph.index.stages import StageTimer
-from thinkgraph.models import Node
+from thinkgraph.models import Node, SourceDocument
 from thinkgraph.store.sqlite import SQLiteStore
 
 TAIL_PARTS = ("embed tail: the worker's queue", "embed tail: finding nodes without vectors",
@@ -59,3 +64,30 @@ def test_tail_with_no_types_embeds_only_the_queue(tmp_path: Path) -> None:
 
     assert asyncio.run(run()) == 0
     assert len(store.nodes_missing_vectors(["passage"])) == 1  # nothing asked for passages
+
+
+def test_derived_page_cache_is_an_eighth_of_the_index_up_to_the_cap() -> None:
+    assert derived_page_cache_kib(13_400_000_000, 4096) == 13_400_000_000 // 8 // 1024  # 1M passages: 1.6 GiB
+    assert derived_page_cache_kib(100 * 2**30, 4096) == 4096 * 1024
+    assert derived_page_cache_kib(0, 4096) == 0  # (the store keeps its writer's own cache)
+
+
+@pytest.mark.parametrize("cap_mb", [4096, 0])
+def test_the_derived_stages_ask_for_the_page_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                     cap_mb: int) -> None:
+    asked: list[tuple[int, int]] = []
+    real = SQLiteStore.page_cache
+
+    def spy(self: SQLiteStore, kib: int) -> AbstractContextManager[None]:
+        asked.append((kib, self.size_bytes()))
+        return real(self, kib)
+
+    monkeypatch.setattr(SQLiteStore, "page_cache", spy)
+    settings = Settings()
+    settings.index.derived_page_cache_mb = cap_mb
+    with ThinkGraph(tmp_path / "i.db", settings=settings, embedder=HashEmbedder()) as tg:
+        tg.add_documents([SourceDocument(id="a", title="Alma", text="Alma Sholte founded Kesmoor University in 1892.",
+                                         source="t")])
+    assert len(asked) == 1
+    kib, size = asked[0]
+    assert kib == min(size // 8 // 1024, cap_mb * 1024)

@@ -520,3 +520,21 @@ def test_every_backend_implements_every_role_protocol(store: GraphStore) -> None
     assert isinstance(store.location, str) and isinstance(store.path, Path)
     public = {n for n in dir(type(store)) if not n.startswith("_") and callable(getattr(type(store), n))}
     assert public - declared == BACKEND_ONLY[kind]
+
+
+def test_a_larger_page_cache_for_a_while_keeps_every_row(store: GraphStore) -> None:
+    """``page_cache``: a stage may ask for more of the index's pages in memory; its writes are kept and
+    the connection's cache is what it was afterwards (SQLite: the PRAGMA; a server: unchanged)."""
+    before = _cache_size(store)
+    with store.page_cache(1_048_576):
+        if isinstance(store, SQLiteStore):
+            assert _cache_size(store) == -1_048_576
+        store.add_nodes([Node(f"ent:{i}", "entity", f"E{i}") for i in range(50)])
+        with store.page_cache(1024):  # a smaller ask never lowers it
+            assert _cache_size(store) == (-1_048_576 if isinstance(store, SQLiteStore) else None)
+    assert _cache_size(store) == before
+    assert len(store.get_nodes([f"ent:{i}" for i in range(50)])) == 50
+
+
+def _cache_size(store: GraphStore) -> int | None:
+    return int(store._db.execute("PRAGMA cache_size").fetchone()[0]) if isinstance(store, SQLiteStore) else None

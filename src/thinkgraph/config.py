@@ -138,6 +138,12 @@ class IndexSettings(_Section):
     # leaves (ours). Otherwise the first `ask` builds it: 45 s at 100k passages, 10+ minutes at 1M,
     # most of it the passages' HNSW graph (benchmarks/scale.py).
     prepare_view: bool = True
+    # The derived stages' page cache (SQLite; ours): an eighth of the index's size (never less than the
+    # 256 MiB every writer has), at most this. Their rows (community memberships, vectors) are keyed by content
+    # hashes and land at random pages of the tables' indexes; once those outgrow the cache each insert
+    # reads a page back (random inserts at 100k passages: 9.9 us a row with 256 MiB, 19.3 with 16 MiB;
+    # the 1M build's community write: 30 us a row). The cache fills only as pages are used.
+    derived_page_cache_mb: int = Field(default=4096, ge=0)
 
 
 class RetrievalSettings(_Section):

@@ -91,6 +91,19 @@ async def _update(store: GraphStore, embedder: Embedder, settings: IndexSettings
 async def _build(store: GraphStore, embedder: Embedder, settings: IndexSettings, report: IndexReport,
                  llm: LLM | None, progress: Progress, worker: EmbedWorker, timer: StageTimer,
                  todo: list[str], version: int, force: bool) -> None:
+    with store.page_cache(derived_page_cache_kib(store.size_bytes(), settings.derived_page_cache_mb)):
+        await _build_stages(store, embedder, settings, report, llm, progress, worker, timer, todo, version, force)
+
+
+def derived_page_cache_kib(index_bytes: int, cap_mb: int) -> int:
+    """An eighth of the index, at most ``cap_mb``: the same share of the index whatever its size, so an
+    insert's page reads stay as few as the index grows (the store never lowers its writer's own cache)."""
+    return min(index_bytes // 8 // 1024, cap_mb * 1024)
+
+
+async def _build_stages(store: GraphStore, embedder: Embedder, settings: IndexSettings, report: IndexReport,
+                        llm: LLM | None, progress: Progress, worker: EmbedWorker, timer: StageTimer,
+                        todo: list[str], version: int, force: bool) -> None:
     report.rebuilt_stages = list(todo)
     types = [str(t) for t in settings.embed_node_types]
 

@@ -102,6 +102,10 @@ class Manifest(Protocol):
     # by a reader; returns their names.
     def upgrade_indexes(self) -> list[str]: ...
     def transaction(self) -> AbstractContextManager[None]: ...
+    # For the duration, this connection may keep up to ``kib`` of the index's pages in memory (never
+    # less than it already may): for a stage that writes rows at random places of large indexes. A
+    # database server keeps its own page cache, so there it changes nothing.
+    def page_cache(self, kib: int) -> AbstractContextManager[None]: ...
 
 
 @runtime_checkable

@@ -79,6 +79,10 @@ class PostgresStore(PgVectors, PgBookkeeping, PgChanges, Revisions):
                 cur.executemany(query, rows)
 
     @contextmanager
+    def page_cache(self, kib: int) -> Iterator[None]:
+        yield  # the server's shared_buffers are the page cache
+
+    @contextmanager
     def transaction(self) -> Iterator[None]:
         """Nested use joins the outer transaction; the outermost commits or rolls back. The outermost
         takes the index's write lock first (released at commit or rollback)."""

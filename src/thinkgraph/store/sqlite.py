@@ -144,6 +144,20 @@ class SQLiteStore(SQLiteBookkeeping, Revisions):
             if outer:
                 self._db.execute("COMMIT")
 
+    @contextmanager
+    def page_cache(self, kib: int) -> Iterator[None]:
+        with self._lock:
+            before = int(self._db.execute("PRAGMA cache_size").fetchone()[0])
+            page = int(self._db.execute("PRAGMA page_size").fetchone()[0])
+            before_kib = -before if before < 0 else before * page // 1024  # (negative: KiB; positive: pages)
+            if kib > before_kib:
+                self._db.execute(f"PRAGMA cache_size=-{int(kib)}")
+        try:
+            yield
+        finally:
+            with self._lock:
+                self._db.execute(f"PRAGMA cache_size={before}")  # (SQLite then frees the pages over it)
+
     def backup(self, target: str | Path) -> None:
         """A consistent copy of this index at ``target`` (SQLite's online backup; safe while in use)."""
         copy = sqlite3.connect(str(target))
