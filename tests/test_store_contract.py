@@ -179,6 +179,19 @@ def test_delete_vectors_leaves_the_node_to_be_encoded_again(store: GraphStore) -
     assert "ent:x" in {n.id for n in store.nodes_missing_vectors(["entity"])}
 
 
+def test_nodes_missing_vectors_come_in_commit_order_of_the_asked_types(store: GraphStore) -> None:
+    """The embedding tail encodes them in this order (fixed batches: two runs embed the same ones); more
+    than one read's worth (500 ids), committed in an order unlike the ids'."""
+    ids = [f"n:{(k * 7919) % 1201:05d}" for k in range(1201)]
+    store.add_nodes([Node(i, "entity" if k % 3 else "chunk", i) for k, i in enumerate(ids)])
+    rng = np.random.default_rng(0)
+    vectors = rng.normal(size=(len(ids[::5]), 8)).astype(np.float32)
+    store.put_vectors(ids[::5], vectors / np.linalg.norm(vectors, axis=1, keepdims=True))
+    assert [n.id for n in store.nodes_missing_vectors(["entity"])] == [i for k, i in enumerate(ids) if k % 3 and k % 5]
+    assert [n.type for n in store.nodes_missing_vectors(["chunk", "entity"])].count("chunk") == \
+        len([k for k in range(1201) if not k % 3 and k % 5])
+
+
 def test_update_node_keeps_edges(store: GraphStore) -> None:
     _two_documents(store)
     store.update_node(Node("ent:x", "entity", "X prime", {"description": "renamed", "n": [1, 2]}))
