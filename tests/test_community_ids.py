@@ -10,7 +10,7 @@ from pathlib import Path
 
 from support import HashEmbedder
 from thinkgraph.ids import community_id
-from thinkgraph.index.communities import build_communities
+from thinkgraph.index.communities import ENTITY_GRAPH_EDGES, _entity_graph, build_communities
 from thinkgraph.llm.service import LLM
 from thinkgraph.models import Edge, Node
 from thinkgraph.store.sqlite import SQLiteStore
@@ -87,3 +87,23 @@ def test_a_community_that_splits_keeps_its_id_on_one_side_only(tmp_path: Path) -
     assert len(after) == 2 and sorted(len(m) for m in after.values()) == [4, 4]
     assert whole not in after  # neither half holds more than half of the whole: both are new
     assert len(set(after)) == 2 and all(store.get_node(cid).props["size"] == 4 for cid in after)
+
+
+def test_the_entity_graph_matches_edge_ends_to_entities_by_id(tmp_path: Path) -> None:
+    """Edges of the community graph's types between two entities, by their positions in id order;
+    edges to other nodes, to missing nodes, self-loops and other types are left out (reference: the
+    edges walked one by one)."""
+    store = SQLiteStore(tmp_path / "g.db")
+    names = [f"ent:{k:03d}" for k in (7, 3, 11, 0, 5, 9)]
+    store.add_nodes([Node(n, "entity", n) for n in names] + [Node("chunk:1", "chunk", "text")])
+    edges = [Edge("ent:007", "ent:003", "CO_OCCURS", weight=2.0), Edge("ent:000", "ent:011", "OPENREL"),
+             Edge("ent:005", "ent:005", "CO_OCCURS"), Edge("ent:009", "chunk:1", "CO_OCCURS"),
+             Edge("ent:003", "ent:404", "SYNONYM"), Edge("ent:009", "ent:000", "SYNONYM", weight=0.5),
+             Edge("chunk:1", "ent:003", "CONTAINS")]
+    store.add_edges(edges)
+    graph = _entity_graph(store)
+    position = {n: i for i, n in enumerate(sorted(names))}
+    expected = sorted((position[e.src], position[e.dst], e.weight) for e in edges
+                      if e.type in ENTITY_GRAPH_EDGES and e.src in position and e.dst in position and e.src != e.dst)
+    assert [n.id for n in graph.nodes] == sorted(names)
+    assert sorted((a, b, w) for (a, b), w in zip(graph.edges, graph.weights, strict=True)) == expected
