@@ -91,3 +91,10 @@ def test_the_derived_stages_ask_for_the_page_cache(tmp_path: Path, monkeypatch: 
     assert len(asked) == 1
     kib, size = asked[0]
     assert kib == min(size // 8 // 1024, cap_mb * 1024)
+
+
+def test_a_page_cache_past_sqlites_range_is_its_largest_not_none(tmp_path: Path) -> None:
+    store = SQLiteStore(tmp_path / "s.db")
+    with store.page_cache(2**31 + 5):
+        assert int(store._db.execute("PRAGMA cache_size").fetchone()[0]) == -(2**31 - 1)
+    assert int(store._db.execute("PRAGMA cache_size").fetchone()[0]) == -262_144

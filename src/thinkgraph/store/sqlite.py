@@ -150,8 +150,9 @@ class SQLiteStore(SQLiteBookkeeping, Revisions):
             before = int(self._db.execute("PRAGMA cache_size").fetchone()[0])
             page = int(self._db.execute("PRAGMA page_size").fetchone()[0])
             before_kib = -before if before < 0 else before * page // 1024  # (negative: KiB; positive: pages)
+            kib = min(int(kib), 2**31 - 1)  # (SQLite reads a larger one as 0: no cache at all)
             if kib > before_kib:
-                self._db.execute(f"PRAGMA cache_size=-{int(kib)}")
+                self._db.execute(f"PRAGMA cache_size=-{kib}")
         try:
             yield
         finally:
