@@ -208,7 +208,7 @@ def test_word_cosine_is_the_cosine_of_word_count_vectors(a: list[str], b: list[s
 
 
 def test_candidate_names_are_read_and_parsed_once_each(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """A name meets many candidates (hashing collisions at a million passages: 0.5M names in 4.5M
+    """A name meets many candidates (hashing collisions at a million passages: 517k names gave 4.5M
     pairs), so its date key and words are computed once per name, not once per pair."""
     from support import HashEmbedder
     from thinkgraph.index import resolve
