@@ -34,7 +34,7 @@ if [ "$(cat "$STAMP" 2>/dev/null || true)" != "$WANT" ]; then
   # pip reuses a wheel it built before (its cache ignores CMAKE_ARGS): a native build cached by an
   # earlier install would come back, so llama-cpp-python is built without the cache when the venv lacks it.
   LLAMA_SPEC="$(grep -o 'llama-cpp-python\[server\]==[0-9.]*' "$ROOT/pyproject.toml" | head -1 || true)"
-  if [[ "$EXTRAS" == *dev* || "$EXTRAS" == *localmodel* ]] && [ -n "$LLAMA_SPEC" ] &&
+  if [[ "$EXTRAS" == *dev* || "$EXTRAS" == *localmodel* || "$EXTRAS" == *qwen* ]] && [ -n "$LLAMA_SPEC" ] &&
      ! "$PY" -m pip show -q llama-cpp-python >/dev/null 2>&1; then
     "$PY" -m pip install -q --disable-pip-version-check --no-cache-dir "$LLAMA_SPEC"
   fi

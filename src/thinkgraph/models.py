@@ -37,6 +37,7 @@ class AnswerStatus(StrEnum):
     ANSWERED = "answered"
     ABSTAINED = "abstained"  # the method says the evidence does not answer the question ("Unknown", a gate)
     FAILED = "failed"  # the model's replies could not be used (the message says why)
+    TRUNCATED = "truncated"  # the answer reached the completion cap: its text is kept, but it may be cut
     EVIDENCE_ONLY = "evidence_only"  # no LLM: the retrieved evidence without an answer
 
 

@@ -84,6 +84,13 @@ def score(question: Question, text: str | None, retrieved: list[str],
     return metrics
 
 
+def llm_counters(answer: Answer) -> dict[str, int]:
+    """The question's repairs and unusable replies (after the bounded repairs), from its LLM trace step."""
+    step = next((t for t in answer.trace if t.agent == "llm" and t.action == "endpoint"), None)
+    outputs = step.outputs if step is not None else {}
+    return {k: int(outputs.get(k, 0)) for k in ("repairs", "parse_failures")}
+
+
 def metric_means(records: Sequence[dict[str, Any]], keys: Sequence[str]) -> dict[str, float]:
     """Each metric's mean over the records that have it, in percent."""
     out = {}
@@ -215,7 +222,7 @@ class EvalRunner:
                 await error_type(answer, list(q.answers), self.tg.llm if self.judge else None)
         return base | {"status": answer.status, "answer": answer.text, "retrieved": retrieved, "cited": cited,
                        "metrics": metrics, "cost": asdict(answer.cost), "stats": stats,
-                       "judge_failures": judge_failures}
+                       "judge_failures": judge_failures, "message": answer.message, "llm": llm_counters(answer)}
 
     def summary(self, questions: Sequence[Question]) -> list[dict[str, Any]]:
         wanted = {q.id for q in questions}
@@ -242,6 +249,10 @@ class EvalRunner:
             row |= metric_means(rs, keys)
             if not self.retrieval_only and rs:  # verified-or-abstain methods: how often they declined
                 row["abstained"] = 100 * sum(r["status"] == "abstained" for r in rs) / len(rs)
+                row["statuses"] = dict(sorted(Counter(str(r["status"]) for r in rs).items()))
+                calls = sum((r["cost"] or {}).get("calls", 0) for r in rs)
+                unusable = sum((r.get("llm") or {}).get("parse_failures", 0) for r in rs)
+                row["unusable_per_100_calls"] = 100 * unusable / calls if calls else 0.0
                 answered = [r for r in rs if r["status"] == "answered"]
                 for key in ("llm_correct", "accuracy"):  # over all questions above; over answered ones here
                     if key in keys:

@@ -9,6 +9,7 @@ import json
 import logging
 import time
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Any, Protocol, TypeVar
 
 from pydantic import BaseModel, ValidationError
@@ -53,6 +54,23 @@ REPAIR_PROMPT = (
     "Reply again with only one JSON value that follows this JSON schema, no prose and no code fence:\n"
     "{schema}"
 )
+
+
+@dataclass(frozen=True, slots=True)
+class TextReply:
+    """A free-text reply and whether the completion cap cut it (the server's finish_reason "length")."""
+
+    text: str
+    truncated: bool = False
+
+
+def _cached_reply(value: Any) -> TextReply | None:
+    """A cached free-text reply: a string, or the text with its finish reason when the cap cut it."""
+    if isinstance(value, str):
+        return TextReply(value)
+    if isinstance(value, dict) and isinstance(value.get("text"), str):
+        return TextReply(value["text"], truncated=value.get("finish_reason") == "length")
+    return None
 
 
 class ResponseCache(Protocol):
@@ -123,20 +141,28 @@ class LLM:
     async def text(self, messages: list[Message], *, step: str, kind: CallKind = "answer",
                    stop: Sequence[str] = (), max_tokens: int | None = None,
                    usable: Callable[[str], bool] | None = None) -> str:
+        """A free-text reply (reasoning blocks removed): ``reply`` without whether the cap cut it."""
+        return (await self.reply(messages, step=step, kind=kind, stop=stop, max_tokens=max_tokens,
+                                 usable=usable)).text
+
+    async def reply(self, messages: list[Message], *, step: str, kind: CallKind = "answer",
+                    stop: Sequence[str] = (), max_tokens: int | None = None,
+                    usable: Callable[[str], bool] | None = None) -> TextReply:
         """A free-text reply (reasoning blocks removed), capped at the kind's completion tokens and cut
-        before any of ``stop``. Empty replies are returned as "" and never cached; nor is a reply that
-        ``usable`` refuses (a summary that repeats its prompt), so that a later run asks again instead
-        of reading the same failure back, and a cached one it refuses is asked again."""
+        before any of ``stop``, with whether the completion cap cut it (``finish_reason`` "length", kept
+        in the cache with the text). Empty replies are returned as "" and never cached; nor is a reply
+        that ``usable`` refuses (a summary that repeats its prompt), so that a later run asks again
+        instead of reading the same failure back, and a cached one it refuses is asked again."""
         max_tokens = max_tokens or self.settings.max_tokens.for_kind(kind)
         params: dict[str, Any] = {"max_tokens": max_tokens, "t": self.settings.temperature, "seed": self.settings.seed}
         if stop:
             params["stop"] = list(stop)
         key = cache_key(self.model, messages, params)
         listeners = token_listeners() if kind in STREAMED_KINDS else ()
-        cached = self._cached(key, step)
-        if isinstance(cached, str) and (usable is None or usable(cached)):
+        cached = _cached_reply(self._cached(key, step))
+        if cached is not None and (usable is None or usable(cached.text)):
             for listener in listeners:
-                listener(step, cached)
+                listener(step, cached.text)
             return cached
 
         def forward(piece: str) -> None:
@@ -145,9 +171,10 @@ class LLM:
 
         result = await self._call(messages, step=step, max_tokens=max_tokens, stop=tuple(stop),
                                   on_delta=forward if listeners else None)
-        reply = strip_reasoning(result.text)
-        if reply and self.cache is not None and (usable is None or usable(reply)):
-            self.cache.cache_put(key, reply)
+        reply = TextReply(strip_reasoning(result.text), truncated=result.finish_reason == "length")
+        if reply.text and self.cache is not None and (usable is None or usable(reply.text)):
+            self.cache.cache_put(key, {"text": reply.text, "finish_reason": "length"} if reply.truncated
+                                 else reply.text)
         return reply
 
     async def json(self, messages: list[Message], schema: type[T], *, step: str, kind: CallKind = "verdict",

@@ -2,22 +2,23 @@
 
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass, field
 
 from pydantic import BaseModel, ConfigDict
 
 from thinkgraph.llm.service import Message
 from thinkgraph.methods.base import MethodContext
+from thinkgraph.methods.replies import UNKNOWN, answer_trace, ask_answer
 from thinkgraph.methods.run import llm_required_error
-from thinkgraph.models import Answer, AnswerStatus, TraceStep
+from thinkgraph.models import Answer
 
 NONE_STEP = "answer.closed_book"
-CLOSED_BOOK_PROMPT = """Answer the question from your own knowledge. Keep the answer short: a name, a
-date, a phrase or one sentence. If you do not know, reply exactly "Unknown".
+CLOSED_BOOK_PROMPT = """Answer the question from your own knowledge.
 
 Question: {question}
-Answer:"""
+
+Reply with one line: "Answer: " followed by the answer itself (a name, a date, a number or a short
+phrase). If you do not know, reply "Answer: {unknown}"."""
 
 
 class NoneConfig(BaseModel):
@@ -36,11 +37,10 @@ class NoRetrievalMethod:
         llm = self.ctx.llm
         if llm is None:  # (the run envelope says so first; a2rag's out-of-scope fallback calls here directly)
             raise llm_required_error(self.name)
-        started = time.perf_counter()
-        messages: list[Message] = [{"role": "user", "content": CLOSED_BOOK_PROMPT.format(question=question)}]
-        with llm.meter.scope() as cost:
-            reply = (await llm.text(messages, step=NONE_STEP, kind="answer")).strip()
-        status = AnswerStatus.ABSTAINED if reply.strip(".").casefold() == "unknown" else AnswerStatus.ANSWERED
-        self.ctx.trace.append(TraceStep(agent="responder", action=NONE_STEP, prompt="CLOSED_BOOK_PROMPT",
-                                        outputs={"reply": reply}, cost=cost, seconds=time.perf_counter() - started))
-        return Answer(question=question, method=self.name, text=reply, status=status, trace=self.ctx.trace)
+        messages: list[Message] = [{"role": "user", "content": CLOSED_BOOK_PROMPT.format(
+            question=question, unknown=UNKNOWN)}]
+        asked = await ask_answer(llm, messages, [], step=NONE_STEP, prompt_template=CLOSED_BOOK_PROMPT)
+        self.ctx.trace.append(answer_trace("responder", NONE_STEP, "CLOSED_BOOK_PROMPT", asked, {}, 0))
+        read = asked.read
+        return Answer(question=question, method=self.name, text=read.text, status=read.status, message=read.message,
+                      trace=self.ctx.trace)

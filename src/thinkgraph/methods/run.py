@@ -35,6 +35,10 @@ _LLM_COUNTERS = ("repairs", "parse_failures", "format_refusals", "truncations", 
 EVIDENCE_EDGE_NODES = 60  # the evidence nodes whose edges are looked up when a method gave none
 
 
+def _empty_answer(answer: Answer) -> bool:
+    return answer.status in (AnswerStatus.ANSWERED, AnswerStatus.TRUNCATED) and not has_content(answer.text)
+
+
 def check_question(question: str) -> None:
     """One-line errors for a question no method can use."""
     if not question.strip():
@@ -64,10 +68,12 @@ async def run_method(method: Method, question: str, *, top_k: int | None = None)
         before = llm.describe()
         with llm.meter.scope() as cost:
             answer = await method.answer(question)
+        if _empty_answer(answer):
+            llm.meter.parse_failures += 1  # an unusable reply, counted with the others of the question
         answer.trace.append(_llm_step(before, llm.describe()))
     answer.cost = cost
     answer.cost.seconds = time.perf_counter() - started
-    if answer.status == AnswerStatus.ANSWERED and not has_content(answer.text):
+    if _empty_answer(answer):
         # a failed answer has no text (the reply stays in the stats and the trace): `<answer>"` beside
         # "the model returned an empty answer" read as a contradiction
         answer.stats["unusable_reply"] = answer.text

@@ -2,15 +2,12 @@
 
 from __future__ import annotations
 
-import re
-import time
 from collections.abc import Sequence
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Generic, TypeVar
+from typing import TYPE_CHECKING
 
-from thinkgraph.llm.echo import echoes_instructions
 from thinkgraph.methods.base import NO_LLM_MESSAGE
-from thinkgraph.models import Answer, AnswerStatus, Citation, Cost, EvidenceSubgraph, Node, TraceStep
+from thinkgraph.methods.replies import answer_format, answer_trace, ask_answer
+from thinkgraph.models import Answer, AnswerStatus, Citation, EvidenceSubgraph, Node, TraceStep
 from thinkgraph.retrieval.evidence import Evidence, ScoredPassage
 from thinkgraph.tokens import TokenCounter
 
@@ -18,21 +15,16 @@ if TYPE_CHECKING:  # (types only: an LLM-free ask does not load the HTTP client)
     from thinkgraph.llm.service import LLM, Message
 
 ANSWER_STEP = "answer.from_passages"
-UNKNOWN = "Unknown"
-_CITE = re.compile(r"\[(\d+)\]")
-ECHO_MESSAGE = "the model repeated the prompt's instructions instead of answering"
-PROMPT_OVERHEAD_TOKENS = 200
-T = TypeVar("T")
+PROMPT_OVERHEAD_TOKENS = 260  # the prompt's own words and the answer format
 
-ANSWER_PROMPT = """Answer the question using only the numbered passages below. Cite the passages you
-used with their numbers in square brackets, like [1] or [2][3]. Keep the answer short: a name, a date,
-a phrase or one or two sentences. If the passages do not contain the answer, reply exactly "{unknown}".
+ANSWER_PROMPT = """Answer the question using only the numbered passages below.
 {paths}
 Passages:
 {passages}
 
 Question: {question}
-Answer:"""
+
+{answer_format}"""
 
 
 def _paths_block(evidence: Evidence) -> str:
@@ -53,41 +45,6 @@ def fit_passages(passages: list[ScoredPassage], budget_tokens: int, counter: Tok
         kept.append(p)
         used += cost
     return kept
-
-
-def split_citations(reply: str, items: Sequence[T]) -> tuple[str, list[T]]:
-    """The reply without its [n] markers, and the numbered items it cited (every item when it cited
-    none: the answer rests on all it was shown). A number with no item ("[5]" of four passages) is
-    dropped from the text too, so no marker is left that points nowhere; the trace keeps the reply."""
-    cited = sorted({int(n) for n in _CITE.findall(reply) if 1 <= int(n) <= len(items)})
-    text = _CITE.sub("", reply).strip()
-    return (text, [items[n - 1] for n in cited]) if cited else (text, list(items))
-
-
-def missing_citations(reply: str, count: int) -> list[int]:
-    """Citation numbers in the reply that name none of the ``count`` items shown."""
-    return sorted({int(n) for n in _CITE.findall(reply) if not 1 <= int(n) <= count})
-
-
-@dataclass(frozen=True, slots=True)
-class AnswerReply(Generic[T]):
-    """What an answerer's reply says: its status, the text without [n] markers, the items it cited,
-    and why it failed when it did."""
-
-    status: AnswerStatus
-    text: str | None
-    cited: list[T]
-    message: str | None = None
-
-
-def read_answer(reply: str, items: Sequence[T], prompt_template: str) -> AnswerReply[T]:
-    """The one reading of an answer reply that every answerer shares: a reply echoing the prompt is a
-    failure (the items shown stay cited), "Unknown" an abstention, anything else an answer."""
-    if echoes_instructions(reply, prompt_template):
-        return AnswerReply(AnswerStatus.FAILED, None, list(items), ECHO_MESSAGE)
-    text, cited = split_citations(reply, items)
-    abstained = text.strip().strip(".").casefold() == UNKNOWN.casefold()
-    return AnswerReply(AnswerStatus.ABSTAINED if abstained else AnswerStatus.ANSWERED, text, cited)
 
 
 def numbered_passages(passages: Sequence[ScoredPassage], sep: str = "\n\n") -> str:
@@ -119,19 +76,11 @@ async def answer_from_evidence(llm: LLM, question: str, method: str, evidence: E
     passages = fit_passages(evidence.passages, budget, llm.counter)
     numbered = numbered_passages(passages)
     messages: list[Message] = [{"role": "user", "content": ANSWER_PROMPT.format(
-        unknown=UNKNOWN, paths=_paths_block(evidence), passages=numbered, question=question)}]
-    started = time.perf_counter()
-    with llm.meter.scope() as cost:
-        reply = (await llm.text(messages, step=ANSWER_STEP, kind="answer")).strip()
-    trace.append(TraceStep(agent="responder", action=ANSWER_STEP, prompt="ANSWER_PROMPT",
-                           inputs={"passages": [p.chunk_id for p in passages],
-                                   "left_out": len(evidence.passages) - len(passages)},
-                           outputs={"reply": reply, "missing_citations": missing_citations(reply, len(passages))},
-                           cost=_copy(cost), seconds=time.perf_counter() - started))
-    read = read_answer(reply, passages, ANSWER_PROMPT)
+        paths=_paths_block(evidence), passages=numbered, question=question, answer_format=answer_format())}]
+    asked = await ask_answer(llm, messages, passages, step=ANSWER_STEP, prompt_template=ANSWER_PROMPT)
+    trace.append(answer_trace("responder", ANSWER_STEP, "ANSWER_PROMPT", asked, {
+        "passages": [p.chunk_id for p in passages], "left_out": len(evidence.passages) - len(passages)},
+        len(passages)))
+    read = asked.read
     return Answer(question=question, method=method, text=read.text, status=read.status, message=read.message,
                   citations=citations_for(read.cited), evidence=evidence_subgraph(evidence), trace=trace)
-
-
-def _copy(cost: Cost) -> Cost:
-    return Cost(cost.calls, cost.prompt_tokens, cost.completion_tokens, cost.cached_calls, cost.seconds)

@@ -21,13 +21,8 @@ from thinkgraph.methods.a2rag.retriever import AgenticRetriever, Judge, Retrieva
 from thinkgraph.methods.a2rag.verify import Verifier
 from thinkgraph.methods.base import NO_LLM_MESSAGE, MethodContext
 from thinkgraph.methods.none import NoRetrievalMethod
-from thinkgraph.methods.synthesis import (
-    ECHO_MESSAGE,
-    citations_for,
-    numbered_passages,
-    read_answer,
-    split_citations,
-)
+from thinkgraph.methods.replies import ECHO_MESSAGE, answer_format, read_answer
+from thinkgraph.methods.synthesis import citations_for, numbered_passages
 from thinkgraph.models import Answer, AnswerStatus, EvidenceSubgraph, Node, NodeType, TraceStep
 from thinkgraph.retrieval.evidence import ScoredPassage
 
@@ -173,7 +168,8 @@ class A2RAGMethod:
                         passages: list[ScoredPassage],
                         attempts: list[Attempt], trace: list[TraceStep]) -> Answer:
         self.stage_counts[state.stage] += 1
-        text, used = split_citations(reply, passages)
+        read = read_answer(reply, passages, ANSWER)
+        text, used = read.text, read.cited
         if self.config.hitl:
             proposals = await propose_triples(self.ctx.store, llm, question, reply, passages)
             trace.append(TraceStep("controller", "hitl.propose", {}, {"proposals": proposals}))
@@ -260,7 +256,7 @@ class A2RAGMethod:
     async def _generate(self, llm: LLM, query: str, state: RetrievalState, passages: list[ScoredPassage]) -> str:
         triples = "\n".join(self.retriever.triples_text(self.retriever.prompt_facts(state))) or "(none)"
         numbered = numbered_passages(passages, sep="\n") or "(none)"
-        prompt = ANSWER.format(question=query, triples=triples, passages=numbered)
+        prompt = ANSWER.format(question=query, triples=triples, passages=numbered, answer_format=answer_format())
         return (await llm.text([{"role": "user", "content": prompt}], step="a2rag.answer", kind="answer")).strip()
 
     async def _rewrite(self, llm: LLM, query: str, reply: str, state: RetrievalState, failure: str,

@@ -16,8 +16,7 @@ Evidence:
 {evidence}"""
 
 ANSWER = """Answer the question using only the evidence below (facts from a knowledge graph and
-numbered source passages). Cite passages by number like [1]. Keep the answer short. If the evidence
-does not answer the question, reply exactly "Unknown".
+numbered source passages).
 
 Question: {question}
 
@@ -27,7 +26,7 @@ Facts:
 Passages:
 {passages}
 
-Answer:"""
+{answer_format}"""
 
 CHECK_RELEVANCE = """Is the evidence below about what the question asks? Judge the evidence only,
 not any answer.

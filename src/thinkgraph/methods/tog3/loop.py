@@ -14,11 +14,11 @@ from thinkgraph.errors import CallBudgetReached, StructuredOutputError
 from thinkgraph.ids import entity_id
 from thinkgraph.llm.service import LLM
 from thinkgraph.methods.base import NO_LLM_MESSAGE, MethodContext
-from thinkgraph.methods.synthesis import citations_for, read_answer
+from thinkgraph.methods.synthesis import citations_for
 from thinkgraph.methods.tog3.agents import Retriever
 from thinkgraph.methods.tog3.config import ToG3Config
 from thinkgraph.methods.tog3.constructor import Constructor
-from thinkgraph.methods.tog3.prompts import EVOLVE_QUERY, FINAL, REASONING, RESPOND, SUFFICIENCY
+from thinkgraph.methods.tog3.prompts import EVOLVE_QUERY, REASONING, RESPOND, SUFFICIENCY
 from thinkgraph.methods.tog3.subgraph import Subgraph
 from thinkgraph.methods.tog3.trajectory import Trajectory, synthesise
 from thinkgraph.models import Answer, AnswerStatus, Edge, EdgeType, EvidenceSubgraph, Node, NodeType, TraceStep
@@ -110,8 +110,7 @@ class ToG3Method:
             run.outcome = "budget_reached"
             trace.append(TraceStep("controller", "budget_reached", {"max_calls": c.max_calls}, {}))
         self.rounds[run.rounds] += 1
-        reply, shown = await synthesise(llm, self.ctx.store, run, self.retriever, trace)
-        read = read_answer(reply, shown, FINAL)
+        read, shown = await synthesise(llm, self.ctx.store, run, self.retriever, trace)
         notes = [m for m in [read.message] if m]
         notes.append(f"{run.rounds} round(s), {len(run.steps)} evolution(s); last reward {run.reward}")
         if run.outcome == "budget_reached":

@@ -65,8 +65,6 @@ Sub-graph:
 
 FINAL = """Answer the question from the reasoning trajectory and the evidence gathered along it, using
 only them and not prior knowledge. Be concise: give the answer, not a description of the context.
-Cite the numbered passages you used like [1] or [2][3]. If they do not determine the answer, reply
-exactly "Unknown".
 
 Question: {query}
 
@@ -76,4 +74,4 @@ Trajectory (question or sub-question -> answer):
 Evidence:
 {context}
 
-Answer:"""
+{answer_format}"""

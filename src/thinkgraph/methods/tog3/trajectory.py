@@ -3,10 +3,10 @@ the final synthesis a* = pi_resp^final(q, H_K) over the evidence of every subgra
 
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass, field
 
 from thinkgraph.llm.service import LLM
+from thinkgraph.methods.replies import AnswerReply, answer_format, answer_trace, ask_answer
 from thinkgraph.methods.synthesis import PROMPT_OVERHEAD_TOKENS, fit_passages, numbered_passages
 from thinkgraph.methods.tog3.agents import Retriever
 from thinkgraph.methods.tog3.prompts import FINAL
@@ -74,10 +74,10 @@ class Trajectory:
 
 
 async def synthesise(llm: LLM, store: GraphStore, run: Trajectory, retriever: Retriever,
-                     trace: list[TraceStep]) -> tuple[str, list[ScoredPassage]]:
+                     trace: list[TraceStep]) -> tuple[AnswerReply[ScoredPassage], list[ScoredPassage]]:
     """The final answer from H and the trajectory's evidence: its facts, community summaries and as
     many of its passages as the context window holds (numbered, so that the answer can cite them).
-    Returns the reply and the passages shown."""
+    Returns the reply as read and the passages shown."""
     limit = retriever.config.max_triples_shown
     facts = "\n".join(f"{s} -> {p} -> {o}" for s, p, o in run.triples(limit))
     summaries = "\n".join(f"Summary: {n.text}" for n in store.get_nodes(run.communities()))
@@ -88,11 +88,10 @@ async def synthesise(llm: LLM, store: GraphStore, run: Trajectory, retriever: Re
     candidates = passages_from_scores(store, [(cid, 0.0) for cid in run.passage_ids()])
     shown = fit_passages(candidates, budget, llm.counter)
     context = "\n\n".join(x for x in (fixed, numbered_passages(shown)) if x) or "(empty)"
-    started = time.perf_counter()
-    prompt = FINAL.format(query=run.question, trajectory=trajectory, context=context)
-    reply = (await llm.text([{"role": "user", "content": prompt}], step="tog3.final", kind="answer")).strip()
-    trace.append(TraceStep("responser", "final", {"rounds": run.rounds, "evolutions": len(run.steps),
-                                                  "passages": [p.chunk_id for p in shown],
-                                                  "left_out": len(candidates) - len(shown)},
-                           {"answer": reply}, prompt="FINAL", seconds=time.perf_counter() - started))
-    return reply, shown
+    prompt = FINAL.format(query=run.question, trajectory=trajectory, context=context, answer_format=answer_format())
+    asked = await ask_answer(llm, [{"role": "user", "content": prompt}], shown, step="tog3.final",
+                             prompt_template=FINAL)
+    trace.append(answer_trace("responser", "final", "FINAL", asked, {
+        "rounds": run.rounds, "evolutions": len(run.steps), "passages": [p.chunk_id for p in shown],
+        "left_out": len(candidates) - len(shown)}, len(shown)))
+    return asked.read, shown

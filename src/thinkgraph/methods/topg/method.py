@@ -3,7 +3,6 @@ mode (Alg. 2-3) in global_mode.py, the entry points into the proposition graph i
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from functools import cached_property
 
@@ -12,6 +11,7 @@ from pydantic import BaseModel, Field
 from thinkgraph.errors import CallBudgetReached, InputError, LLMUnavailableError, StructuredOutputError
 from thinkgraph.llm.service import LLM
 from thinkgraph.methods.base import NO_LLM_MESSAGE, MethodContext
+from thinkgraph.methods.replies import answer_format, answer_trace, ask_answer
 from thinkgraph.methods.synthesis import citations_for
 from thinkgraph.methods.topg.config import ToPGConfig
 from thinkgraph.methods.topg.entry import EntryPoints
@@ -22,7 +22,6 @@ from thinkgraph.methods.topg.suggest import Suggester
 from thinkgraph.models import Answer, AnswerStatus, EvidenceSubgraph, Node, TraceStep
 from thinkgraph.retrieval.evidence import passages_from_scores
 
-_CITE = re.compile(r"\[(\d+)\]")
 MAX_CITED_PASSAGES = 20  # global answers rest on hundreds of facts; cite the passages of the first ones
 
 
@@ -177,13 +176,12 @@ class ToPGMethod:
         without Select."""
         trace = self.ctx.trace
         props = self._enter(question, trace, record=True)
-        prompt = NAIVE_ANSWER.format(question=question, facts=self._facts(props))
-        reply = (await llm.text([{"role": "user", "content": prompt}], step="topg.naive_answer", kind="answer")).strip()
-        trace.append(TraceStep("responder", "topg.naive_answer", {}, {"reply": reply}))
-        cited = [props[int(n) - 1] for n in _CITE.findall(reply) if 1 <= int(n) <= len(props)]
-        text = _CITE.sub("", reply).strip()
-        status = AnswerStatus.ABSTAINED if text.strip(".").casefold() == "unknown" else AnswerStatus.ANSWERED
-        return self._answer(question, text, status, cited or props, trace)
+        prompt = NAIVE_ANSWER.format(question=question, facts=self._facts(props), answer_format=answer_format("facts"))
+        asked = await ask_answer(llm, [{"role": "user", "content": prompt}], props, step="topg.naive_answer",
+                                 prompt_template=NAIVE_ANSWER)
+        trace.append(answer_trace("responder", "topg.naive_answer", "NAIVE_ANSWER", asked, {}, len(props)))
+        read = asked.read
+        return self._answer(question, read.text, read.status, read.cited, trace, read.message)
 
     async def _select(self, llm: LLM | None, question: str, suggested: list[int], trace: list[TraceStep],
                       suggested_by: str) -> list[int]:

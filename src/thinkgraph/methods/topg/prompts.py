@@ -28,15 +28,14 @@ Question: {question}
 Facts so far:
 {facts}"""
 
-NAIVE_ANSWER = """Answer the question using only the numbered facts below. Cite the facts you used
-like [1]. Keep the answer short. If the facts do not contain the answer, reply exactly "Unknown".
+NAIVE_ANSWER = """Answer the question using only the numbered facts below.
 
 Question: {question}
 
 Facts:
 {facts}
 
-Answer:"""
+{answer_format}"""
 
 DECOMPOSE = """Break the question below into {m} different, complementary sub-questions that together
 cover the aspects and perspectives a thorough answer needs.

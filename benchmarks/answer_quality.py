@@ -1,0 +1,177 @@
+"""Answer quality with a real local instruct model: every method on the first N questions of MuSiQue dev
+and HotpotQA dev, with exact match, F1, Recall@5 of the cited passages, statuses, the share of calls
+whose reply stayed unusable after the bounded repair, calls, tokens and seconds per question.
+
+By default it starts llama-cpp-python's server with Qwen2.5-Coder-1.5B-Instruct (``--model-name
+qwen-1.5b``; ``bash scripts/local_model.sh qwen-1.5b`` installs it) at one decoding thread; give
+``--base-url``/``--model`` to measure any other OpenAI-compatible server. Each dataset is indexed once
+(MuSiQue with its GPT-3.5 OpenIE triples, HotpotQA with the model-free extractor) under ``--out``, and
+answers go through ``thinkgraph eval``'s runner: one JSON line per (method, question), so a killed or
+niced background run resumes where it stopped and a rerun asks only what is missing (the LLM cache in
+each index makes a repeated prompt free).
+
+    nice -n 10 .venv/bin/python benchmarks/answer_quality.py run --questions 20 &   # hours on 2 cores
+    .venv/bin/python benchmarks/answer_quality.py report                              # the table, any time
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "tests"))  # the server launcher the tests use
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+
+from thinkgraph.api import ThinkGraph  # noqa: E402
+from thinkgraph.config import Settings  # noqa: E402
+from thinkgraph.eval.datasets import load_questions  # noqa: E402
+from thinkgraph.eval.metrics import recall_at_k  # noqa: E402
+from thinkgraph.eval.runner import EvalRunner, MethodSpec  # noqa: E402
+
+DATASETS = {"musique": ("musique", "openie_gpt35.jsonl"), "hotpotqa": ("hotpotqa", None)}
+# Each method at its defaults for a small local model (docs/local-models.md says why each setting).
+METHODS = ["none", "naive", "ppr", "ircot", "a2rag", "topg", "tog3", "kgr"]
+STATUSES = ("answered", "abstained", "failed", "truncated", "error")
+
+
+def settings(base_url: str, model: str) -> Settings:
+    s = Settings()
+    s.llm.base_url, s.llm.model, s.llm.concurrency = base_url, model, 1
+    s.llm.timeout_s = 900.0  # one CPU decoding thread: a long prompt is slow, not lost
+    s.llm.context_window = 8192
+    return s
+
+
+def build_index(tg: ThinkGraph, data: Path, name: str) -> None:
+    """The dataset's index; an index built by an earlier run is only checked (its documents are unchanged)."""
+    folder, openie = DATASETS[name]
+    kwargs: dict[str, Any] = {"openie": data / folder / openie} if openie else {}
+    started = time.perf_counter()
+    report = tg.index([data / folder / "corpus.jsonl"], **kwargs)
+    print(f"[{name}] index: {report.indexed} passages indexed, {report.unchanged} unchanged, "
+          f"{time.perf_counter() - started:.0f} s", flush=True)
+
+
+def run(args: argparse.Namespace, base_url: str, model: str) -> None:
+    specs = [MethodSpec.parse(m) for m in args.methods]
+    for name in args.datasets.split(","):
+        out = args.out / name
+        out.mkdir(parents=True, exist_ok=True)
+        questions = load_questions(args.data / DATASETS[name][0] / "questions_dev.jsonl", limit=args.questions)
+        with ThinkGraph(out / "index.db", settings=settings(base_url, model), create=True) as tg:
+            build_index(tg, args.data, name)
+            for spec in specs:  # one method at a time, so that a partial run has whole rows
+                runner = EvalRunner(tg, [spec], out, concurrency=1)
+                if runner.missing(questions):
+                    started = time.perf_counter()
+                    asyncio.run(runner.run(questions))
+                    print(f"[{name}] {spec.label}: {time.perf_counter() - started:.0f} s", flush=True)
+    _write_meta(args.out, model, base_url)
+
+
+def _write_meta(out: Path, model: str, base_url: str) -> None:
+    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True)
+    meta = {"model": model, "base_url": base_url, "commit": commit.stdout.strip(), "date": time.strftime("%Y-%m-%d"),
+            "load_average": os.getloadavg(), "cores": os.cpu_count()}
+    (out / "meta.json").write_text(json.dumps(meta, indent=2), encoding="utf-8")
+
+
+def _records(out: Path) -> list[dict[str, Any]]:
+    path = out / "records.jsonl"
+    rows = []
+    for line in path.read_text(encoding="utf-8").splitlines() if path.exists() else []:
+        with contextlib.suppress(json.JSONDecodeError):
+            rows.append(json.loads(line))
+    return rows
+
+
+def row(label: str, rs: list[dict[str, Any]], gold: dict[str, list[str]]) -> dict[str, Any]:
+    """One method's figures over its records (means in percent, costs as medians per question)."""
+    def mean(key: str) -> float:
+        values = [r["metrics"][key] for r in rs if key in r.get("metrics", {})]
+        return 100 * statistics.mean(values) if values else 0.0
+
+    cited_r5 = [recall_at_k(r.get("cited") or [], gold[r["qid"]], 5) for r in rs if gold.get(r["qid"])]
+    calls = sum((r.get("cost") or {}).get("calls", 0) for r in rs)
+    unusable = sum((r.get("llm") or {}).get("parse_failures", 0) for r in rs)
+
+    def median(key: str) -> float:
+        return statistics.median([(r.get("cost") or {}).get(key, 0) for r in rs]) if rs else 0.0
+
+    return {"method": label, "questions": len(rs), "em": mean("em"), "f1": mean("f1"),
+            "cited_r5": 100 * statistics.mean(cited_r5) if cited_r5 else 0.0,
+            "statuses": {s: sum(str(r.get("status")) == s for r in rs) for s in STATUSES},
+            "unusable_pct": 100 * unusable / calls if calls else 0.0,
+            "calls": median("calls"), "prompt_tokens": median("prompt_tokens"),
+            "completion_tokens": median("completion_tokens"), "seconds": median("seconds")}
+
+
+def report(args: argparse.Namespace) -> str:
+    lines = []
+    for name in args.datasets.split(","):
+        out = args.out / name
+        questions = load_questions(args.data / DATASETS[name][0] / "questions_dev.jsonl", limit=args.questions)
+        gold = {q.id: list(q.supporting_ids) for q in questions}
+        records = [r for r in _records(out) if r.get("qid") in gold]
+        labels = list(dict.fromkeys(r["label"] for r in records))
+        lines += [f"\n{name} (first {len(questions)} dev questions)\n",
+                  "| method | n | EM | F1 | cited R@5 | answered / abstained / failed / truncated / error "
+                  "| unusable % of calls | calls | prompt tok | completion tok | s |",
+                  "|---|---|---|---|---|---|---|---|---|---|---|"]
+        for label in labels:
+            r = row(label, [x for x in records if x["label"] == label], gold)
+            statuses = " / ".join(str(r["statuses"][s]) for s in STATUSES)
+            lines.append(f"| {label} | {r['questions']} | {r['em']:.1f} | {r['f1']:.1f} | {r['cited_r5']:.1f} | "
+                         f"{statuses} | {r['unusable_pct']:.1f} | {r['calls']:.0f} | {r['prompt_tokens']:.0f} | "
+                         f"{r['completion_tokens']:.0f} | {r['seconds']:.1f} |")
+    meta = args.out / "meta.json"
+    if meta.exists():
+        m = json.loads(meta.read_text())
+        lines.append(f"\nmodel {m['model']}, commit {m['commit']}, {m['date']}, {m['cores']} cores, "
+                     f"load average at the end {', '.join(f'{x:.2f}' for x in m['load_average'])}")
+    return "\n".join(lines)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("command", choices=["run", "report"])
+    parser.add_argument("--data", type=Path, default=ROOT.parent / "shared" / "data")
+    parser.add_argument("--out", type=Path, default=ROOT / "bench-out" / "answer_quality")
+    parser.add_argument("--datasets", default="musique,hotpotqa")
+    parser.add_argument("--questions", type=int, default=20)
+    parser.add_argument("--methods", nargs="+", default=METHODS,
+                        help="methods with options as in eval: ppr a2rag:i_max=1,rewrite=false")
+    parser.add_argument("--model-name", default="qwen-1.5b", help="a packaged model to serve: gemma-270m | qwen-1.5b")
+    parser.add_argument("--base-url", help="an OpenAI-compatible server to measure instead of starting one")
+    parser.add_argument("--model", help="the model name the --base-url server answers to")
+    parser.add_argument("--threads", type=int, default=1, help="the server's decoding threads")
+    args = parser.parse_args()
+    if args.command == "report":
+        print(report(args))
+        return
+    with contextlib.ExitStack() as stack:
+        base_url, model = args.base_url, args.model
+        if base_url is None:
+            from realmodel import LlamaServer, test_cache
+
+            args.out.mkdir(parents=True, exist_ok=True)
+            server = LlamaServer.of(args.model_name, test_cache(), args.out / "llama-server.log",
+                                    n_threads=args.threads)
+            served = stack.enter_context(server)
+            base_url, model = served.base_url, served.model
+        run(args, base_url, model or "default")
+    print(report(args))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,206 @@
+"""Reading an answer reply as its writer meant it, shared by every method that answers with citations.
+
+Small local instruct models answer in a handful of shapes besides the one asked for: "Answer: X [2]"
+after a line of reasoning, "The answer is X [1].", the answer followed by an explanation, the
+abstention in its variants ("Unknown.", "I don't know", "The passages do not say"), reasoning blocks.
+Each shape is read for the answer it states; nothing that states no answer is taken as one. A reply
+that is only citation markers ("[5]": the model named where the answer is, not what it is) and a reply
+cut at the completion cap are not answers: the first is asked again once with what was missing
+(``ask_answer``, a bounded repair), the second is reported as truncated with its text.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Generic, TypeVar
+
+from thinkgraph.llm.echo import echoes_instructions
+from thinkgraph.models import AnswerStatus, Cost, TraceStep
+
+if TYPE_CHECKING:
+    from thinkgraph.llm.service import LLM, Message
+
+T = TypeVar("T")
+UNKNOWN = "Unknown"
+ECHO_MESSAGE = "the model repeated the prompt's instructions instead of answering"
+TRUNCATED_MESSAGE = "the answer was cut off at the completion cap ([llm.max_tokens] answer = {cap} tokens)"
+MARKERS_ONLY_MESSAGE = "the model replied with passage numbers only, not an answer"
+_CITE = re.compile(r"\[(\d+)\]")
+_CITE_GROUP = re.compile(r"\[\s*\d+(?:\s*[,;]\s*\d+)+\s*\]")  # "[1, 3]" written for "[1][3]"
+# The labelled answer line ("Answer: X", "**Final answer:** X"); the last one wins (a model may restate).
+_ANSWER_LABEL = re.compile(r"^[\s*#>-]*(?:final\s+|short\s+)?answer\s*[*]*\s*[:：]\s*[*]*\s*", re.IGNORECASE)
+_REASONING_LABEL = re.compile(r"^[\s*#>-]*(?:reasoning|thought|thoughts|explanation|because)\b", re.IGNORECASE)
+_LEAD_IN = re.compile(r"^(?:so,?\s+|therefore,?\s+|thus,?\s+)?(?:the\s+(?:final\s+|short\s+)?answer\s+"
+                      r"(?:to\s+the\s+question\s+)?is\s*[:：]?\s*)", re.IGNORECASE)
+# Where an explanation starts after the answer on the same line.
+_EXPLANATION = re.compile(r"\s+(?:\(?explanation\s*:|because\b|this is because\b|as (?:stated|mentioned) in\b|"
+                          r"according to (?:the )?passages?\b)", re.IGNORECASE)
+_ABSTENTIONS = re.compile(
+    r"^(?:(?:it is |this is |the answer is )?(?:unknown|unclear|undetermined|not (?:stated|mentioned|specified|given|"
+    r"provided|known))(?:\s+(?:from|in|based on|according to)\b.*)?|"
+    r"i (?:do not|don't|cannot|can't) (?:know|answer|tell|determine)\b.*|no answer|none|n/?a|"
+    r"(?:the )?(?:provided |given )?(?:passages?|context|evidence|information|text|facts?) (?:does not|do not|"
+    r"doesn't|don't|did not) (?:contain|mention|say|state|provide|give|specify|include)\b.*|"
+    r"there is (?:no|not enough) information\b.*|(?:not enough|insufficient) information\b.*|"
+    r"(?:it |this )?cannot be determined\b.*)$",
+    re.IGNORECASE)
+# An answer's citation followed by a new sentence: "1867 [2]. The passage says ..." (the rest explains).
+_CITED_THEN_MORE = re.compile(r"\]\s*\.\s+(?=[A-Z])")
+
+# The answer format every passage-citing prompt ends with: the answer in words first, its passages after
+# (a small model asked for "[1] or [2][3]" replied "[5]" alone), one line of reasoning allowed before it
+# (a multi-hop answer is a chain of facts from two or more passages; "Unknown" only when no chain exists).
+ANSWER_FORMAT = """The answer may need facts from two or more {items} combined: find the first fact, then use
+it to find the next. Reply in this form:
+Reasoning: <one short sentence linking the facts you used>
+Answer: <the answer itself in words (a name, a date, a number or a short phrase)> <the numbers of \
+the {items} that support it, each in square brackets, like [2][5]>
+Write "Answer: {unknown}" only if nothing above, alone or combined, gives the answer."""
+MARKERS_REPAIR = ("Your reply gave numbers in square brackets but not the answer itself. Reply again with one "
+                  "line: \"Answer: \" followed by the answer in words, then the numbers in square brackets.")
+
+
+@dataclass(frozen=True, slots=True)
+class AnswerReply(Generic[T]):
+    """What an answerer's reply says: its status, the answer without [n] markers, the items it cited,
+    and why it is not an answer when it is not."""
+
+    status: AnswerStatus
+    text: str | None
+    cited: list[T]
+    message: str | None = None
+    reasoning: str | None = None  # the reply's reasoning or explanation around the answer, for the trace
+
+
+def answer_format(items: str = "passages") -> str:
+    """The reply format for answers citing numbered ``items`` (passages, facts)."""
+    return ANSWER_FORMAT.format(unknown=UNKNOWN, items=items)
+
+
+def split_citations(reply: str, items: Sequence[T]) -> tuple[str, list[T]]:
+    """The reply without its [n] markers, and the numbered items it cited (every item when it cited
+    none: the answer rests on all it was shown). A number with no item ("[5]" of four passages) is
+    dropped from the text too, so no marker is left that points nowhere; the trace keeps the reply."""
+    reply = _CITE_GROUP.sub(lambda m: "".join(f"[{n}]" for n in re.findall(r"\d+", m.group())), reply)
+    cited = sorted({int(n) for n in _CITE.findall(reply) if 1 <= int(n) <= len(items)})
+    text = re.sub(r"\s+([.,;:!?])", r"\1", _CITE.sub("", reply)).strip()
+    return (text, [items[n - 1] for n in cited]) if cited else (text, list(items))
+
+
+def missing_citations(reply: str, count: int) -> list[int]:
+    """Citation numbers in the reply that name none of the ``count`` items shown."""
+    return sorted({int(n) for n in _CITE.findall(reply) if not 1 <= int(n) <= count})
+
+
+def answer_part(reply: str) -> tuple[str, str | None]:
+    """The part of a reply that states the answer, and the rest (reasoning, explanation) or None.
+
+    The last "Answer:" line when there is one; else the first line that is not reasoning, with a
+    leading "The answer is" and a trailing explanation taken off."""
+    lines = [ln.strip() for ln in reply.strip().splitlines() if ln.strip()]
+    labelled = [i for i, ln in enumerate(lines) if _ANSWER_LABEL.match(ln)]
+    if labelled:
+        at = labelled[-1]
+        line = _ANSWER_LABEL.sub("", lines[at]).strip(" *")
+        if not line and at + 1 < len(lines):  # "Answer:" alone, the answer on the next line
+            at += 1
+            line = lines[at].strip(" *")
+        rest = [ln for i, ln in enumerate(lines) if i not in (labelled[-1], at)]
+    else:
+        body = [ln for ln in lines if not _REASONING_LABEL.match(ln)] or lines
+        line = body[0] if body else ""
+        rest = [ln for ln in lines if ln is not line]
+    line = _LEAD_IN.sub("", line.strip(" *")).strip()
+    cut = _EXPLANATION.search(line) or _CITED_THEN_MORE.search(line)
+    if cut and cut.start() > 0:
+        if cut.re is _CITED_THEN_MORE:  # the answer keeps its markers and full stop
+            rest.insert(0, line[cut.end():].strip())
+            return line[:cut.end()].rstrip(), "\n".join(rest)
+        rest.insert(0, line[cut.start():].strip())
+        line = line[:cut.start()].rstrip(" ,;:-")
+    return line, ("\n".join(rest) or None)
+
+
+def is_abstention(text: str) -> bool:
+    """Whether an answer's text (markers removed) declines to answer: "Unknown" and its variants."""
+    flat = " ".join(text.replace("*", "").replace('"', "").split()).strip(" .!")
+    return bool(flat) and bool(_ABSTENTIONS.match(flat))
+
+
+def markers_only(reply: str) -> bool:
+    """A reply whose only content is citation markers ("[5]", "Answer: [2][3]")."""
+    line, _ = answer_part(reply)
+    text, _ = split_citations(line, [])
+    return bool(_CITE.search(reply)) and not any(ch.isalnum() for ch in text)
+
+
+def read_answer(reply: str, items: Sequence[T], prompt_template: str, *, truncated: bool = False,
+                cap: int | None = None) -> AnswerReply[T]:
+    """The one reading of an answer reply that every answerer shares: a reply echoing the prompt is a
+    failure (the items shown stay cited), "Unknown" in its variants an abstention, a reply cut at the
+    completion cap truncated (its text kept), anything else an answer. The citations come from the
+    answer's line, else from the whole reply."""
+    if echoes_instructions(reply, prompt_template):
+        return AnswerReply(AnswerStatus.FAILED, None, list(items), ECHO_MESSAGE)
+    line, rest = answer_part(reply)
+    text, cited = split_citations(line, items)
+    if not _CITE.search(line):
+        _, cited = split_citations(reply, items)
+    if truncated:
+        return AnswerReply(AnswerStatus.TRUNCATED, text or None, cited,
+                           TRUNCATED_MESSAGE.format(cap=cap if cap is not None else "?"), rest)
+    if is_abstention(text):
+        return AnswerReply(AnswerStatus.ABSTAINED, text, cited, None, rest)
+    return AnswerReply(AnswerStatus.ANSWERED, text, cited, None, rest)
+
+
+@dataclass
+class AskedAnswer(Generic[T]):
+    """An answer call's outcome: the reading, the raw replies (the repair's after the first) and cost."""
+
+    read: AnswerReply[T]
+    replies: list[str] = field(default_factory=list)
+    cost: Cost = field(default_factory=Cost)
+    seconds: float = 0.0
+
+
+async def ask_answer(llm: LLM, messages: list[Message], items: Sequence[T], *, step: str,
+                     prompt_template: str) -> AskedAnswer[T]:
+    """Ask for an answer and read it; a reply of passage numbers only is asked again once, with the
+    model's reply and what it lacked (the bounded repair of free-text answers). Still markers only, it is
+    a failure that says so."""
+    started = time.perf_counter()
+    cap = llm.settings.max_tokens.answer
+    with llm.meter.scope() as cost:
+        first = await llm.reply(messages, step=step, kind="answer")
+        replies = [first.text.strip()]
+        last = first
+        if markers_only(first.text) and not first.truncated:
+            llm.meter.repairs += 1
+            repair: list[Message] = [*messages, {"role": "assistant", "content": first.text},
+                                     {"role": "user", "content": MARKERS_REPAIR}]
+            last = await llm.reply(repair, step=step + ".repair", kind="answer")
+            replies.append(last.text.strip())
+    read = read_answer(last.text.strip(), items, prompt_template, truncated=last.truncated, cap=cap)
+    if read.status == AnswerStatus.ANSWERED and markers_only(last.text):
+        read = AnswerReply(AnswerStatus.FAILED, None, read.cited, MARKERS_ONLY_MESSAGE, read.reasoning)
+    if read.status == AnswerStatus.FAILED:  # unusable after the repair: counted with the structured ones
+        llm.meter.parse_failures += 1
+    snapshot = Cost(cost.calls, cost.prompt_tokens, cost.completion_tokens, cost.cached_calls, cost.seconds)
+    return AskedAnswer(read, replies, snapshot, time.perf_counter() - started)
+
+
+def answer_trace(agent: str, step: str, prompt: str, asked: AskedAnswer[T], inputs: dict[str, object],
+                 shown: int) -> TraceStep:
+    """The trace step of an answer call: the replies as written and what was read from them."""
+    outputs: dict[str, object] = {"reply": asked.replies[-1], "status": str(asked.read.status),
+                                  "missing_citations": missing_citations(asked.replies[-1], shown)}
+    if len(asked.replies) > 1:
+        outputs["first_reply"] = asked.replies[0]
+    if asked.read.reasoning:
+        outputs["reasoning"] = asked.read.reasoning
+    return TraceStep(agent=agent, action=step, prompt=prompt, inputs=inputs, outputs=outputs, cost=asked.cost,
+                     seconds=asked.seconds)

