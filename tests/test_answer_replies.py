@@ -149,3 +149,12 @@ def test_an_answer_cut_at_the_cap_is_truncated_also_when_read_back_from_the_cach
         assert asked.read.status == AnswerStatus.TRUNCATED
         assert asked.read.text == "The observatory was founded by"
     assert backend.calls == 1  # the second came from the cache, with its finish reason
+
+
+@pytest.mark.parametrize("reply", [
+    "Reasoning: Ada Kowal attended Dunmore College [3], and Dunmore College was founded in 1881 [1].\nAnswer: 1881",
+    "The answer may need facts from two or more passages combined: find the first fact",
+])
+def test_a_reply_that_repeats_the_format_or_its_example_is_a_failure(reply: str) -> None:
+    read = read_answer(reply, ITEMS, TEMPLATE)
+    assert read.status == AnswerStatus.FAILED and "repeated the prompt" in (read.message or "")

@@ -86,3 +86,14 @@ def test_several_actions_and_long_observations(env: GraphEnvironment) -> None:
     env.max_chars = 200
     long = env.run([Action("NodeFeature", ("p1", "title"))] * 10)
     assert long.text.endswith("... (cut)") and len(long.text) == 200 + len(" ... (cut)")
+
+
+def test_edge_types_lists_a_nodes_edge_types_most_neighbours_first(env: GraphEnvironment) -> None:
+    """EdgeTypes[node id] (ours, offered when the graph definition cannot list every edge type)."""
+    listed = run(env, "Thought: which relations?\nAction: EdgeTypes[p1]")  # max_neighbors=1
+    assert listed.text == "The edge types of p1, with its neighbours along each, are: [author (2)] (and 2 more)."
+    assert listed.nodes == ["p1"] and not listed.invalid
+    env.max_neighbors = 50
+    assert run(env, "Action: edgetypes['p1']").text.endswith("are: [author (2), venue (1), reference (1)].")
+    assert run(env, "Action: EdgeTypes[p9]").text == "there is no node 'p9' in the graph."
+    assert run(env, "Action: EdgeTypes[p1, author]").invalid

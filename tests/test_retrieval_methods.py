@@ -91,8 +91,8 @@ def test_citation_numbers_that_name_no_passage_are_dropped_and_traced(sample_ind
 
 
 def test_a_reply_that_echoes_the_prompt_is_a_failure(sample_index: Path, settings: Settings) -> None:
-    echo = ("Answer the question using only the numbered passages below. Cite the passages you used with "
-            "their numbers in square brackets")
+    echo = ("Answer the question using only the numbered passages below (the question is at the end). "
+            "The answer may need facts")
     with _open(sample_index, settings, ScriptedBackend.of([echo])) as tg:
         answer = tg.ask("Who trained Lena Sorensen?", method="ppr")
     assert answer.status == "failed" and answer.text is None and "repeated the prompt" in answer.message

@@ -52,13 +52,21 @@ _CITED_THEN_MORE = re.compile(r"\]\s*\.\s+(?=[A-Z])")
 
 # The answer format every passage-citing prompt ends with: the answer in words first, its passages after
 # (a small model asked for "[1] or [2][3]" replied "[5]" alone), one line of reasoning allowed before it
-# (a multi-hop answer is a chain of facts from two or more passages; "Unknown" only when no chain exists).
+# (a multi-hop answer is a chain of facts from two or more passages; "Unknown" only when no chain exists),
+# a worked two-hop example and the question again at the end (told only "the answer", Qwen2.5-1.5B wrote
+# the bridge entity its reasoning passed through: "Mississippi" for "when did the state ... join the US?").
 ANSWER_FORMAT = """The answer may need facts from two or more {items} combined: find the first fact, then use
-it to find the next. Reply in this form:
+it to find the next, and answer what the question finally asks for. Reply in this form:
 Reasoning: <one short sentence linking the facts you used>
-Answer: <the answer itself in words (a name, a date, a number or a short phrase)> <the numbers of \
-the {items} that support it, each in square brackets, like [2][5]>
-Write "Answer: {unknown}" only if nothing above, alone or combined, gives the answer."""
+Answer: <the answer in a few words> <the numbers of the {items} that support it, like [2][5]>
+
+For example, for "When was the college that Ada Kowal attended founded?":
+Reasoning: Ada Kowal attended Dunmore College [3], and Dunmore College was founded in 1881 [1].
+Answer: 1881 [1][3]
+
+Write "Answer: {unknown}" only if nothing above, alone or combined, gives the answer.
+Question: {question}"""
+EXAMPLE_WORDS = "Ada Kowal attended Dunmore College, and Dunmore College was founded in 1881"  # the example's
 MARKERS_REPAIR = ("Your reply gave numbers in square brackets but not the answer itself. Reply again with one "
                   "line: \"Answer: \" followed by the answer in words, then the numbers in square brackets.")
 
@@ -75,9 +83,11 @@ class AnswerReply(Generic[T]):
     reasoning: str | None = None  # the reply's reasoning or explanation around the answer, for the trace
 
 
-def answer_format(items: str = "passages") -> str:
-    """The reply format for answers citing numbered ``items`` (passages, facts)."""
-    return ANSWER_FORMAT.format(unknown=UNKNOWN, items=items)
+def answer_format(items: str = "passages", question: str | None = None) -> str:
+    """The reply format for answers citing numbered ``items`` (passages, facts), ending with the question
+    (asked again last, next to where the reply starts)."""
+    text = ANSWER_FORMAT.format(unknown=UNKNOWN, items=items, question=" ".join((question or "").split()))
+    return text if question else text.rsplit("\n", 1)[0]
 
 
 def split_citations(reply: str, items: Sequence[T]) -> tuple[str, list[T]]:
@@ -143,7 +153,8 @@ def read_answer(reply: str, items: Sequence[T], prompt_template: str, *, truncat
     failure (the items shown stay cited), "Unknown" in its variants an abstention, a reply cut at the
     completion cap truncated (its text kept), anything else an answer. The citations come from the
     answer's line, else from the whole reply."""
-    if echoes_instructions(reply, prompt_template):
+    if echoes_instructions(reply, prompt_template) or echoes_instructions(reply, ANSWER_FORMAT) \
+            or echoes_instructions(reply, EXAMPLE_WORDS, window=4):
         return AnswerReply(AnswerStatus.FAILED, None, list(items), ECHO_MESSAGE)
     line, rest = answer_part(reply)
     text, cited = split_citations(line, items)

@@ -17,12 +17,10 @@ if TYPE_CHECKING:  # (types only: an LLM-free ask does not load the HTTP client)
 ANSWER_STEP = "answer.from_passages"
 PROMPT_OVERHEAD_TOKENS = 260  # the prompt's own words and the answer format
 
-ANSWER_PROMPT = """Answer the question using only the numbered passages below.
+ANSWER_PROMPT = """Answer the question using only the numbered passages below (the question is at the end).
 {paths}
 Passages:
 {passages}
-
-Question: {question}
 
 {answer_format}"""
 
@@ -76,7 +74,7 @@ async def answer_from_evidence(llm: LLM, question: str, method: str, evidence: E
     passages = fit_passages(evidence.passages, budget, llm.counter)
     numbered = numbered_passages(passages)
     messages: list[Message] = [{"role": "user", "content": ANSWER_PROMPT.format(
-        paths=_paths_block(evidence), passages=numbered, question=question, answer_format=answer_format())}]
+        paths=_paths_block(evidence), passages=numbered, answer_format=answer_format(question=question))}]
     asked = await ask_answer(llm, messages, passages, step=ANSWER_STEP, prompt_template=ANSWER_PROMPT)
     trace.append(answer_trace("responder", ANSWER_STEP, "ANSWER_PROMPT", asked, {
         "passages": [p.chunk_id for p in passages], "left_out": len(evidence.passages) - len(passages)},

@@ -16,6 +16,7 @@ import numpy as np
 
 from thinkgraph.embed.base import Embedder
 from thinkgraph.typedkg import layout
+from thinkgraph.typedkg.adjacency import write_edges
 from thinkgraph.typedkg.vectors import build_vector_index
 
 log = logging.getLogger(__name__)
@@ -104,7 +105,7 @@ class TypedGraphBuilder:
         out = Path(directory)
         tmp = out.with_name(out.name + ".partial")
         shutil.rmtree(tmp, ignore_errors=True)
-        (tmp / layout.CSR_DIR).mkdir(parents=True)
+        tmp.mkdir(parents=True)
         n = self.node_count
         say(f"{n} nodes, {sum(len(a) for a in self._src)} edges: writing ids and features")
         np.save(tmp / layout.NODE_TYPES, np.frombuffer(self._types, dtype=np.uint16))
@@ -118,9 +119,9 @@ class TypedGraphBuilder:
         order = np.argsort(hashes, kind="stable")
         np.save(tmp / layout.ID_HASHES, hashes[order])
         np.save(tmp / layout.ID_ORDER, order.astype(np.int32 if n < 2**31 else np.int64))
-        say("adjacency (CSR per edge type)")
-        for k in range(len(self._edge_names)):
-            self._write_csr(tmp / layout.CSR_DIR, k, n)
+        say(f"adjacency (one CSR over {len(self._edge_names)} edge types)")
+        write_edges(tmp, n, [np.frombuffer(a, dtype=np.int32) for a in self._src],
+                    [np.frombuffer(a, dtype=np.int32) for a in self._dst])
         embedding = None
         if embedder is not None:
             say(f"vector index over {n} node texts ({embedder.name})")
@@ -145,13 +146,6 @@ class TypedGraphBuilder:
             dst = np.unique(types[np.frombuffer(self._dst[k], dtype=np.int32)])
             edges[name] = {"from": [names[t] for t in src], "to": [names[t] for t in dst]}
         return {"features": {names[t]: sorted(keys) for t, keys in self._feature_keys.items()}, "edges": edges}
-
-    def _write_csr(self, directory: Path, k: int, n: int) -> None:
-        src = np.frombuffer(self._src[k], dtype=np.int32)
-        dst = np.frombuffer(self._dst[k], dtype=np.int32)
-        order = np.argsort(src, kind="stable")
-        np.save(directory / f"{k}.indptr.npy", layout.offsets(np.bincount(src, minlength=n)))
-        np.save(directory / f"{k}.indices.npy", dst[order])
 
     @staticmethod
     def _write_strings(blob_path: Path, offsets_path: Path, strings: list[str]) -> None:

@@ -15,6 +15,8 @@ from thinkgraph.embed.base import Embedder
 from thinkgraph.errors import IndexFileError, InputError
 from thinkgraph.npyfiles import load_npy
 from thinkgraph.typedkg import layout
+from thinkgraph.typedkg.adjacency import open_adjacency
+from thinkgraph.typedkg.describe import GraphDescription, describe_schema, listed
 from thinkgraph.typedkg.vectors import NodeVectors
 
 
@@ -33,7 +35,7 @@ class TypedGraph:
         if not meta_path.is_file():
             raise IndexFileError(f"no typed graph at {self.path} (build one with `thinkgraph index --kg`)")
         self.meta: dict[str, Any] = json.loads(meta_path.read_text(encoding="utf-8"))
-        if self.meta.get("version") != layout.FORMAT_VERSION:
+        if self.meta.get("version") not in layout.READABLE_VERSIONS:
             raise IndexFileError(f"{self.path}: typed-graph format {self.meta.get('version')} is not supported")
         self.node_count: int = self.meta["nodes"]
         self.node_type_names: list[str] = self.meta["node_types"]
@@ -46,8 +48,7 @@ class TypedGraph:
         self._features = self._blob(layout.FEATURES)
         self._f_start, self._f_end = load(layout.FEATURES_START), load(layout.FEATURES_END)
         self._hashes, self._order = load(layout.ID_HASHES), load(layout.ID_ORDER)
-        self._csr = [(load(f"{layout.CSR_DIR}/{k}.indptr.npy"), load(f"{layout.CSR_DIR}/{k}.indices.npy"))
-                     for k in range(len(self.edge_type_names))]
+        self._adjacency = open_adjacency(self.meta["version"], load, len(self.edge_type_names))
         self._embedder = embedder
 
     def _load(self, name: str) -> np.ndarray:
@@ -98,21 +99,28 @@ class TypedGraph:
     def edge_type(self, name: str) -> int:
         k = self._edge_index.get(name.strip().strip("'\""))
         if k is None:
-            raise InputError(f"unknown edge type {name!r}; edge types: {', '.join(self.edge_type_names)}")
+            raise InputError(f"unknown edge type {name!r}; edge types: {listed(self.edge_type_names)}")
         return k
 
+    def has_edge_type(self, name: str) -> bool:
+        return name.strip().strip("'\"") in self._edge_index
+
     def neighbors(self, node: int, edge_type: str) -> np.ndarray:
-        indptr, indices = self._csr[self.edge_type(edge_type)]
-        return np.asarray(indices[indptr[node]:indptr[node + 1]])
+        return self._adjacency.neighbors(node, self.edge_type(edge_type))
 
     def degree(self, node: int, edge_type: str) -> int:
-        indptr, _ = self._csr[self.edge_type(edge_type)]
-        return int(indptr[node + 1] - indptr[node])
+        return len(self.neighbors(node, edge_type))
 
     def edge_types_of(self, node: int) -> list[str]:
-        """Edge types along which ``node`` has at least one neighbour."""
-        return [name for k, name in enumerate(self.edge_type_names)
-                if self._csr[k][0][node + 1] > self._csr[k][0][node]]
+        """Edge types along which ``node`` has at least one neighbour (in edge-type order)."""
+        kinds, _ = self._adjacency.types_of(node)
+        return [self.edge_type_names[int(k)] for k in kinds]
+
+    def edge_type_degrees(self, node: int) -> list[tuple[str, int]]:
+        """The edge types of ``node`` with its neighbours along each, most neighbours first."""
+        kinds, counts = self._adjacency.types_of(node)
+        order = np.argsort(-counts, kind="stable")
+        return [(self.edge_type_names[int(kinds[i])], int(counts[i])) for i in order]
 
     # search -----------------------------------------------------------------------
     @cached_property
@@ -127,12 +135,16 @@ class TypedGraph:
     def search(self, text: str, k: int = 1) -> list[NodeHit]:
         return [NodeHit(i, self.ext_id(i), self.text(i), score) for i, score in self._vectors.search(text, k)]
 
-    def describe(self) -> str:
+    def description(self, max_chars: int | None = None) -> GraphDescription:
         """The graph definition shown to the model: each node type with its features, and each edge
-        type with the node types it joins."""
-        schema = self.meta.get("schema", {})
-        lines = [f"- {t} nodes, features: {', '.join(keys) or '(none)'}"
-                 for t, keys in schema.get("features", {}).items()]
-        lines += [f"- edge type {name}: {'/'.join(e['from'])} -> {'/'.join(e['to'])}"
-                  for name, e in schema.get("edges", {}).items()]
-        return "\n".join(lines)
+        type with the node types it joins; above ``max_chars``, the most frequent types with their
+        counts and how many were left out (typedkg/describe.py)."""
+        return describe_schema(self.meta.get("schema", {}), self.meta.get("edges", {}), self._node_type_counts,
+                               max_chars)
+
+    def describe(self, max_chars: int | None = None) -> str:
+        return self.description(max_chars).text
+
+    def _node_type_counts(self) -> dict[str, int]:
+        counts = np.bincount(np.asarray(self._types), minlength=len(self.node_type_names))
+        return {name: int(c) for name, c in zip(self.node_type_names, counts, strict=False)}

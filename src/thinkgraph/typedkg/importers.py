@@ -19,6 +19,7 @@ from thinkgraph.errors import InputError
 from thinkgraph.models import EdgeType, NodeType
 from thinkgraph.store.base import GraphStore
 from thinkgraph.typedkg.builder import TypedGraphBuilder
+from thinkgraph.typedkg.describe import INVERSE_SUFFIX
 
 log = logging.getLogger(__name__)
 NODES_SUFFIX = "_nodes"
@@ -222,7 +223,7 @@ def load_from_index(store: GraphStore, builder: TypedGraphBuilder) -> int:
             forward = backward = "co_occurs_with"
         else:
             forward = str(edge.props.get("predicate") or "related_to")
-            backward = forward + "~"
+            backward = forward + INVERSE_SUFFIX
         builder.add_edge(edge.src, forward, edge.dst)
         builder.add_edge(edge.dst, backward, edge.src)
     return count

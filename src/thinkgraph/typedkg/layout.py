@@ -6,7 +6,9 @@ import hashlib
 
 import numpy as np
 
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2  # 2: one CSR over all edges with an edge-type column (1: one CSR per edge type)
+EDGE_TABLE_VERSION = 2
+READABLE_VERSIONS = (1, 2)
 META = "meta.json"
 NODE_TYPES = "node_type.npy"
 IDS, IDS_OFFSETS = "ids.bin", "ids.off.npy"
@@ -14,7 +16,8 @@ TEXTS, TEXTS_OFFSETS = "texts.bin", "texts.off.npy"
 FEATURES, FEATURES_START, FEATURES_END = "features.bin", "features.start.npy", "features.end.npy"
 ID_HASHES, ID_ORDER = "id_hash.npy", "id_order.npy"
 VECTORS = "vectors.faiss"
-CSR_DIR = "csr"
+EDGE_INDPTR, EDGE_INDICES, EDGE_TYPES = "edges.indptr.npy", "edges.indices.npy", "edges.type.npy"
+CSR_DIR = "csr"  # format 1: csr/<k>.indptr.npy and csr/<k>.indices.npy per edge type k
 
 
 def id_hash(ext_id: str) -> int:

@@ -32,8 +32,10 @@ def open_typed_graph(store: GraphStore, index_path: str | Path, embedder: Embedd
     if meta_file.is_file():
         meta = json.loads(meta_file.read_text(encoding="utf-8"))
         source = meta.get(SOURCE_META, {})
-        if source.get("kind") != "index" or source.get("fingerprint") == _fingerprint(store):
+        if source.get("kind") != "index":  # an imported graph (either format) is read as it is
             return TypedGraph(path, embedder)
+        if source.get("fingerprint") == _fingerprint(store) and meta.get("version") == layout.FORMAT_VERSION:
+            return TypedGraph(path, embedder)  # (an older format built from the index is rebuilt)
     if not store.count_nodes().get("entity"):
         raise ConfigError("this index has no graph for kgr: import one with `thinkgraph index --kg graph.json` "
                           "or index documents with an extractor that finds entities")

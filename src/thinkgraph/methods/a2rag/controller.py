@@ -256,7 +256,8 @@ class A2RAGMethod:
     async def _generate(self, llm: LLM, query: str, state: RetrievalState, passages: list[ScoredPassage]) -> str:
         triples = "\n".join(self.retriever.triples_text(self.retriever.prompt_facts(state))) or "(none)"
         numbered = numbered_passages(passages, sep="\n") or "(none)"
-        prompt = ANSWER.format(question=query, triples=triples, passages=numbered, answer_format=answer_format())
+        prompt = ANSWER.format(question=query, triples=triples, passages=numbered,
+                               answer_format=answer_format(question=query))
         return (await llm.text([{"role": "user", "content": prompt}], step="a2rag.answer", kind="answer")).strip()
 
     async def _rewrite(self, llm: LLM, query: str, reply: str, state: RetrievalState, failure: str,

@@ -10,10 +10,13 @@ from dataclasses import dataclass, field
 from thinkgraph.errors import InputError, ThinkgraphError
 from thinkgraph.typedkg import TypedGraph
 
-ACTION_NAMES = ("RetrieveNode", "NodeFeature", "NeighborCheck", "NodeDegree", "Finish")
+# EdgeTypes is ours (not Graph-CoT's): prompts offer it only when the graph definition could not list
+# every edge type (KGRConfig.graph_chars), as on a corpus-built index with one per OpenIE predicate.
+ACTION_NAMES = ("RetrieveNode", "NodeFeature", "NeighborCheck", "NodeDegree", "Finish", "EdgeTypes")
 _ALIASES = {"neighbourcheck": "NeighborCheck", "neighborcheck": "NeighborCheck", "retrievenode": "RetrieveNode",
-            "nodefeature": "NodeFeature", "nodedegree": "NodeDegree", "finish": "Finish"}
-_ACTION = re.compile(r"\b(RetrieveNode|NodeFeature|Neighbou?rCheck|NodeDegree|Finish)\s*\[(.*?)\]",
+            "nodefeature": "NodeFeature", "nodedegree": "NodeDegree", "finish": "Finish", "edgetypes": "EdgeTypes"}
+_ONE_ARGUMENT = ("RetrieveNode", "Finish", "EdgeTypes")
+_ACTION = re.compile(r"\b(RetrieveNode|NodeFeature|Neighbou?rCheck|NodeDegree|Finish|EdgeTypes)\s*\[(.*?)\]",
                      re.IGNORECASE | re.DOTALL)
 _THOUGHT = re.compile(r"^\s*(?:Thought\s*\d*\s*:)?\s*(.*?)\s*(?:Action\s*\d*\s*:|$)", re.IGNORECASE | re.DOTALL)
 INVALID = ("Invalid action. Use RetrieveNode[text], NodeFeature[node id, feature], NeighborCheck[node id, edge type], "
@@ -62,7 +65,7 @@ def parse_step(reply: str) -> tuple[str, list[Action]]:
 
 
 def _split_args(name: str, raw: str) -> tuple[str, ...]:
-    if name.lower() in ("retrievenode", "finish"):
+    if _ALIASES[name.lower()] in _ONE_ARGUMENT:
         return (raw.strip(),)
     return tuple(part.strip().strip("'\"") for part in raw.rsplit(",", 1)) if "," in raw else (raw.strip(),)
 
@@ -90,7 +93,7 @@ class GraphEnvironment:
             observed: Observation = getattr(self, f"_{action.name}")(*action.args)
             return observed
         except TypeError:
-            wanted = "one argument" if action.name in ("RetrieveNode", "Finish") else "two arguments"
+            wanted = "one argument" if action.name in _ONE_ARGUMENT else "two arguments"
             return Observation(f"{action.name} takes {wanted}; got {action.render()}.", invalid=True)
         except InputError as exc:
             return Observation(f"{exc}.", invalid=True)
@@ -128,6 +131,15 @@ class GraphEnvironment:
         node = self.graph.resolve(node_ref)
         return Observation(f"Node {node_ref} has {self.graph.degree(node, edge_type)} {edge_type} neighbours.",
                            [self.graph.ext_id(node)])
+
+    def _EdgeTypes(self, node_ref: str) -> Observation:  # noqa: N802
+        node = self.graph.resolve(node_ref)
+        degrees = self.graph.edge_type_degrees(node)
+        shown = [f"{name} ({count})" for name, count in degrees[: self.max_neighbors]]
+        more = f" (and {len(degrees) - len(shown)} more)" if len(degrees) > len(shown) else ""
+        ext = self.graph.ext_id(node)
+        return Observation(f"The edge types of {ext}, with its neighbours along each, are: [{', '.join(shown)}]{more}.",
+                           [ext])
 
     def _Finish(self, answer: str) -> Observation:  # noqa: N802
         return Observation(f"Finished: {answer}", answer=answer.strip())

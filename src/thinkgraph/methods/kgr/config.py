@@ -28,6 +28,13 @@ class KGRConfig(BaseModel):
     retrieve_k: int = Field(1, ge=1)  # nodes RetrieveNode returns (Graph-CoT returns the best one)
     max_neighbors: int = Field(50, ge=1)  # neighbours listed in one observation or pruning prompt
     max_observation_chars: int = Field(4000, ge=200)
+    # Ours, not the paper's: characters of the graph definition in each agent and explore prompt. A
+    # GRBench graph's definition (the paper's setting) is a few hundred to two thousand characters and
+    # is shown whole; a corpus-built index has one edge type per OpenIE predicate and its inverse
+    # (MuSiQue: 20,126, a 462,000-character definition, past any context window). Above the bound
+    # the most frequent node and edge types are listed with their counts, and the agent gets one more
+    # action, EdgeTypes[node id], to list the edge types of a node (explore lists them per entity).
+    graph_chars: int = Field(4000, ge=500)
     # Explore's entity linking (the paper leaves it open): "shared" (ours) links an extracted name to
     # the index's entity of that name first, as `ppr` links question entities (retrieval/linking.py),
     # and to the nearest node text only when none is named; "vector": the nearest node text alone.

@@ -17,6 +17,7 @@ from thinkgraph.methods.kgr.prompts import (
     END_CHECK,
     ENTITY_EXTRACTION,
     EXPLORE_THOUGHT,
+    EXPLORE_TYPES_NOTE,
     MERGE,
     MERGE_EXPLORE_FORMAT,
     PRUNE_ENTITIES,
@@ -39,7 +40,8 @@ class ExploreStepper:
         text; None links by vector search alone (an imported typed graph has its own node ids)."""
         self.llm, self.graph, self.config, self.question = llm, graph, config, question
         self.recorder, self.ids, self.linker = recorder, ids, linker
-        self.graph_definition = graph.describe()
+        described = graph.description(config.graph_chars)
+        self.graph_definition = described.text + ("" if described.complete else f"\n{EXPLORE_TYPES_NOTE}")
 
     def _examples(self, prompt: str) -> str:
         return examples(prompt, self.config.few_shot)

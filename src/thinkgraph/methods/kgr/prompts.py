@@ -8,7 +8,7 @@ A Thought reasons about what is known and what is still needed. An Action querie
 (3) NeighborCheck[node id, edge type]: the neighbours of a node along one edge type.
 (4) NodeDegree[node id, edge type]: how many neighbours a node has along one edge type.
 (5) Finish[answer]: give the final answer (use names or values, not node ids).
-Write exactly one Thought and one Action, in this format:
+{extra_actions}Write exactly one Thought and one Action, in this format:
 Thought: ...
 Action: ...
 
@@ -108,6 +108,12 @@ MERGE_AGENT_FORMAT = """Write exactly one Thought and one Action (RetrieveNode[t
 NeighborCheck[node id, edge type], NodeDegree[node id, edge type] or Finish[answer]):
 Thought: ...
 Action: ..."""
+
+# Ours: offered only when the graph definition could not list every edge type (KGRConfig.graph_chars).
+EDGE_TYPES_ACTION = ("(6) EdgeTypes[node id]: the edge types of a node, with how many neighbours it has along each "
+                     "(the graph definition lists only the most frequent edge types).\n")
+EDGE_TYPES_NOTE = "(EdgeTypes[node id] lists the edge types of one node.)"
+EXPLORE_TYPES_NOTE = "(The relations of each entity are listed when it is explored.)"
 
 MERGE_EXPLORE_FORMAT = "Write the next thought, or Finish[answer] when the facts suffice."
 

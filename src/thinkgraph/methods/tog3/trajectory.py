@@ -88,7 +88,8 @@ async def synthesise(llm: LLM, store: GraphStore, run: Trajectory, retriever: Re
     candidates = passages_from_scores(store, [(cid, 0.0) for cid in run.passage_ids()])
     shown = fit_passages(candidates, budget, llm.counter)
     context = "\n\n".join(x for x in (fixed, numbered_passages(shown)) if x) or "(empty)"
-    prompt = FINAL.format(query=run.question, trajectory=trajectory, context=context, answer_format=answer_format())
+    prompt = FINAL.format(query=run.question, trajectory=trajectory, context=context,
+                          answer_format=answer_format(question=run.question))
     asked = await ask_answer(llm, [{"role": "user", "content": prompt}], shown, step="tog3.final",
                              prompt_template=FINAL)
     trace.append(answer_trace("responser", "final", "FINAL", asked, {

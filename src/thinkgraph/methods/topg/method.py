@@ -176,7 +176,8 @@ class ToPGMethod:
         without Select."""
         trace = self.ctx.trace
         props = self._enter(question, trace, record=True)
-        prompt = NAIVE_ANSWER.format(question=question, facts=self._facts(props), answer_format=answer_format("facts"))
+        prompt = NAIVE_ANSWER.format(question=question, facts=self._facts(props),
+                                     answer_format=answer_format("facts", question))
         asked = await ask_answer(llm, [{"role": "user", "content": prompt}], props, step="topg.naive_answer",
                                  prompt_template=NAIVE_ANSWER)
         trace.append(answer_trace("responder", "topg.naive_answer", "NAIVE_ANSWER", asked, {}, len(props)))
