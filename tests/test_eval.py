@@ -224,3 +224,19 @@ async def test_an_abstention_is_not_a_correct_answer_and_accuracy_is_shown_both_
     assert len(judged) == 2 and not any("Predicted answer: Unknown" in p for p in judged)  # no call for it
     assert row["llm_correct"] == pytest.approx(200 / 3) and row["llm_correct_answered"] == 100.0
     assert row["abstained"] == pytest.approx(100 / 3)
+
+
+async def test_statuses_and_unusable_replies_per_100_calls_are_recorded(open_bridge, tmp_path: Path) -> None:  # noqa: ANN001
+    answers = {"Who founded": "Answer: Alice Stone [1]", "Carol Diaz": "[1]", "valley": "Answer: Unknown"}
+
+    def reply(request) -> str:  # noqa: ANN001 - by the question asked; a markers-only reply stays so on repair
+        question = request.messages[0]["content"].rsplit("Question: ", 1)[1]
+        return next(v for k, v in answers.items() if k in question)
+
+    runner = EvalRunner(open_bridge(ScriptedBackend(rules=[("", reply)])), [MethodSpec.parse("naive")], tmp_path / "o")
+    (row,) = await runner.run(load_questions(FIXTURES / "questions_small.jsonl"))
+    assert row["statuses"] == {"abstained": 1, "answered": 1, "failed": 1}
+    assert row["unusable_per_100_calls"] == pytest.approx(100 * 1 / 4)  # 1 + (1 + its repair) + 1 calls
+    records = [json.loads(x) for x in (tmp_path / "o" / "records.jsonl").read_text().splitlines()]
+    failed = next(r for r in records if r["status"] == "failed")
+    assert failed["llm"] == {"repairs": 1, "parse_failures": 1} and "passage numbers only" in failed["message"]

