@@ -39,7 +39,8 @@ class NoRetrievalMethod:
             raise llm_required_error(self.name)
         messages: list[Message] = [{"role": "user", "content": CLOSED_BOOK_PROMPT.format(
             question=question, unknown=UNKNOWN)}]
-        asked = await ask_answer(llm, messages, [], step=NONE_STEP, prompt_template=CLOSED_BOOK_PROMPT)
+        nothing: list[str] = []  # closed book: no numbered items to cite
+        asked = await ask_answer(llm, messages, nothing, step=NONE_STEP, prompt_template=CLOSED_BOOK_PROMPT)
         self.ctx.trace.append(answer_trace("responder", NONE_STEP, "CLOSED_BOOK_PROMPT", asked, {}, 0))
         read = asked.read
         return Answer(question=question, method=self.name, text=read.text, status=read.status, message=read.message,
