@@ -43,8 +43,8 @@ def test_live_text_is_the_answer_as_the_method_will_clean_it() -> None:
                                                    " founded", " it [2", "]. "])
     # the reasoning block never shows, a marker is held until it is known to be one and then dropped,
     # and trailing spaces wait for the next word
-    assert sent == ["", "", "Adela", " Morrow", "", "", "  founded", " it", " ."]
-    assert live.sent == "Adela Morrow  founded it ." and live.rest("Adela Morrow  founded it .") == ""
+    assert sent == ["", "", "Adela", " Morrow", "", "", "  founded", " it", "."]
+    assert live.sent == "Adela Morrow  founded it." and live.rest("Adela Morrow  founded it.") == ""
     assert feed_all(LiveAnswer(), "tog3.respond", ["Adela", " Morrow"]) == ["", ""]  # not a final answer step
     kept = LiveAnswer()  # a method that keeps markers in its answer (kg baselines) gets them live too
     assert "".join(feed_all(kept, "kg.text_rag", ["Adela [", "1]"])) == "Adela [1]"
@@ -52,10 +52,19 @@ def test_live_text_is_the_answer_as_the_method_will_clean_it() -> None:
     assert "".join(feed_all(opened, "answer.from_passages", ["see [note", "] here"])) == "see [note] here"
 
 
+def test_a_reasoning_line_is_not_streamed_only_the_answer_line_after_it() -> None:
+    live = LiveAnswer()
+    sent = feed_all(live, "answer.from_passages", ["Reas", "oning: Adela", " Morrow founded it [1].\n",
+                                                   "Ans", "wer: Adela", " Morrow [1]"])
+    assert "".join(sent) == "Adela Morrow" and live.rest("Adela Morrow") == ""
+    plain = LiveAnswer()  # an answer without labels streams as before
+    assert "".join(feed_all(plain, "answer.from_passages", ["Answer: ", "Oslo [2]"])) == "Oslo"
+
+
 def test_what_the_stream_could_not_send_live_follows_when_the_answer_is_known() -> None:
     assert LiveAnswer().rest("Adela Morrow") is None  # nothing live: the caller sends it word by word
     echoed = LiveAnswer()
-    feed_all(echoed, "answer.from_passages", ["Answer the question ", "using only"])
+    feed_all(echoed, "answer.from_passages", ["Using only the ", "numbered passages"])
     assert echoed.rest("the model repeated the prompt's instructions") == \
         "\n\nthe model repeated the prompt's instructions"
     twice = LiveAnswer()  # a second final call in one run: what came live stays, the answer completes it

@@ -99,7 +99,7 @@ _PASSAGES = "thinkgraph.methods.passages"
 CATALOG: tuple[MethodRecord, ...] = (
     MethodRecord("none", "the LLM alone, no retrieval (closed book)", "thinkgraph.methods.none:NoRetrievalMethod",
                  "thinkgraph.methods.none:NoneConfig", needs_llm=True, retrieves=False,
-                 answer_steps={"answer.closed_book": False}),
+                 answer_steps={"answer.closed_book": True}),  # (its reader takes markers out too)
     MethodRecord("naive", "dense passage retrieval, then an answer citing the passages",
                  f"{_PASSAGES}:NaiveMethod", f"{_PASSAGES}:NaiveConfig", top_k=("top_k",), eval_depth=("top_k",),
                  answer_steps={"answer.from_passages": True}),

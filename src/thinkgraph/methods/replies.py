@@ -29,6 +29,7 @@ ECHO_MESSAGE = "the model repeated the prompt's instructions instead of answerin
 TRUNCATED_MESSAGE = "the answer was cut off at the completion cap ([llm.max_tokens] answer = {cap} tokens)"
 MARKERS_ONLY_MESSAGE = "the model replied with passage numbers only, not an answer"
 _CITE = re.compile(r"\[(\d+)\]")
+_SPACE_BEFORE_PUNCTUATION = re.compile(r"\s+([.,;:!?])")
 _CITE_GROUP = re.compile(r"\[\s*\d+(?:\s*[,;]\s*\d+)+\s*\]")  # "[1, 3]" written for "[1][3]"
 # The labelled answer line ("Answer: X", "**Final answer:** X"); the last one wins (a model may restate).
 _ANSWER_LABEL = re.compile(r"^[\s*#>-]*(?:final\s+|short\s+)?answer\s*[*]*\s*[:：]\s*[*]*\s*", re.IGNORECASE)
@@ -96,8 +97,13 @@ def split_citations(reply: str, items: Sequence[T]) -> tuple[str, list[T]]:
     dropped from the text too, so no marker is left that points nowhere; the trace keeps the reply."""
     reply = _CITE_GROUP.sub(lambda m: "".join(f"[{n}]" for n in re.findall(r"\d+", m.group())), reply)
     cited = sorted({int(n) for n in _CITE.findall(reply) if 1 <= int(n) <= len(items)})
-    text = re.sub(r"\s+([.,;:!?])", r"\1", _CITE.sub("", reply)).strip()
+    text = without_markers(reply).strip()
     return (text, [items[n - 1] for n in cited]) if cited else (text, list(items))
+
+
+def without_markers(text: str) -> str:
+    """``text`` without its [n] markers and the space a marker left before punctuation ("it [2]." -> "it.")."""
+    return _SPACE_BEFORE_PUNCTUATION.sub(r"\1", _CITE.sub("", text))
 
 
 def missing_citations(reply: str, count: int) -> list[int]:
@@ -132,6 +138,23 @@ def answer_part(reply: str) -> tuple[str, str | None]:
         rest.insert(0, line[cut.start():].strip())
         line = line[:cut.start()].rstrip(" ,;:-")
     return line, ("\n".join(rest) or None)
+
+
+_LABEL_ANYWHERE = re.compile(r"^[\s*#>-]*(?:final\s+|short\s+)?answer\s*[*]*\s*[:：]\s*[*]*[ \t]*",
+                             re.IGNORECASE | re.MULTILINE)
+
+
+def answer_so_far(raw: str) -> str:
+    """The part of a reply being streamed that will be the answer: after the "Answer:" label when the
+    reply starts with reasoning or with the label, nothing while the start could still become one."""
+    lead = raw.lstrip(" \t\n*#>-").casefold()
+    for label in ("reasoning:", "answer:"):
+        if label.startswith(lead[:len(label)]) and len(lead) < len(label):
+            return ""  # "Reas", "Ans": may still be a label
+    if lead.startswith(("reasoning", "thought", "answer")):
+        labels = list(_LABEL_ANYWHERE.finditer(raw))
+        return raw[labels[-1].end():] if labels else ""
+    return raw
 
 
 def is_abstention(text: str) -> bool:

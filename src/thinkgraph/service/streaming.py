@@ -18,6 +18,7 @@ from thinkgraph.errors import ThinkgraphError
 from thinkgraph.llm.accounting import listen, listen_tokens
 from thinkgraph.llm.structured import strip_reasoning
 from thinkgraph.methods.catalog import ANSWER_STEPS
+from thinkgraph.methods.replies import answer_so_far, without_markers
 from thinkgraph.models import Answer, Cost, TraceStep
 from thinkgraph.tracing import listen_steps
 
@@ -136,7 +137,6 @@ def sse(event: Event) -> str:
 # (methods/catalog.py ``answer_steps``). tests/test_service_openai_stream.py runs each method and checks
 # that the text streamed live is its answer.
 FINAL_ANSWER_STEPS: Mapping[str, bool] = ANSWER_STEPS
-_CITE = re.compile(r"\[(\d+)\]")
 # A tail that may still become a citation marker or a reasoning block: held until the next piece says.
 _OPEN_CITE = re.compile(r"\[\d*$")
 _OPEN_THINK = re.compile(r"<(?:t(?:h(?:i(?:n(?:k)?)?)?)?)?$", re.IGNORECASE)
@@ -176,10 +176,10 @@ class LiveAnswer:
     def _certain(self, raw: str) -> str:
         held = _OPEN_THINK.search(raw)
         raw = raw[: held.start()] if held else raw
-        text = strip_reasoning(raw)
+        text = answer_so_far(strip_reasoning(raw))  # the "Answer:" line, not the reasoning before it
         if self.steps.get(self.step or "", False):
             held = _OPEN_CITE.search(text)
-            text = _CITE.sub("", text[: held.start()] if held else text)
+            text = without_markers(text[: held.start()] if held else text)
         return self.redact(text.strip())
 
     def rest(self, text: str) -> str | None:
