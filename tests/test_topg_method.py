@@ -70,8 +70,7 @@ async def test_local_answers_after_first_iteration(open_tg) -> None:  # noqa: AN
     script = Script(select=keep_matching("Alice", "Acme"),
                     eval=lambda r: json.dumps({"answerable": True, "answer": "Rivertown", "facts": [1, 2]}))
     tg = open_tg(script)
-    answer = await tg.aask("Where is the company founded by Alice Stone based?", method="topg", k=5,
-                           retrieval="paper")
+    answer = await tg.aask("Where is the company founded by Alice Stone based?", method="topg", k=5)
     assert answer.status == "answered" and answer.text == "Rivertown"
     assert script.calls == ["select", "select", "eval"]
     actions = [s.action for s in answer.trace]
@@ -133,8 +132,8 @@ async def test_without_llm_returns_naive_evidence(open_tg) -> None:  # noqa: ANN
 
 async def test_without_llm_local_mode_walks_from_the_naive_seeds(open_tg) -> None:  # noqa: ANN001
     tg = open_tg(None)
-    naive = await tg.aask("Alice Stone founded what?", method="topg", k=3, mode="naive", retrieval="paper")
-    walked = await tg.aask("Alice Stone founded what?", method="topg", k=3, max_iter=2, retrieval="paper")
+    naive = await tg.aask("Alice Stone founded what?", method="topg", k=3, mode="naive")
+    walked = await tg.aask("Alice Stone founded what?", method="topg", k=3, max_iter=2)
     walked_facts = [n.id for n in walked.evidence.nodes if n.type == "proposition"]
     assert walked_facts[:3] == [n.id for n in naive.evidence.nodes if n.type == "proposition"]
     assert len(walked_facts) > 3 and len(set(walked_facts)) == len(walked_facts)
@@ -188,13 +187,16 @@ async def test_an_index_without_propositions_is_a_clear_error(tmp_path: Path) ->
             await tg.aask("Who trained Lena Sorensen?", method="topg")
 
 
-async def test_the_evidence_keeps_the_entrys_passages_when_the_answer_rests_on_one_fact(open_tg) -> None:  # noqa: ANN001
+async def test_the_evidence_is_the_collected_facts_the_cited_first_and_not_what_select_pruned(open_tg) -> None:  # noqa: ANN001
     script = Script(select=lambda r: json.dumps({"keep": [1]}),
-                    eval=lambda r: json.dumps({"answerable": True, "answer": "Rivertown", "facts": [1]}),
+                    eval=lambda r: json.dumps({"answerable": True, "answer": "Rivertown", "facts": [2]}),
                     nextq=lambda r: json.dumps({"questions": []}))
     tg = open_tg(script)
     answer = await tg.aask("Where is Acme Corp?", method="topg", max_iter=1, k=3)
-    entry = next(s for s in answer.trace if s.action == "suggest.entry")
-    passages = [n.id for n in answer.evidence.nodes if n.type == "chunk"]
-    assert answer.status == "answered" and len(answer.citations) == 1  # the answer rests on its one fact
-    assert len(passages) >= min(3, entry.outputs.get("propositions", 3)) > len(answer.citations)
+    shown = [s.inputs["suggested"] for s in answer.trace if s.action == "select"]
+    kept = [fact for s in answer.trace if s.action == "select" for fact in s.outputs["kept"]]
+    facts = [n.text for n in answer.evidence.nodes if n.type == "proposition"]
+    assert answer.status == "answered" and shown == [3, 3] and len(kept) == 2
+    assert facts == [kept[1], kept[0]]  # Eval's fact first, then s_loc; the four Select pruned are not returned
+    chunks = [n.id for n in answer.evidence.nodes if n.type == "chunk"]
+    assert [c.chunk_id for c in answer.citations] == chunks[:1] and len(answer.citations) == 1

@@ -1,7 +1,8 @@
-"""ToPG's pool: the shared entry points (a question's linked entity brings its propositions in), the
-paper's SuggestNaive behind `retrieval="paper"`, passages ranked by the method's own propositions
-(no blend with another ranking), `stats.variant`, and Suggest-local never spending a slot or a Select
-call on a proposition already collected. Methods run through the envelope (`run_method`)."""
+"""ToPG's pool: the paper's SuggestNaive entry (the default), the shared walk's entry behind
+`entry="ppr_passages"` (a question's linked entity brings its propositions in), passages ranked by the
+method's own propositions (no blend with another ranking), `stats.variant`, and Suggest-local never
+spending a slot or a Select call on a proposition already collected. Methods run through the envelope
+(`run_method`)."""
 
 from __future__ import annotations
 
@@ -32,40 +33,42 @@ def step(answer: Answer, action: str) -> TraceStep:
     return next(s for s in answer.trace if s.action == action)
 
 
-async def test_a_linked_question_entity_brings_its_proposition_into_the_pool(open_bridge) -> None:  # noqa: ANN001
+async def test_a_linked_question_entity_brings_its_proposition_into_the_ppr_passages_entry(open_bridge) -> None:  # noqa: ANN001
     tg = open_bridge(None)
-    shared = await run_method(method(tg, k=1, max_iter=1), QUESTION)
+    shared = await run_method(method(tg, k=1, max_iter=1, entry="ppr_passages"), QUESTION)
     entry = step(shared, "suggest.entry").outputs
     assert "carol diaz" in entry["linked"] and "Carol Diaz" in entry["seeds"] and entry["ranked_by"] == "the PPR walk"
     assert shared.evidence.nodes[0].text == CAROL  # the entry, before any walk on M
     assert shared.citations[0].doc_id == "c5"
     tg.settings.retrieval.link_entities = False  # the same walk without the question's entity links
-    unlinked = await run_method(method(tg, k=1, max_iter=1), QUESTION)
+    unlinked = await run_method(method(tg, k=1, max_iter=1, entry="ppr_passages"), QUESTION)
     assert step(unlinked, "suggest.entry").outputs["linked"] == [] and unlinked.evidence.nodes[0].text != CAROL
-    paper = await run_method(method(tg, k=1, max_iter=1, retrieval="paper"), QUESTION)
+    paper = await run_method(method(tg, k=1, max_iter=1), QUESTION)  # the default: SuggestNaive
     assert paper.evidence.nodes[0].text != CAROL
 
 
-async def test_the_paper_switch_enters_by_suggest_naive(open_bridge, monkeypatch: pytest.MonkeyPatch) -> None:  # noqa: ANN001
+@pytest.mark.parametrize("options", [{}, {"retrieval": "paper"}])  # the project-wide switch names it too
+async def test_the_default_entry_is_suggest_naive(open_bridge, monkeypatch: pytest.MonkeyPatch,  # noqa: ANN001
+                                                  options: dict[str, str]) -> None:
     def no_walk(*args: object, **kwargs: object) -> None:
         raise AssertionError("the paper's entry does not walk the passage graph")
 
     monkeypatch.setattr(GraphRetriever, "passage_ranking", no_walk)
     tg = open_bridge(None)
-    m = method(tg, k=3, max_iter=1, retrieval="paper")
+    m = method(tg, k=3, max_iter=1, **options)
     answer = await run_method(m, QUESTION)
     q = tg.view.embed_query(QUESTION)
     by_cosine = np.argsort(-(m.suggester.graph.vectors.vectors @ q), kind="stable")[:3]
     assert [n.id for n in answer.evidence.nodes[:3]] == [m.suggester.graph.ids[p] for p in by_cosine]
     actions = [s.action for s in answer.trace]
     assert "suggest.naive" in actions and "suggest.entry" not in actions
-    assert step(answer, "suggest.naive").inputs["retrieval"] == "paper"
+    assert step(answer, "suggest.naive").inputs["entry"] == "suggest_naive" and answer.stats["entry"] == "suggest_naive"
 
 
-@pytest.mark.parametrize("retrieval", ["shared", "paper"])
-async def test_passages_come_from_the_pools_own_propositions(open_bridge, retrieval: str) -> None:  # noqa: ANN001
+@pytest.mark.parametrize("entry", ["ppr_passages", "suggest_naive"])
+async def test_passages_come_from_the_pools_own_propositions(open_bridge, entry: str) -> None:  # noqa: ANN001
     tg = open_bridge(None)
-    m = method(tg, k=2, max_iter=2, retrieval=retrieval)
+    m = method(tg, k=2, max_iter=2, entry=entry)
     answer = await run_method(m, QUESTION)
     props = [m.suggester.graph.index[n.id] for n in answer.evidence.nodes if n.type == "proposition"]
     docs = [tg.store.get_node(c).props["doc_id"] for c in m.suggester.passages_of(props)]
@@ -75,10 +78,11 @@ async def test_passages_come_from_the_pools_own_propositions(open_bridge, retrie
 
 async def test_the_variant_says_what_ran(open_bridge) -> None:  # noqa: ANN001
     tg = open_bridge(None)
-    shared = await run_method(method(tg, k=2, max_iter=2), QUESTION)
-    paper = await run_method(method(tg, k=2, max_iter=2, retrieval="paper"), QUESTION)
-    naive = await run_method(method(tg, k=2, mode="naive", retrieval="paper"), QUESTION)
-    assert shared.stats["retrieval"] == "shared" and paper.stats["retrieval"] == "paper"
+    shared = await run_method(method(tg, k=2, max_iter=2, entry="ppr_passages"), QUESTION)
+    paper = await run_method(method(tg, k=2, max_iter=2), QUESTION)
+    naive = await run_method(method(tg, k=2, mode="naive"), QUESTION)
+    structural = await run_method(method(tg, k=2, max_iter=2, lam=1.0), QUESTION)
+    assert shared.stats["entry"] == "ppr_passages" and paper.stats["entry"] == "suggest_naive"
     for answer in (shared, paper):
         said = answer.stats["variant"]
         assert "every suggestion kept" in said and "max_iter=2 Suggest-local" in said
@@ -87,6 +91,7 @@ async def test_the_variant_says_what_ran(open_bridge) -> None:  # noqa: ANN001
     assert "SuggestNaive" in paper.stats["variant"] and "shared passage walk" not in paper.stats["variant"]
     assert naive.stats["variant"].startswith("no LLM: the entry's propositions; entry: SuggestNaive")
     assert [s.action for s in shared.trace] == ["suggest.entry", "suggest.local", "suggest.local"]
+    assert "lam=1: M = T_s" in structural.stats["variant"] and "lam=1" not in paper.stats["variant"]
 
 
 def facts_in(request: ChatRequest) -> list[str]:
@@ -94,9 +99,9 @@ def facts_in(request: ChatRequest) -> list[str]:
     return [line.split("] ", 1)[1] for line in text.splitlines() if line.startswith("[")]
 
 
-@pytest.mark.parametrize("retrieval", ["shared", "paper"])
+@pytest.mark.parametrize("entry", ["ppr_passages", "suggest_naive"])
 async def test_suggest_local_spends_no_slot_or_select_on_collected_propositions(open_bridge,  # noqa: ANN001
-                                                                               retrieval: str) -> None:
+                                                                               entry: str) -> None:
     shown: list[list[str]] = []
 
     def select(request: ChatRequest) -> str:  # keeps every fact it is shown
@@ -109,7 +114,7 @@ async def test_suggest_local_spends_no_slot_or_select_on_collected_propositions(
                                      ("targeted sub-questions",
                                       json.dumps({"questions": ["Where is Acme Corp based?", "Who works at Acme?"]}))])
     tg = open_bridge(backend)
-    answer = await run_method(method(tg, k=2, max_iter=3, retrieval=retrieval), "Who founded Acme Corp?")
+    answer = await run_method(method(tg, k=2, max_iter=3, entry=entry), "Who founded Acme Corp?")
     suggested = [s.outputs["suggested"] for s in answer.trace if s.action == "suggest.local"]
     selects = [s for s in answer.trace if s.action == "select"]
     kept = [fact for s in selects for fact in s.outputs["kept"]]
@@ -118,5 +123,5 @@ async def test_suggest_local_spends_no_slot_or_select_on_collected_propositions(
     assert suggested == [2, 2, 0, 0, 0]  # nothing new is left to suggest once the six are collected
     assert len(selects) == len(shown) == 3  # and a Suggest with nothing new costs no Select call
     assert [s.inputs["suggested_by"] for s in selects] == [
-        "suggest.entry" if retrieval == "shared" else "suggest.naive", "suggest.local", "suggest.local"]
+        "suggest.entry" if entry == "ppr_passages" else "suggest.naive", "suggest.local", "suggest.local"]
     assert {n.text for n in answer.evidence.nodes if n.type == "proposition"} == set(kept)

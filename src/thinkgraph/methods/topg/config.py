@@ -3,36 +3,38 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+# The project-wide switch `retrieval` (tog3, a2rag; benchmarks/retrieval_compare.py): "paper" asks for
+# the paper's form, "shared" for the project's shared walk. For ToPG it names an entry.
+RETRIEVAL_ALIASES = {"paper": "suggest_naive", "shared": "ppr_passages"}
 
 
 class ToPGConfig(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    lam: float = 0.5  # lambda: weight of the structural transition T_s in M
+    lam: float = Field(0.5, ge=0.0, le=1.0)  # lambda: weight of T_s in M; 1 is the no-T_n ablation (§2.2, App. D)
     damping: float = 0.85  # PPR damping on M
     theta: float = 0.4  # cosine threshold of T_n
     tau: float = 0.1  # temperature of T_n
     subgraph_size: int = 500  # l: GExtract's size, in propositions
     restart: float = 0.15  # restart probability of GExtract's random walk (ours: the paper gives none)
-    k: int = 20  # propositions suggested per call (k = 20 for Naive and Local, ToPG §3.2)
+    k: int = Field(20, ge=1)  # propositions per Suggest call, SuggestNaive's included (k = 20, ToPG §3.2, Table 5)
     mode: Literal["naive", "local", "global"] = "local"
-    # Entry points into the proposition graph, i.e. what stands where the paper has SuggestNaive (the
-    # seeding of Naive, Local (Alg. 1 l. 2) and Global (Alg. 2 l. 6)), a mechanism the paper leaves
-    # open. "shared" (ours): the project's passage walk (question entity links, fact seeds, PPR over
-    # entities and passages with its second hop, as `ppr`) ranks the passages, and the best
-    # propositions of each ranked passage (entry_per_passage) enter, best passage first, up to k.
-    # "paper": SuggestNaive, the k propositions most similar to the question (ToPG §2.3.1). Either
-    # way Suggest-local, M = lam T_s + (1 - lam) T_n and PPR seeded on the pool (the method) follow.
-    retrieval: Literal["shared", "paper"] = "shared"
-    # Propositions each ranked passage contributes to a shared entry (ours): those naming a seed
-    # entity of the walk first, then by cosine to the question. One lets k propositions reach k
-    # passages; the walk on M reaches a passage's other propositions through the passage. With 2, the
-    # LLM-free pool's R@10 (k = 10) fell 4.2 points on MuSiQue dev and 1.0 on HotpotQA dev: the walk
-    # on M ranked passages 6-10 worse than the shared walk does.
-    entry_per_passage: int = Field(1, ge=1)
+    # How the walk enters the graph, where Naive, Local (Alg. 1 l. 2) and Global (Alg. 2 l. 6) call
+    # SuggestNaive. "suggest_naive" (the paper's, §2.3.1): the k propositions most similar to the
+    # question by cosine. "ppr_passages" (ours, the former default): the project's passage walk (question
+    # entity links, fact seeds, PPR over entities and passages with its second hop, as `ppr`) ranks the
+    # passages, and the best entry_per_passage proposition(s) of each (naming a seed entity of the walk
+    # first, then by cosine) enter, best passage first, up to k. Either way Select, Suggest-local on M
+    # and Eval follow, and the passages returned are those of the facts they collected, in their order.
+    entry: Literal["suggest_naive", "ppr_passages"] = "suggest_naive"
+    entry_per_passage: int = Field(1, ge=1)  # with entry = "ppr_passages" only (ours)
+    # Select (Eq. 2). False is the no-Select ablation: every suggestion is kept, with an LLM too; Eval and
+    # NextQ still run. (Naive mode has no Select in the paper either.)
+    select: bool = True
     max_iter: int = 3  # Local mode iterations (the paper evaluates 1 and 3)
     max_next_questions: int = 3  # sub-questions NextQ may ask per iteration (our bound)
     # Global mode (ToPG §2.3.3, App. B.3-B.5, Table 5)
@@ -56,3 +58,18 @@ class ToPGConfig(BaseModel):
     # Select calls and each chunk of community material one more. When spent, global mode writes its
     # report from the intermediate answers gathered (one call is kept for it); local mode stops.
     max_calls: int | None = Field(300, ge=1)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _retrieval_alias(cls, data: Any) -> Any:
+        """``retrieval = "paper" | "shared"``, the project-wide switch, read as the entry it names."""
+        if not isinstance(data, dict) or "retrieval" not in data:
+            return data
+        data = dict(data)
+        retrieval = data.pop("retrieval")
+        if retrieval not in RETRIEVAL_ALIASES:
+            raise ValueError(f"retrieval must be one of {sorted(RETRIEVAL_ALIASES)} (or set entry), not {retrieval!r}")
+        entry = RETRIEVAL_ALIASES[retrieval]
+        if data.setdefault("entry", entry) != entry:
+            raise ValueError(f"retrieval={retrieval} names entry={entry}, but entry={data['entry']} was given")
+        return data

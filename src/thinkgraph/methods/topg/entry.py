@@ -1,10 +1,11 @@
 """ToPG's entry points into the proposition graph: the propositions that seed Naive, Local and Global
-mode where the paper writes SuggestNaive. ``retrieval = "paper"`` keeps SuggestNaive (the k
-propositions most similar to the question); ``"shared"`` (the default) enters through the project's
-passage walk, the strongest retrieval it has: question entity links and fact seeds, PPR over entities
-and passages, its second hop (``retrieval/graph.py`` ``GraphRetriever.passage_ranking``, configured
-by the ``[retrieval]`` section as for ``ppr``). The best propositions of each passage it ranks enter,
-best passage first; what follows (Suggest-local on M, Select, Eval) is the method's own."""
+mode, where the paper writes SuggestNaive. ``entry = "suggest_naive"`` (the default, the paper's,
+§2.3.1): the k propositions most similar to the question by cosine. ``"ppr_passages"`` (ours) enters
+through the project's passage walk: question entity links and fact seeds, PPR over entities and
+passages, its second hop (``retrieval/graph.py`` ``GraphRetriever.passage_ranking``, configured by the
+``[retrieval]`` section as for ``ppr``); the best propositions of each passage it ranks enter, best
+passage first. Either way, what follows (Select, Suggest-local on M, Eval) is the method's own, and
+the passages returned are those of the facts it collected, in its own order (method.py)."""
 
 from __future__ import annotations
 
@@ -37,13 +38,13 @@ class EntryPoints:
 
     def enter(self, question: str, query_vec: np.ndarray, k: int | None = None) -> Entry:
         k = k or self.config.k
-        if self.config.retrieval == "paper":
+        if self.config.entry == "suggest_naive":
             props = self.suggester.naive(query_vec, k)
-            return Entry(props, TraceStep("suggester", "suggest.naive", {"k": k, "retrieval": "paper"},
+            return Entry(props, TraceStep("suggester", "suggest.naive", {"k": k, "entry": "suggest_naive"},
                                           {"propositions": len(props)}))
-        return self._shared(question, query_vec, k)
+        return self._ppr_passages(question, query_vec, k)
 
-    def _shared(self, question: str, query_vec: np.ndarray, k: int) -> Entry:
+    def _ppr_passages(self, question: str, query_vec: np.ndarray, k: int) -> Entry:
         """The passages in the order the shared walk ranks them; from each, up to
         ``entry_per_passage`` propositions (naming a seed entity of the walk first, then by cosine to
         the question), until k propositions are in."""
@@ -72,7 +73,7 @@ class EntryPoints:
         links = self.view.entity_linker.link(question) if s.link_entities else []
         best = sorted(seeds, key=lambda e: -seeds[e])[:SHOWN_SEEDS]
         names = {n.id: n.text for n in self.view.store.get_nodes(best)}
-        inputs = {"k": k, "retrieval": "shared", "per_passage": self.config.entry_per_passage}
+        inputs = {"k": k, "entry": "ppr_passages", "per_passage": self.config.entry_per_passage}
         # without a seed entity the shared ranking is the hybrid passage prior the walk would start from
         ranked_by = "the PPR walk" if seeds else "the passage prior (no seed entity: no walk)"
         outputs = {"ranked_by": ranked_by, "linked": [link.mention for link in links],

@@ -3,6 +3,7 @@ mode (Alg. 2-3) in global_mode.py, the entry points into the proposition graph i
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 
@@ -22,7 +23,9 @@ from thinkgraph.methods.topg.suggest import Suggester
 from thinkgraph.models import Answer, AnswerStatus, EvidenceSubgraph, Node, TraceStep
 from thinkgraph.retrieval.evidence import passages_from_scores
 
-MAX_CITED_PASSAGES = 20  # global answers rest on hundreds of facts; cite the passages of the first ones
+# Global answers rest on hundreds of facts: they cite (and return) the passages of the first ones. Naive
+# and local answers return every passage of their facts (at most (1 + max_iter * max_next_questions) * k).
+MAX_CITED_PASSAGES = 20
 
 
 class SelectReply(BaseModel):
@@ -41,14 +44,15 @@ class NextQuestions(BaseModel):
 
 # What ran, as `stats.variant` and evaluation reports name it: the entry, then the mode's own steps.
 ENTRY_VARIANTS = {
-    "shared": "entry: the shared passage walk (question entity links, fact seeds, PPR over entities and "
-              "passages with its second hop) -> the best {per} proposition(s) of each passage it ranks",
-    "paper": "entry: SuggestNaive (the k propositions most similar to the question)",
+    "ppr_passages": "entry=ppr_passages: the shared passage walk (question entity links, fact seeds, PPR over "
+                    "entities and passages with its second hop) -> the best {per} proposition(s) of each "
+                    "passage it ranks",
+    "suggest_naive": "entry: SuggestNaive (the k propositions most similar to the question)",
 }
 MODE_VARIANTS = {
     "naive": "naive: the entry's propositions answer",
-    "local": "local: Alg. 1 (Select, Suggest-local on M seeded on the pool, Eval, NextQ; max_iter={max_iter})",
-    "global": "global: Alg. 2 anchors (decomposition, Select, Rocchio walks), Alg. 3 communities, report",
+    "local": "local: Alg. 1 ({select}Suggest-local on M seeded on the pool, Eval, NextQ; max_iter={max_iter})",
+    "global": "global: Alg. 2 anchors (decomposition, {select}Rocchio walks), Alg. 3 communities, report",
 }
 NO_LLM_VARIANTS = {
     "naive": "no LLM: the entry's propositions",
@@ -58,14 +62,18 @@ NO_LLM_VARIANTS = {
               "Select), communities chosen (no intermediate answers, no report)",
 }
 NO_LLM_EVIDENCE = "evidence: the passages of the propositions in the order collected"
+SELECT_VARIANTS = {True: "Select, ", False: "no Select: every suggestion kept, "}
 
 
 def variant(config: ToPGConfig, *, with_llm: bool) -> str:
-    """Exactly what ran, in words: the entry points, the mode's steps and (without an LLM) the evidence."""
-    entry = ENTRY_VARIANTS[config.retrieval].format(per=config.entry_per_passage)
+    """Exactly what ran, in words: the entry points, the mode's steps (and the ablations switched on:
+    no Select, lam = 1) and, without an LLM, the evidence."""
+    entry = ENTRY_VARIANTS[config.entry].format(per=config.entry_per_passage)
+    walk = "" if config.mode == "naive" or config.lam < 1 else "; lam=1: M = T_s (no query-aware transition)"
     if with_llm:
-        return f"{MODE_VARIANTS[config.mode].format(max_iter=config.max_iter)}; {entry}"
-    return f"{NO_LLM_VARIANTS[config.mode].format(max_iter=config.max_iter)}; {entry}; {NO_LLM_EVIDENCE}"
+        steps = MODE_VARIANTS[config.mode].format(max_iter=config.max_iter, select=SELECT_VARIANTS[config.select])
+        return f"{steps}{walk}; {entry}"
+    return f"{NO_LLM_VARIANTS[config.mode].format(max_iter=config.max_iter)}{walk}; {entry}; {NO_LLM_EVIDENCE}"
 
 
 @dataclass
@@ -75,7 +83,7 @@ class ToPGMethod:
     name: str = "topg"
     graph: PropositionGraph | None = None
     select_fallbacks: int = 0  # Select replies that stayed unusable (every suggestion was kept)
-    _entry_props: list[int] = field(default_factory=list)  # the entry's propositions of the last question
+    _entry_props: list[int] = field(default_factory=list)  # the entry's propositions of the current question
 
     @cached_property
     def suggester(self) -> Suggester:
@@ -92,8 +100,8 @@ class ToPGMethod:
         return EntryPoints(self.ctx.view, self.suggester, self.config, self.ctx.settings.retrieval)
 
     def _enter(self, question: str, trace: list[TraceStep], *, record: bool) -> list[int]:
-        """The entry propositions (SuggestNaive's place). Recorded as a step of its own when asked; the
-        paper's SuggestNaive before a Select is recorded by that Select (``suggested_by``)."""
+        """The entry propositions (SuggestNaive's, or the switch's). Recorded as a step of its own when
+        asked; SuggestNaive before a Select is recorded by that Select (``suggested_by``)."""
         entry = self.entry_points.enter(question, self.ctx.view.embed_query(question))
         if record:
             trace.append(entry.step)
@@ -101,7 +109,7 @@ class ToPGMethod:
 
     @property
     def _entry_action(self) -> str:
-        return "suggest.entry" if self.config.retrieval == "shared" else "suggest.naive"
+        return "suggest.entry" if self.config.entry == "ppr_passages" else "suggest.naive"
 
     def _facts(self, props: list[int]) -> str:
         return "\n".join(f"[{i}] {self.suggester.graph.texts[p]}" for i, p in enumerate(props, 1))
@@ -144,7 +152,7 @@ class ToPGMethod:
         return anchors
 
     def _explorer(self, llm: LLM | None, select: SelectFn, trace: list[TraceStep]) -> GlobalExplorer:
-        record = self.config.retrieval == "shared" or llm is None
+        record = self.config.entry == "ppr_passages" or llm is None
 
         def enter(sub_question: str) -> list[int]:
             return self._enter(sub_question, trace, record=record)
@@ -152,19 +160,23 @@ class ToPGMethod:
         return GlobalExplorer(self.suggester, self.config, llm, select, self.ctx.view.embed_query, trace, enter=enter)
 
     def _answer(self, question: str, text: str | None, status: AnswerStatus, props: list[int],
-                trace: list[TraceStep], message: str | None = None, *, budget_reached: bool = False) -> Answer:
+                trace: list[TraceStep], message: str | None = None, *, collected: Sequence[int] = (),
+                budget_reached: bool = False) -> Answer:
+        """``props``: the facts the answer rests on, in the method's own order (Eval's, the answerer's
+        citations, or s_loc as collected: the entry's by cosine, then each walk's by PPR on M); their
+        passages are the citations. The evidence is those facts, then the rest of ``collected`` (what the
+        method's steps collected and Select kept), and the passages of both in that order: nothing a
+        step of the method did not collect or Select pruned, and no other ranking."""
         g = self.suggester.graph
-        chunks = self.suggester.passages_of(props)[:MAX_CITED_PASSAGES]
-        passages = passages_from_scores(self.ctx.store, [(c, 0.0) for c in chunks])
-        nodes = [Node(g.ids[p], "proposition", g.texts[p]) for p in props]
-        # What the steps retrieved, in the entry's order (the walk's, with retrieval="shared"), then the
-        # rest collected: the citations are what the answer rests on, the evidence keeps what was found
-        # even when a weak model's Select or Eval narrowed the answer to the wrong facts.
-        reached = self.suggester.passages_of([*self._entry_props, *props])[:MAX_CITED_PASSAGES]
+        facts = list(dict.fromkeys([*props, *collected]))
+        cap = MAX_CITED_PASSAGES if self.config.mode == "global" else None
+        passages = passages_from_scores(self.ctx.store, [(c, 0.0) for c in self.suggester.passages_of(props)[:cap]])
+        nodes = [Node(g.ids[p], "proposition", g.texts[p]) for p in facts]
         nodes += [Node(n.id, "chunk", n.text, {"doc_id": n.props.get("doc_id")})
-                  for n in self.ctx.store.get_nodes(reached)]
-        stats = {"mode": self.config.mode, "retrieval": self.config.retrieval, "facts": len(props),
-                 "variant": variant(self.config, with_llm=self.ctx.llm is not None),
+                  for n in self.ctx.store.get_nodes(self.suggester.passages_of(facts)[:cap])]
+        c = self.config
+        stats = {"mode": c.mode, "entry": c.entry, "facts": len(props),
+                 "variant": variant(c, with_llm=self.ctx.llm is not None),
                  **({"select_fallbacks": self.select_fallbacks} if self.select_fallbacks else {})}
         return Answer(question=question, method=self.name, text=text, status=status,
                       citations=citations_for(passages), evidence=EvidenceSubgraph(nodes=nodes),
@@ -182,15 +194,16 @@ class ToPGMethod:
                                  prompt_template=NAIVE_ANSWER)
         trace.append(answer_trace("responder", "topg.naive_answer", "NAIVE_ANSWER", asked, {}, len(props)))
         read = asked.read
-        return self._answer(question, read.text, read.status, read.cited, trace, read.message)
+        return self._answer(question, read.text, read.status, read.cited, trace, read.message, collected=props)
 
     async def _select(self, llm: LLM | None, question: str, suggested: list[int], trace: list[TraceStep],
                       suggested_by: str) -> list[int]:
-        """Select: LLM pruning of suggested propositions. A reply that cannot be used keeps every
-        suggestion (its neutral default, as without an LLM: a weak model's bad reply must not empty the
-        pool the walk found), traced and counted in ``stats.select_fallbacks``. Without an LLM every
-        suggestion is kept, and nothing is recorded."""
-        if llm is None:
+        """Select: LLM pruning of suggested propositions; the kept ones stay in Suggest's order (Select
+        prunes, it does not rank). A reply that cannot be used keeps every suggestion (its neutral
+        default, as without an LLM: a weak model's bad reply must not empty the pool the walk found),
+        traced and counted in ``stats.select_fallbacks``. Without an LLM, or with ``select = False``
+        (the no-Select ablation), every suggestion is kept, and nothing is recorded."""
+        if llm is None or not self.config.select:
             return list(suggested)
         if not suggested:
             return []
@@ -198,7 +211,8 @@ class ToPGMethod:
         try:
             reply = await llm.json([{"role": "user", "content": prompt}], SelectReply, step="topg.select",
                                    kind="verdict")
-            kept = [suggested[n - 1] for n in dict.fromkeys(reply.keep) if 1 <= n <= len(suggested)]
+            keep = set(reply.keep)
+            kept = [p for n, p in enumerate(suggested, 1) if n in keep]
         except StructuredOutputError as exc:  # (counted by the LLM layer too)
             self.select_fallbacks += 1
             trace.append(TraceStep("selector", "select.fallback", {"question": question,
@@ -226,6 +240,7 @@ class ToPGMethod:
                                 message=f"stopped at the call budget (max_calls={c.max_calls}) without an answer")
         if answer is not None:
             return answer
+        # s_loc, as collected; when Select kept nothing, what SuggestNaive (or the entry) collected
         evidence, note = (found, "") if found else (self._entry_props, "; Select kept no fact, so the evidence "
                                                     "is the entry's propositions")
         return self._answer(question, None, AnswerStatus.FAILED, evidence, trace,
@@ -240,7 +255,7 @@ class ToPGMethod:
         Without an LLM every suggestion is kept and all max_iter iterations run on the question."""
         c = self.config
         queries = [question]
-        seeds = self._enter(question, trace, record=llm is None or c.retrieval == "shared")
+        seeds = self._enter(question, trace, record=llm is None or c.entry == "ppr_passages")
         self._entry_props = list(seeds)
         pool = await self._select(llm, question, seeds, trace, self._entry_action)
         pool_new = list(pool)
@@ -260,8 +275,9 @@ class ToPGMethod:
                 continue
             verdict = await self._eval(llm, question, found, trace, iteration)
             if verdict is not None and verdict.answerable and verdict.answer.strip():
-                used = [found[n - 1] for n in verdict.facts if 1 <= n <= len(found)] or found
-                return self._answer(question, verdict.answer.strip(), AnswerStatus.ANSWERED, used, trace)
+                used = [found[n - 1] for n in dict.fromkeys(verdict.facts) if 1 <= n <= len(found)] or found
+                return self._answer(question, verdict.answer.strip(), AnswerStatus.ANSWERED, used, trace,
+                                    collected=found)
             if iteration + 1 < c.max_iter:
                 queries = await self._next_questions(llm, question, found, trace) or [question]
         return None
