@@ -21,6 +21,7 @@ import re
 import sqlite3
 import statistics
 import tempfile
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -32,8 +33,12 @@ from thinkgraph.llm.backend import ChatRequest  # noqa: E402
 from thinkgraph.testing import ScriptedBackend  # noqa: E402
 
 # a2rag beside IRCoT as published (IRCoT QA: the chain, then its reader) and without the reader
+# (and a2rag's previous default, kept as switches: the shared walk orders the evidence and is stage 3, and a
+# stage is drafted only when it shows the walk's best 5)
 METHODS: dict[str, tuple[str, dict[str, Any]]] = {
-    "a2rag": ("a2rag", {}), "ircot": ("ircot", {}), "ircot reader=cot": ("ircot", {"reader": "cot"})}
+    "a2rag": ("a2rag", {}), "ircot": ("ircot", {}), "ircot reader=cot": ("ircot", {"reader": "cot"}),
+    "a2rag walk form": ("a2rag", {"stage3": "shared_walk", "evidence_order": "shared_walk",
+                                  "sufficiency_precheck": 5})}
 
 
 class FormatFollower:
@@ -89,6 +94,9 @@ class FormatFollower:
         return [self.titles[s] for s in self.question.get("supporting_ids", [])]
 
 
+STAGE_COUNTS: dict[str, Counter[str]] = {}  # method label -> where its questions ended (A2RAG Fig. 4)
+
+
 def run(index: Path, questions_file: Path, corpus: Path, limit: int | None) -> dict[str, dict[str, float]]:
     questions = [json.loads(x) for x in questions_file.read_text(encoding="utf-8").splitlines() if x.strip()]
     titles = {d["id"]: d["title"] for d in map(json.loads, corpus.read_text(encoding="utf-8").splitlines()) if d}
@@ -100,12 +108,13 @@ def run(index: Path, questions_file: Path, corpus: Path, limit: int | None) -> d
             with sqlite3.connect(index) as source, sqlite3.connect(copy) as target:
                 source.backup(target)
                 target.execute("DELETE FROM llm_cache")
-            out[label] = _ask_all(copy, questions[:limit], model, method, options)
+            STAGE_COUNTS[label] = Counter()
+            out[label] = _ask_all(copy, questions[:limit], model, method, options, STAGE_COUNTS[label])
     return {m: {k: statistics.mean(v) for k, v in f.items()} for m, f in out.items()}
 
 
 def _ask_all(index: Path, questions: list[dict[str, Any]], model: FormatFollower, method: str,
-             options: dict[str, Any]) -> dict[str, list[float]]:
+             options: dict[str, Any], stages: Counter[str]) -> dict[str, list[float]]:
     figures: dict[str, list[float]] = {"calls": [], "tokens": [], "answered": []}
     with ThinkGraph(index, settings=Settings(), backend=model.backend) as tg:
         for q in questions:
@@ -114,6 +123,8 @@ def _ask_all(index: Path, questions: list[dict[str, Any]], model: FormatFollower
             figures["calls"].append(answer.cost.calls)
             figures["tokens"].append(answer.cost.total_tokens)
             figures["answered"].append(float(answer.status == "answered"))
+            if "stage" in answer.stats:
+                stages[str(answer.stats["stage"])] += 1
     return figures
 
 
@@ -139,6 +150,10 @@ def main() -> None:
             other = result[label]
             print(f"| {name} | a2rag / {label} | {a2rag['calls'] / other['calls']:.2f} | "
                   f"{a2rag['tokens'] / other['tokens']:.2f} | |")
+        for label, counts in STAGE_COUNTS.items():
+            if counts:
+                print(f"| {name} | {label}: where questions ended | "
+                      + ", ".join(f"{stage} {n}" for stage, n in sorted(counts.items())) + " | | |")
 
 
 if __name__ == "__main__":

@@ -16,6 +16,9 @@ from thinkgraph.testing import ScriptedBackend
 
 QUESTION = "Where is the company that Alice Stone founded based?"
 BRIDGE = "Acme Corp is based in Rivertown"
+# The previous default, kept as switches: the shared walk orders the evidence and is stage 3, and a stage is
+# drafted only when it shows the walk's best 5.
+WALK_FORM = {"stage3": "shared_walk", "evidence_order": "shared_walk", "sufficiency_precheck": 5}
 NEEDLES = {"draft": "Answer the question using only the evidence below", "check": "Check the answer below",
            "rewrite": "Reply with the rewritten question only", "reason": "Write only the\nNEXT sentence",
            "read": "Answer the question using only the numbered passages below"}  # ircot's reader
@@ -113,8 +116,9 @@ async def test_an_unusable_joint_verdict_is_a_failed_check(ask) -> None:  # noqa
 
 
 async def test_a_stage_without_the_walks_best_passages_escalates_without_a_draft(ask) -> None:  # noqa: ANN001
+    """The previous default, kept as switches: the walk's pre-check (off in the paper form)."""
     model = Model()
-    answer = await ask(model, i_max=0)  # the walk ranks the bridge passage first; stage 1 lacks it
+    answer = await ask(model, i_max=0, **WALK_FORM)  # the walk ranks the bridge passage first; stage 1 lacks it
     assert model.calls == ["draft", "check"] and answer.cost.calls == 2 and answer.stats["stage"] == "ppr"
     precheck = next(s for s in answer.trace if s.action == "sufficiency.local")
     assert precheck.inputs == {"precheck": "walk"} and precheck.outputs["missing_best_passages"]
@@ -153,8 +157,10 @@ async def test_calls_beside_ircot_on_the_same_questions(ask) -> None:  # noqa: A
     two_hop = await ask(Model(), i_max=0)
     ircot = await ask(Model(), method="ircot")
     assert two_hop.text == ircot.text == "Rivertown"
-    # a2rag drafts once, at its stage 3; IRCoT reasons twice, states the answer, and its reader answers
-    assert ircot.cost.calls == 4 and two_hop.cost.calls == 2
+    # a2rag drafts at stage 1 ("Unknown": escalate) and at stage 3, then checks; IRCoT reasons twice,
+    # states the answer, and its reader answers. With the walk's pre-check stage 1 costs no draft.
+    assert ircot.cost.calls == 4 and two_hop.cost.calls == 3
+    assert (await ask(Model(), i_max=0, **WALK_FORM)).cost.calls == 2
     chain_only = await ask(Model(), method="ircot", reader="cot")
     assert chain_only.text == "Rivertown" and chain_only.cost.calls + chain_only.cost.cached_calls == 3
     one_hop = await ask(Model(fact="Alice Stone founded Acme Corp", answer="Acme Corp"),

@@ -18,14 +18,10 @@ class A2RAGConfig(BaseModel):
     out_of_scope: Literal["abstain", "no_retrieval"] = "abstain"
     # Controller (Alg. 1): at most I_max retries after the first attempt ("typically 2-3").
     i_max: int = Field(2, ge=0)
-    # The retrieval building blocks. "shared" (ours, the default): the entity seeds S_V are the index's
-    # entities named in the question (retrieval/linking.py, as `ppr` links them; the hybrid matcher
-    # below only when none is named), each stage's chunks are ranked by the shared personalized
-    # PageRank walk over entities and passages (retrieval/graph.py, with its second hop), and stage 3
-    # is that walk, its top-L passages the map-back. "paper": S_V from the hybrid edit/cosine matcher,
-    # chunks ranked by cosine to the query, stage 3 the degree-normalised PPR of eqs. 9-12 on the
-    # entity graph with map-back to the chunks of its top-L nodes. The paper fixes the stage-3 form
-    # and leaves seeds and ranking open; both forms are measured in benchmarks/retrieval_compare.py.
+    # Entity seeds S_V (§III-C leaves the extractor and matcher open: "a standard NER/phrase extractor",
+    # "e.g. edit similarity combined with embedding cosine"). "shared" (ours, the default): the index's
+    # entities the question names (retrieval/linking.py, as `ppr` links them), the hybrid matcher below
+    # only when none is named. "paper": the hybrid edit/cosine matcher alone.
     retrieval: Literal["shared", "paper"] = "shared"
     # Query mentions: "phrases" (§III-C: "a standard NER/phrase extractor", no LLM call; the relation
     # phrase is the question without its entity mentions) or "llm" (one extraction call per attempt).
@@ -41,9 +37,24 @@ class A2RAGConfig(BaseModel):
     k_hops: int = Field(2, ge=2)  # K >= 2 (eq. 8: a bridge is reached from two seeds)
     max_paths_per_pair: int = Field(2, ge=1)
     max_bridges: int = Field(20, ge=0)
-    # Stage 3 (eqs. 9-12): PPR with teleport alpha and degree-normalised seeds; top-L nodes mapped back.
+    # Stages 1-2 on (False: the ablation "stages 1-2 off", straight to stage 3).
+    local_bridge: bool = True
+    # Stage 3. "paper" (the default, eqs. 9-12): PPR on the entity graph G' with p0(u) proportional to
+    # 1/deg(u) over the seeds S_V and teleport alpha, the top-L nodes mapped back to the chunks that
+    # contain them (pi), each chunk ranked by the PPR mass of its top-L nodes (ours: eq. 12 is a set).
+    # "shared_walk" (ours): the project's walk over entities and passages (`ppr`'s, retrieval/graph.py,
+    # the [retrieval] settings) started from the same seeds S_V, its top-L passages the stage's chunks.
+    stage3: Literal["paper", "shared_walk"] = "paper"
+    # The paper gives neither alpha nor L: 0.15 is the usual PageRank teleport, 30 ours.
     alpha: float = Field(0.15, gt=0.0, lt=1.0)
     top_l: int = Field(30, ge=1)
+    # The order of the evidence a stage hands on (the paper's stages 1-2 hand on triples; their chunks,
+    # the triples' provenance, are ours). "stage" (the default): the chunks the current stage found, by
+    # its own scores (stages 1-2: cosine to the query; stage 3: the map-back's PPR mass), then those the
+    # earlier stages found (carried in the state, §III-C), the latest stage first. "interleaved" (ours,
+    # the previous retrieval="paper" order): stage by stage, each stage's best first. "shared_walk"
+    # (ours, the previous default): every stage's chunks pooled and sorted by the shared walk's score.
+    evidence_order: Literal["stage", "interleaved", "shared_walk"] = "stage"
     # Evidence handed to the answerer per stage (chunks), and the triples shown alongside.
     evidence_chunks: int = Field(5, ge=1)
     max_triples: int = Field(40, ge=0)
@@ -53,14 +64,18 @@ class A2RAGConfig(BaseModel):
     # per question, Tables II-III, are out of reach with a separate check per stage). "llm": a
     # separate sufficiency verdict after each stage, then the answer. "all": every stage, no check.
     sufficiency: Literal["answer", "llm", "all"] = "answer"
-    # With the shared walk (retrieval="shared"), a stage is drafted only when the passages it would show
-    # are the walk's best N (ours; 0 drafts after every stage): the global ranking says where the answer
-    # most likely is, skipping a draft never costs a call (the last stage's draft stands in), and an
-    # answer verified early then rests on evidence as good as the whole pool's. 5 = evidence_chunks.
-    sufficiency_precheck: int = Field(5, ge=0)
+    # A pre-check before a stage's draft (ours, off by default): the stage is drafted only when the
+    # passages it shows hold the shared walk's best N; otherwise it escalates without a draft. It judges
+    # the walk, not the stage (with N = evidence_chunks and evidence_order="shared_walk" every draft
+    # saw `ppr`'s top N), so the paper form leaves it at 0.
+    sufficiency_precheck: int = Field(0, ge=0)
     # Triple-Check (eqs. 2-5): "joint" (ours, the default) asks the three validators in one structured
-    # verdict, the failure type still the first failed of rel, grd, ans; "separate": three calls.
-    triple_check: Literal["joint", "separate"] = "joint"
+    # verdict, the failure type still the first failed of rel, grd, ans; "separate": three calls; "off":
+    # the ablation without Triple-Check (the first candidate answer stands unverified, no rewrite).
+    triple_check: Literal["joint", "separate", "off"] = "joint"
+    # Failure-aware rewrite (eq. 6). False: the ablation without rewrite (a failed check ends the
+    # attempts: the same query would retrieve and fail the same way).
+    rewrite: bool = True
     hitl: bool = False  # propose triples for human review after a verified answer
     # Our bound on LLM calls per question (I_max bounds the retries; this bounds what a raised I_max
     # or repeated repairs can cost). The defaults need at most 15 (3 attempts of 3 drafts, a verdict

@@ -32,12 +32,14 @@ DRAFT_STEP = "a2rag.answer"
 
 def no_llm_variant(config: A2RAGConfig) -> str:
     """What runs without an LLM, as evaluation reports name it."""
-    shared = config.retrieval == "shared"
-    seeds = "linked question entities" if shared else "phrase seeds by the hybrid matcher"
-    ranking = "ranked by the shared walk; stage 3 the walk" if shared else \
-        "ranked by cosine; stage 3 degree-normalised PPR with map-back"
-    return (f"no LLM, retrieval={config.retrieval}: {seeds}; local, bridge and PPR stages all run, chunks "
-            f"{ranking} (no sufficiency judgement, no Triple-Check)")
+    seeds = "linked question entities" if config.retrieval == "shared" else "phrase seeds by the hybrid matcher"
+    stages = "local, bridge and PPR stages all run" if config.local_bridge else "stage 3 alone"
+    stage3 = "degree-normalised PPR with map-back" if config.stage3 == "paper" else "the shared walk from the seeds"
+    order = {"stage": "the last stage's chunks first, each stage by its own scores",
+             "interleaved": "the stages' chunks interleaved, each stage by its own scores",
+             "shared_walk": "chunks sorted by the shared walk"}[config.evidence_order]
+    return (f"no LLM, retrieval={config.retrieval}: {seeds}; {stages}, stage 3 {stage3} (stage3={config.stage3}); "
+            f"{order} (no sufficiency judgement, no Triple-Check)")
 
 
 @dataclass
@@ -150,13 +152,12 @@ class A2RAGMethod:
                 reply = await self._generate(llm, query, state, passages)
                 trace.append(TraceStep("responder", DRAFT_STEP, {"query": query, "stage": state.stage},
                                        {"reply": reply}))
-            failure, reason = ("ans", ECHO_MESSAGE) if echoes_instructions(reply, ANSWER) else \
-                await self.verifier.triple_check(query, reply, self.retriever.evidence_text(state), trace)
+            failure, reason = await self._check(query, reply, state, trace)
             attempts.append(Attempt(query, reply, failure, reason, state.stage, self._subgraph(state), state))
             if failure is None:
                 return await self._verified(question, llm, reply, state, passages, attempts, trace)
-            if attempt == c.i_max:
-                break  # Alg. 1 rewrites here too, but no retry is left to use the rewrite
+            if attempt == c.i_max or not c.rewrite:
+                break  # Alg. 1 rewrites here too, but no retry is left to use the rewrite (or rewrite is off)
             rewritten = await self._rewrite(llm, query, reply, state, failure, reason)
             trace.append(TraceStep("controller", f"rewrite.{failure}", {"reason": reason}, {"query": rewritten}))
             if " ".join(rewritten.casefold().split()) == " ".join(query.casefold().split()):
@@ -164,19 +165,34 @@ class A2RAGMethod:
             query = rewritten
         return None
 
+    async def _check(self, query: str, reply: str, state: RetrievalState,
+                     trace: list[TraceStep]) -> tuple[str | None, str]:
+        """Triple-Check of the candidate against the evidence it was drafted from (None: passed); an
+        echo of the prompt fails without a call. ``triple_check="off"`` (the ablation) passes it."""
+        assert self.verifier is not None  # (an LLM is set)
+        if echoes_instructions(reply, ANSWER):
+            return "ans", ECHO_MESSAGE
+        if self.config.triple_check == "off":
+            return None, ""
+        return await self.verifier.triple_check(query, reply, self.retriever.evidence_text(state), trace)
+
     async def _verified(self, question: str, llm: LLM, reply: str, state: RetrievalState,
                         passages: list[ScoredPassage],
                         attempts: list[Attempt], trace: list[TraceStep]) -> Answer:
         self.stage_counts[state.stage] += 1
         read = read_answer(reply, passages, ANSWER)
         text, used = read.text, read.cited
-        if self.config.hitl:
+        checked = self.config.triple_check != "off"
+        status = AnswerStatus.ANSWERED
+        if not checked and read.status != AnswerStatus.ANSWERED:  # unverified "Unknown" (the ablation)
+            status, text = AnswerStatus.ABSTAINED, None
+        elif self.config.hitl and checked:  # (§III-B.4: after a verified answer)
             proposals = await propose_triples(self.ctx.store, llm, question, reply, passages)
             trace.append(TraceStep("controller", "hitl.propose", {}, {"proposals": proposals}))
-        return Answer(question=question, method=self.name, text=text, status=AnswerStatus.ANSWERED,
+        return Answer(question=question, method=self.name, text=text, status=status,
                       citations=citations_for(used), evidence=self._verified_evidence(attempts), trace=trace,
-                      stats={"stage": state.stage, "attempts": len(attempts), "outcome": "verified",
-                             **self._seed_stats(trace)})
+                      stats={"stage": state.stage, "attempts": len(attempts),
+                             "outcome": "verified" if checked else "unchecked", **self._seed_stats(trace)})
 
     def _abstain(self, question: str, attempts: list[Attempt], trace: list[TraceStep], *,
                  budget_reached: bool) -> Answer:
@@ -186,6 +202,8 @@ class A2RAGMethod:
         last = attempts[-1] if attempts else None
         if budget_reached:
             outcome, why = "budget_reached", f"stopped at the call budget (max_calls={self.config.max_calls})"
+        elif not self.config.rewrite and len(attempts) <= self.config.i_max:
+            outcome, why = "rewrite_off", "rewrite is off (the ablation), so a retry would fail the same way"
         elif len(attempts) <= self.config.i_max:  # the loop ended on a rewrite that was no new question
             outcome, why = "rewrite_unchanged", "the rewrite asked nothing new, so no retry was worth its calls"
         else:
@@ -224,10 +242,9 @@ class A2RAGMethod:
             return await verifier.sufficient(state.query, self.retriever.evidence_text(state), state.stage, trace)
 
         async def draft(state: RetrievalState) -> bool:
-            """A draft answer from the evidence so far; "Unknown" (or an echoed prompt) escalates. With
-            the shared walk, a stage whose evidence lacks the walk's best passages escalates without a
-            draft: a draft there would most likely say "Unknown", and the last stage's draft costs the
-            same one call when the earlier one is skipped."""
+            """A draft answer from the evidence the stage hands on (its own chunks first); "Unknown" (or
+            an echoed prompt) escalates. With the pre-check (``sufficiency_precheck`` > 0, off by
+            default) a stage whose evidence lacks the walk's best passages escalates without a draft."""
             missing = self._misses_the_walks_best(state)
             if missing:
                 trace.append(TraceStep("retriever", f"sufficiency.{state.stage}", {"precheck": "walk"},

@@ -1,10 +1,10 @@
 """The agentic retriever: state <q, S_V, S_R, E>, local -> bridge -> PPR escalation with a
-sufficiency judgement after each stage, every stage at most once (§III-C.4)."""
+sufficiency judgement after each stage on what that stage found, every stage at most once (§III-C.4)."""
 
 from __future__ import annotations
 
 import time
-from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
@@ -12,43 +12,20 @@ from typing import Any
 import numpy as np
 
 from thinkgraph.config import RetrievalSettings
-from thinkgraph.graph.topk import top_indices
 from thinkgraph.llm.service import LLM
 from thinkgraph.methods.a2rag.config import A2RAGConfig
 from thinkgraph.methods.a2rag.graph import STRUCTURAL_PREDICATES, EntityGraph, Fact, build_entity_graph
 from thinkgraph.methods.a2rag.seeds import SeedAligner, Seeds, SeedVocabulary
 from thinkgraph.methods.a2rag.stages import bridge_facts, local_facts, ppr_map_back
+from thinkgraph.methods.a2rag.walk import SeededWalk, WalkScores
 from thinkgraph.models import NodeType, TraceStep
 from thinkgraph.retrieval.evidence import ScoredPassage, passages_from_scores
-from thinkgraph.retrieval.graph import GraphRetriever
 from thinkgraph.retrieval.views import IndexView
 
 STAGES = ("local", "bridge", "ppr")
 DENSE_FALLBACK = "dense_fallback"  # stage 3 without any seed in the graph: dense retrieval over chunks
 ENTITY_GRAPH_MEMO = "a2rag.entity_graph"
 SEED_VOCABULARY_MEMO = "a2rag.seed_vocabulary"
-
-
-@dataclass(frozen=True)
-class WalkScores:
-    """The shared walk's score of every passage, as the array the walk returned (in the order of the
-    chunk vectors): a dict of every passage per question cost more than the walk at scale."""
-
-    ids: Sequence[str]
-    position: Mapping[str, int]  # chunk id -> row of ``scores``
-    scores: np.ndarray
-
-    def get(self, chunk_id: str) -> float:
-        row = self.position.get(chunk_id)
-        return 0.0 if row is None else float(self.scores[row])
-
-    def best(self, n: int) -> list[str]:
-        """The ``n`` best passages, best first (ties in the vectors' order)."""
-        return [self.ids[i] for i in top_indices(self.scores, n)]
-
-    def rank(self, chunk_ids: Iterable[str]) -> list[str]:
-        """``chunk_ids`` best first (ties by id)."""
-        return sorted(chunk_ids, key=lambda c: (-self.get(c), c))
 
 
 @dataclass
@@ -60,28 +37,27 @@ class RetrievalState:
     stage: str = "none"  # the last stage run
     sufficient: bool = False
     trace: list[TraceStep] = field(default_factory=list)
-    # retrieval="shared": the walk's score of every chunk, by which the evidence is ranked
+    # the shared walk's score of every chunk (when a named alternative or the pre-check needs it)
     walk: WalkScores | None = None
     walk_seeded: bool = False  # whether the shared walk had a seed (else it ranked by the text alone)
+    order: str = "stage"  # evidence_order: how the stages' chunks are handed on
     draft: str | None = None  # sufficiency="answer": the draft that judged the last stage sufficient
 
     def ranked_chunks(self, through: str | None = None) -> list[str]:
-        """Chunks of the stages run (up to ``through``): by the shared walk's score, or (paper)
-        interleaved stage by stage so that each stage contributes its best."""
+        """Chunks of the stages run (up to ``through``): "stage", the latest stage's by its own scores,
+        then the earlier stages' (the evidence carried in the state), each in its own order;
+        "interleaved", stage by stage, each stage's best first; "shared_walk", all of them sorted by the
+        shared walk's score."""
         last = STAGES.index(through) + 1 if through else len(STAGES)
-        lists = [self.stage_chunks[s] for s in STAGES[:last] if s in self.stage_chunks]
+        lists = [self.stage_chunks[s] for s in reversed(STAGES[:last]) if s in self.stage_chunks]
         walk = self.walk
-        if walk is not None:
-            pooled = dict.fromkeys(c for chunks in lists for c in chunks)
-            return sorted(pooled, key=lambda c: -walk.get(c))
-        out: list[str] = []
-        seen: set[str] = set()
-        for rank in range(max((len(x) for x in lists), default=0)):
-            for chunks in lists:
-                if rank < len(chunks) and chunks[rank] not in seen:
-                    seen.add(chunks[rank])
-                    out.append(chunks[rank])
-        return out
+        if self.order == "shared_walk" and walk is not None:
+            return walk.rank(dict.fromkeys(c for chunks in lists for c in chunks))
+        if self.order == "interleaved":
+            lists = lists[::-1]  # (the earliest stage first at each rank, as before)
+            width = max((len(x) for x in lists), default=0)
+            return list(dict.fromkeys(x[rank] for rank in range(width) for x in lists if rank < len(x)))
+        return list(dict.fromkeys(c for chunks in lists for c in chunks))
 
 
 # Decides after a stage whether the evidence suffices (the controller's answer draft or verdict).
@@ -91,7 +67,7 @@ Judge = Callable[[RetrievalState], Awaitable[bool]]
 class AgenticRetriever:
     def __init__(self, view: IndexView, config: A2RAGConfig, llm: LLM | None = None,
                  graph: EntityGraph | None = None, walk_settings: RetrievalSettings | None = None) -> None:
-        """``walk_settings``: the [retrieval] settings of the shared walk (retrieval="shared")."""
+        """``walk_settings``: the [retrieval] settings of the shared walk (its named alternatives)."""
         self.view = view
         self.config = config
         self.llm = llm
@@ -110,9 +86,11 @@ class AgenticRetriever:
             self.view.memo(SEED_VOCABULARY_MEMO, lambda: SeedVocabulary(self.view, self.graph))
         return SeedAligner(self.view, vocabulary, self.config, self.llm)
 
-    @cached_property
-    def walker(self) -> GraphRetriever:
-        return GraphRetriever(self.view, self.walk_settings)
+    @property
+    def needs_walk(self) -> bool:
+        """Whether a named alternative (or the pre-check) reads the shared walk."""
+        c = self.config
+        return c.stage3 == "shared_walk" or c.evidence_order == "shared_walk" or c.sufficiency_precheck > 0
 
     def triples_text(self, facts: list[Fact]) -> list[str]:
         names = self.graph.names
@@ -135,10 +113,11 @@ class AgenticRetriever:
         return [c for c, _ in sorted(scored, key=lambda t: (-t[1], t[0]))]
 
     def _walk(self, state: RetrievalState, query_vec: np.ndarray) -> None:
-        """The shared walk (``ppr``'s ranking: linked entities and fact seeds, the second hop) over
-        every passage; without any seed it is the hybrid text ranking."""
+        """The shared walk (``ppr``'s: entities and passages, its passage prior and second hop) started
+        from the seeds S_V, over every passage; without any seed it is the hybrid text ranking."""
         chunks = self.view.vectors(NodeType.CHUNK)
-        ranking = self.walker.passage_ranking(state.query, query_vec)
+        seeds = {self.graph.ids[row]: weight for row, weight in state.seeds.entities.items()}
+        ranking = SeededWalk(self.view, self.walk_settings, seeds).passage_ranking(state.query, query_vec)
         state.walk = WalkScores(chunks.ids, chunks.position, ranking.scores)
         state.walk_seeded = bool(ranking.seeds)
 
@@ -160,9 +139,10 @@ class AgenticRetriever:
             "relations": sorted(state.seeds.relations), "source": state.seeds.source,
             "linked": state.seeds.linked}, seconds=time.perf_counter() - started))
         query_vec = self.view.embed_query(query)
-        if self.config.retrieval == "shared":
+        state.order = self.config.evidence_order
+        if self.needs_walk:
             self._walk(state, query_vec)
-        for stage in STAGES:
+        for stage in self.stages:
             started = time.perf_counter()
             before = (len(state.facts), set(state.ranked_chunks()[: self.config.evidence_chunks]))
             outputs = self._run_stage(stage, state, seeds, query_vec)
@@ -173,19 +153,24 @@ class AgenticRetriever:
             state.stage = DENSE_FALLBACK if outputs.get("dense_fallback") else stage
             state.trace.append(TraceStep("retriever", f"stage.{state.stage}", {"seeds": len(seeds)}, outputs,
                                          seconds=time.perf_counter() - started))
-            last = stage == STAGES[-1]  # nothing to escalate to: no judgement after the last stage
+            last = stage == self.stages[-1]  # nothing to escalate to: no judgement after the last stage
             if judge is not None and not last and (changed or judge_unchanged) and await judge(state):
                 state.sufficient = True
                 break
         return state
 
+    @property
+    def stages(self) -> tuple[str, ...]:
+        """The stages that run, in order (``local_bridge`` off: stage 3 alone)."""
+        return STAGES if self.config.local_bridge else STAGES[-1:]
+
     def complete(self, state: RetrievalState) -> RetrievalState:
         """``state`` with the stages it did not reach run as well (no model call), recording nothing."""
-        missing = [s for s in STAGES if s not in state.stage_chunks]
+        missing = [s for s in self.stages if s not in state.stage_chunks]
         if missing:
             query_vec = self.view.embed_query(state.query)
             quiet = RetrievalState(state.query, state.seeds, state.facts, state.stage_chunks, state.stage,
-                                   walk=state.walk, walk_seeded=state.walk_seeded)
+                                   walk=state.walk, walk_seeded=state.walk_seeded, order=state.order)
             for stage in missing:
                 self._run_stage(stage, quiet, list(state.seeds.entities), query_vec)
         return state
@@ -211,25 +196,28 @@ class AgenticRetriever:
         return outputs
 
     def _rank(self, chunk_ids: set[str], state: RetrievalState, query_vec: np.ndarray) -> list[str]:
-        if state.walk is None:
-            return self._rank_by_query(chunk_ids, query_vec)
-        return state.walk.rank(chunk_ids)
+        """A stage 1-2 chunk set in the stage's own order (cosine to the query; the paper hands these
+        stages' triples on and leaves their chunks' order open), or by the walk (evidence_order)."""
+        if state.order == "shared_walk" and state.walk is not None:
+            return state.walk.rank(chunk_ids)
+        return self._rank_by_query(chunk_ids, query_vec)
 
     def _global_stage(self, state: RetrievalState, seeds: list[int], query_vec: np.ndarray) -> dict[str, Any]:
-        """Stage 3: the shared walk's top-L passages, or (paper) eqs. 9-12 with map-back; with no seed
-        in the graph (paper) the text is searched directly."""
+        """Stage 3: (paper) eqs. 9-12, PPR from the seeds with p0 proportional to 1/deg and map-back of
+        the top-L nodes, or the shared walk from the same seeds (stage3="shared_walk"), its top-L
+        passages. Without a seed in the graph the text is searched directly."""
         c = self.config
-        if state.walk is not None:
+        if c.stage3 == "shared_walk" and state.walk is not None:
             ranked = state.walk.best(c.top_l)
             state.stage_chunks["ppr"] = ranked
-            return {"walk": "shared", "chunks": len(ranked), "dense_fallback": not state.walk_seeded}
+            return {"form": "shared_walk", "chunks": len(ranked), "dense_fallback": not state.walk_seeded}
         top, chunk_scores = ppr_map_back(self.graph, seeds, c.alpha, c.top_l)
         if not top:  # no seed reached the graph: ground on the text directly
             hits = self.view.vectors(NodeType.CHUNK).search(query_vec, c.top_l)
             chunk_scores = {cid: score for cid, score in hits}
         ranked = [cid for cid, _ in sorted(chunk_scores.items(), key=lambda t: (-t[1], t[0]))]
         state.stage_chunks["ppr"] = ranked
-        return {"top_nodes": [self.graph.names[n] for n in top[:10]], "chunks": len(ranked),
+        return {"form": "paper", "top_nodes": [self.graph.names[n] for n in top[:10]], "chunks": len(ranked),
                 "dense_fallback": not top}
 
     def evidence_text(self, state: RetrievalState) -> str:

@@ -1,0 +1,52 @@
+"""The shared walk as A2RAG's named alternative (stage3="shared_walk", evidence_order="shared_walk"):
+the project's personalized PageRank over entities and passages (`ppr`'s, retrieval/graph.py) started
+from A2RAG's own seeds S_V rather than from the walk's own linking."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from thinkgraph.config import RetrievalSettings
+from thinkgraph.graph.topk import top_indices
+from thinkgraph.retrieval.graph import GraphRetriever
+from thinkgraph.retrieval.linking import Link
+from thinkgraph.retrieval.views import IndexView
+
+
+@dataclass(frozen=True)
+class WalkScores:
+    """The shared walk's score of every passage, as the array the walk returned (in the order of the
+    chunk vectors): a dict of every passage per question cost more than the walk at scale."""
+
+    ids: Sequence[str]
+    position: Mapping[str, int]  # chunk id -> row of ``scores``
+    scores: np.ndarray
+
+    def get(self, chunk_id: str) -> float:
+        row = self.position.get(chunk_id)
+        return 0.0 if row is None else float(self.scores[row])
+
+    def best(self, n: int) -> list[str]:
+        """The ``n`` best passages, best first (ties in the vectors' order)."""
+        return [self.ids[i] for i in top_indices(self.scores, n)]
+
+    def rank(self, chunk_ids: Iterable[str]) -> list[str]:
+        """``chunk_ids`` best first (ties by id)."""
+        return sorted(chunk_ids, key=lambda c: (-self.get(c), c))
+
+
+class SeededWalk(GraphRetriever):
+    """`ppr`'s walk whose first-round reset is the given seeds (entity id -> confidence), each divided
+    by the number of passages that contain it as the walk weighs its own links (node specificity);
+    the rest of the walk (passage prior, second round, fusion) as the [retrieval] settings say."""
+
+    def __init__(self, view: IndexView, settings: RetrievalSettings, seeds: Mapping[str, float]) -> None:
+        super().__init__(view, settings)
+        count = view.passage_entities.passage_count
+        self.seeds = {e: w / max(count(e), 1) for e, w in seeds.items() if w > 0}
+
+    def seed_entities(self, question: str, query_vec: np.ndarray, links: Sequence[Link]) -> dict[str, float]:
+        return dict(self.seeds)
