@@ -32,7 +32,7 @@ def retrieve_step(answer: Answer):  # noqa: ANN201
 
 async def test_the_shared_retriever_reaches_the_bridge_passage_that_dense_misses(open_bridge) -> None:  # noqa: ANN001
     tg = open_bridge(None)
-    shared = await tg.aretrieve(QUESTION, "tog3", top_k=2)
+    shared = await tg.aretrieve(QUESTION, "tog3", top_k=2, retrieval="shared")
     assert docs(shared) == ["c1", "c2"]  # the first hop, then the bridge the walk reaches through Acme Corp
     assert "c2" not in docs(await tg.aretrieve(QUESTION, "naive", top_k=2))  # dense alone: c3, c1
     assert "c2" not in docs(await tg.aretrieve(QUESTION, "hybrid", top_k=2))
@@ -57,7 +57,7 @@ async def test_the_walk_is_fed_the_query_and_its_keywords(open_bridge, monkeypat
 
     monkeypatch.setattr(GraphRetriever, "passage_ranking", spy)
     tg = open_bridge(ScriptedBackend(rules=[("Give up to", "KEYWORDS: Acme Corp^firm")]))
-    retriever = Retriever(tg.view, ToG3Config(), tg.llm)
+    retriever = Retriever(tg.view, ToG3Config(retrieval="shared"), tg.llm)
     graph = await retriever.retrieve("Where is the company based?", [])
     assert asked == ["Where is the company based? Acme Corp firm"]
     assert tg.store.get_node(graph.passages[0]).props["doc_id"] in {"c1", "c2", "c4"}  # Acme Corp's passages
@@ -114,7 +114,8 @@ async def test_the_macer_variant_names_the_form_and_the_keywords(open_bridge) ->
                                      ("Answer the query using only", "Greenland Valley"),
                                      ("reasoning trajectory", "Greenland Valley [1]")])
     tg = open_bridge(backend)
-    method = ToG3Method(MethodContext(tg.store, tg.view, tg.settings, tg.llm), ToG3Config(use_communities=False))
+    method = ToG3Method(MethodContext(tg.store, tg.view, tg.settings, tg.llm),
+                        ToG3Config(use_communities=False, retrieval="shared"))
     answer = await run_method(method, QUESTION)
     assert answer.stats["variant"].startswith("MACER loop, horizon 3 (retrieval=shared:")
     assert "keyword expansion; no communities" in answer.stats["variant"]
@@ -141,7 +142,7 @@ async def test_an_unknown_retrieval_form_is_refused_in_one_line(open_bridge) -> 
     tg = open_bridge(None)
     with pytest.raises(ConfigError, match="retrieval"):
         await tg.aretrieve(QUESTION, "tog3", retrieval="walk")
-    assert ToG3Config().retrieval == "shared"
+    assert ToG3Config().retrieval == "paper"  # App. A's Retriever by default
 
 
 @pytest.mark.parametrize("form", ["paper", "shared"])

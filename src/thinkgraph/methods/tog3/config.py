@@ -10,16 +10,14 @@ from pydantic import BaseModel, ConfigDict, Field
 class ToG3Config(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    # The Retriever's "hybrid vector-graph retrieval" (§3.3, App. A); the paper names neither the
-    # graph mechanism nor the seeds. "shared" (ours): the passages are ranked by the project's
-    # HippoRAG-style walk over entities and passages (retrieval/graph.py: question entity links,
-    # fact seeds, the second hop on the residual question, the chained passage; the same levers as
-    # `ppr`, read from [retrieval]), fed the query and its keywords; triplet and community nodes
-    # come from vector search, and the passages' own triplets join them. "paper": the literal
-    # reading: vector search over every node type, the top nodes expanded through the graph
-    # (triplet -> its chunks, chunk -> its triplets, community -> its members' relations) and the
-    # passages reranked by cosine to the query.
-    retrieval: Literal["shared", "paper"] = "shared"
+    # The Retriever's "hybrid vector-graph retrieval" (§3.3, App. A). "paper" (default): App. A's
+    # Retriever: vector search over every node type in one space (chunks, triplets, communities), the
+    # top nodes expanded through the graph (triplet -> its chunks, chunk -> its triplets, community ->
+    # its members' relations) and the passages reranked by cosine to the (expanded) query.
+    # "shared" (ours, a switch): the passages ranked by the project's HippoRAG-style walk over
+    # entities and passages (retrieval/graph.py, `ppr`'s levers from [retrieval]) fed the query and
+    # its keywords; triplet and community nodes from vector search. It returns `ppr`'s ranking.
+    retrieval: Literal["shared", "paper"] = "paper"
     top_k: int = 5  # App. A: the Retriever returns the top-5 nodes (per node group in "shared")
     context_passages: int = 5  # App. A: Responser/Reflector use the top-5 retrieved passages
     max_keywords: int = 10  # keyword expansion ('^'-separated); the paper leaves the count open
