@@ -249,3 +249,30 @@ async def test_an_eval_of_tog3_then_ppr_gives_ppr_the_result_of_ppr_alone(no_tri
     after = next(r for r in records if r["label"] == "ppr")
     before = json.loads((tmp_path / "alone" / "records.jsonl").read_text().splitlines()[0])
     assert after["retrieved"] == before["retrieved"] and after["metrics"] == before["metrics"]
+
+
+async def test_the_reflectors_sub_query_decides_what_is_cited(bridge) -> None:  # noqa: ANN001
+    """Two Reflectors that ask for different sub-queries make different evolved subgraphs, and the
+    final answer cites the passages of the subgraphs it was shown: the model's decision reaches the
+    citations (issue #39)."""
+    def final(request: ChatRequest) -> str:
+        shown = re.findall(r"^\[(\d+)\]", request.messages[0]["content"], flags=re.MULTILINE)
+        return "Answer: Greenland Valley " + "".join(f"[{n}]" for n in shown)
+
+    cited = {}
+    for seed, sub_query in enumerate(("Who works at Acme Corp as an engineer?", "Who was born in Rivertown?")):
+        backend = ScriptedBackend(rules=[
+            ("Give up to", lambda r: "KEYWORDS: " + "^".join(re.findall(r"[A-Z][a-z]+(?: [A-Z][a-z]+)*",
+                                                                        r.messages[0]["content"].split("Query:")[-1]))),
+            ("Judge whether the context", '{"sufficient": false, "reason": "more"}'),
+            ("Write the next question", f"Next question: {sub_query}"),
+            ("Refine it:", lambda r: r.messages[0]["content"].split("Sub-graph:\n", 1)[1]),
+            ("reasoning trajectory and the evidence", final), ("Answer the query using only the context", "Unknown")])
+        tg = bridge(backend)
+        tg.llm.settings.seed = seed  # each Reflector is asked: the LLM cache does not answer for the other
+        answer = await run_method(tog3(tg, horizon=1, top_k=3, context_passages=3,
+                                       retrieval="paper"), QUESTION)
+        cited[sub_query] = {c.quote for c in answer.citations}
+    engineer, born = cited.values()
+    assert engineer != born  # the sub-query's evolved subgraph is cited only after its own evolution
+    assert any("Carol Diaz" in q for q in born) and not any("Carol Diaz" in q for q in engineer)
