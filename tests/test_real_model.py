@@ -233,8 +233,12 @@ def test_service_streams_ask_and_chat(work: Workdir, monkeypatch: pytest.MonkeyP
             lines = list(r.iter_lines())
         chunks = [x for x in lines if x.startswith("data: ")]
         assert chunks[-1] == "data: [DONE]" and len(chunks) >= 3
-        # the answer's tokens went out as the model wrote them: content deltas before the step that the
-        # run records once the method has returned (the test client hands the body over at the end)
+        # the answer's tokens go out as the model writes its Answer: line: content deltas before the step
+        # that the run records once the method has returned (the test client hands the body over at the
+        # end). A reply that opens with the format's reasoning line is held until its Answer: label, and a
+        # 40-token cap may end it before the label: then the answer follows the run, and it is not empty.
+        # (tests/test_service_openai_stream.py pins the live text with scripted replies.)
+        deltas = [json.loads(x[6:])["choices"][0]["delta"] for x in lines if x.startswith("data: {")]
         live = [json.loads(x[6:])["choices"][0]["delta"] for x in lines[:lines.index(": llm endpoint")]
                 if x.startswith("data: {")]
-        assert any(delta.get("content") for delta in live), lines
+        assert any(d.get("content") for d in live) or "".join(d.get("content") or "" for d in deltas).strip(), lines
