@@ -21,8 +21,19 @@ if [ ! -x "$VENV/bin/python" ]; then
 fi
 PY="$VENV/bin/python"
 STAMP="$VENV/.thinkgraph-install"
-WANT="$(cat "$ROOT/pyproject.toml" | sha256sum | cut -c1-16)-${EXTRAS}"
-if [ "$(cat "$STAMP" 2>/dev/null || true)" != "$WANT" ]; then
+HASH="$(cat "$ROOT/pyproject.toml" | sha256sum | cut -c1-16)"
+WANT="$HASH-${EXTRAS}"
+# Installed already when the stamp has this pyproject.toml and every extra asked for (dev holds them all):
+# demo.sh, test.sh and local_model.sh ask for different extras and must not reinstall each other's.
+installed() {
+  local have; have="$(cat "$STAMP" 2>/dev/null || true)"
+  [ "${have%%-*}" = "$HASH" ] || return 1
+  local extras=",${have#*-},"
+  [[ "$extras" == *,dev,* ]] && return 0
+  local e; IFS=',' read -ra asked <<< "$EXTRAS"
+  for e in "${asked[@]}"; do [[ -z "$e" || "$extras" == *,"$e",* ]] || return 1; done
+}
+if ! installed; then
   "$PY" -m pip install -q --disable-pip-version-check --upgrade pip
   # The CPU build of torch first, pinned: an unpinned torch pulled in by sentence-transformers
   # would fetch several GB of CUDA packages.

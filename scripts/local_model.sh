@@ -5,13 +5,15 @@
 #   bash scripts/local_model.sh qwen-1.5b [--serve] [--port 8000]    # or gemma-270m (tiny, fast)
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-NAME="${1:-qwen-1.5b}"
-shift || true
+NAME=qwen-1.5b
+if [ $# -gt 0 ] && [[ "$1" != --* ]]; then NAME="$1"; shift; fi
 SERVE=0 PORT=8000
 while [ $# -gt 0 ]; do
   case "$1" in
     --serve) SERVE=1 ;;
-    --port) PORT="$2"; shift ;;
+    --port)
+      [[ "${2:-}" =~ ^[0-9]+$ ]] || { echo "--port needs a port number" >&2; exit 2; }
+      PORT="$2"; shift ;;
     *) echo "unknown option $1 (use --serve, --port N)" >&2; exit 2 ;;
   esac
   shift
@@ -25,7 +27,7 @@ source "$ROOT/scripts/env.sh" "$EXTRA"
 GGUF="$(python -m thinkgraph.llm.local_models "$NAME" --path)"
 ALIAS="$(python -m thinkgraph.llm.local_models "$NAME" --alias)"
 FORMAT="$(python -m thinkgraph.llm.local_models "$NAME" --chat-format)"
-SERVER=(python -m llama_cpp.server --model "$GGUF" --model_alias "$ALIAS" --host 127.0.0.1 --port "$PORT"
+SERVER=("$ROOT/.venv/bin/python" -m llama_cpp.server --model "$GGUF" --model_alias "$ALIAS" --host 127.0.0.1 --port "$PORT"
         --n_ctx 8192 --n_threads 1 ${FORMAT:+--chat_format "$FORMAT"})
 cat <<MSG
 $NAME is at $GGUF

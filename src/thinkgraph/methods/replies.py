@@ -208,15 +208,18 @@ async def ask_answer(llm: LLM, messages: list[Message], items: Sequence[T], *, s
     a failure that says so."""
     started = time.perf_counter()
     cap = llm.settings.max_tokens.answer
+    def usable(text: str) -> bool:  # an unusable reply is not cached: a later run (a fixed server) asks again
+        return not markers_only(text) and read_answer(text, items, prompt_template).status != AnswerStatus.FAILED
+
     with llm.meter.scope() as cost:
-        first = await llm.reply(messages, step=step, kind="answer")
+        first = await llm.reply(messages, step=step, kind="answer", usable=usable)
         replies = [first.text.strip()]
         last = first
         if markers_only(first.text) and not first.truncated:
             llm.meter.repairs += 1
             repair: list[Message] = [*messages, {"role": "assistant", "content": first.text},
                                      {"role": "user", "content": MARKERS_REPAIR}]
-            last = await llm.reply(repair, step=step + ".repair", kind="answer")
+            last = await llm.reply(repair, step=step + ".repair", kind="answer", usable=usable)
             replies.append(last.text.strip())
     read = read_answer(last.text.strip(), items, prompt_template, truncated=last.truncated, cap=cap)
     if read.status == AnswerStatus.ANSWERED and markers_only(last.text):
