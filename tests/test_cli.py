@@ -86,6 +86,11 @@ def test_a_failed_answer_is_printed_and_exits_with_the_upstream_code(built_index
         assert result.returncode == ExitCode.UPSTREAM, result.stderr
         answer = json.loads(result.stdout)
         assert answer["status"] == "failed" and answer["message"] == "the model returned an empty answer"
+        server.push(Behaviour(content="[1]"))  # passage numbers only, and so again when asked once more
+        server.push(Behaviour(content="[1]"))
+        failed = run("-i", str(built_index), "ask", "Who rowed for the club?", "-m", "naive", env=env)
+        assert failed.returncode == ExitCode.UPSTREAM
+        assert "No answer (naive, failed)" in failed.stdout and "passage numbers only" in failed.stdout
         server.push(Behaviour(content="Joseph Okafor founded it [1]"))
         human = run("-i", str(built_index), "ask", "Who founded the club in Velden?", "-m", "naive", env=env)
         assert human.returncode == 0 and "Joseph Okafor" in human.stdout

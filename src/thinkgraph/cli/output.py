@@ -110,6 +110,8 @@ def fallback_notes(answer: Answer) -> list[str]:
 def print_answer(answer: Answer, trace: bool) -> None:
     if answer.text is not None:
         out.print(f"[bold]Answer[/bold] ({answer.method}, {answer.status}): {escape(answer.text)}", highlight=False)
+    elif answer.status == "failed":  # no text to show: the status still heads what follows
+        out.print(f"[bold]No answer[/bold] ({answer.method}, failed)", highlight=False)
     if answer.message:
         out.print(f"[yellow]{escape(answer.message)}[/yellow]", highlight=False)
     for note in fallback_notes(answer):
