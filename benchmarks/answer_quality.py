@@ -132,13 +132,18 @@ def report(args: argparse.Namespace) -> str:
         records = [r for r in _records(out) if r.get("qid") in gold]
         labels = list(dict.fromkeys(r["label"] for r in records))
         lines += [f"\n{name} (first {len(questions)} dev questions)\n",
-                  "| method | n | EM | F1 | cited R@5 | answered / abstained / failed / truncated / error "
-                  "| unusable % of calls | calls | prompt tok | completion tok | s |",
-                  "|---|---|---|---|---|---|---|---|---|---|---|"]
+                  "| method | n | EM | F1 | ppr's F1, same questions | cited R@5 | answered / abstained / failed / "
+                  "truncated / error | unusable % of calls | calls | prompt tok | completion tok | s |",
+                  "|---|---|---|---|---|---|---|---|---|---|---|---|"]
+        ppr_f1 = {x["qid"]: x["metrics"].get("f1", 0.0) for x in records if x["label"] == "ppr"}
         for label in labels:
-            r = row(label, [x for x in records if x["label"] == label], gold)
+            rs = [x for x in records if x["label"] == label]
+            r = row(label, rs, gold)
+            same = [ppr_f1[x["qid"]] for x in rs if x["qid"] in ppr_f1]
+            paired = f"{100 * statistics.mean(same):.1f}" if len(same) == len(rs) and rs else "–"
             statuses = " / ".join(str(r["statuses"][s]) for s in STATUSES)
-            lines.append(f"| {label} | {r['questions']} | {r['em']:.1f} | {r['f1']:.1f} | {r['cited_r5']:.1f} | "
+            lines.append(f"| {label} | {r['questions']} | {r['em']:.1f} | {r['f1']:.1f} | {paired} | "
+                         f"{r['cited_r5']:.1f} | "
                          f"{statuses} | {r['unusable_pct']:.1f} | {r['calls']:.0f} | {r['prompt_tokens']:.0f} | "
                          f"{r['completion_tokens']:.0f} | {r['seconds']:.1f} |")
     meta = args.out / "meta.json"

@@ -1,0 +1,48 @@
+"""The answer-quality benchmark's table (benchmarks/answer_quality.py report) from records the test
+writes: means, cited Recall@5, statuses, unusable replies per 100 calls, medians of cost, and ppr's F1
+on the same questions beside a method measured on fewer."""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import json
+import sys
+from pathlib import Path
+
+_PATH = Path(__file__).resolve().parents[1] / "benchmarks" / "answer_quality.py"
+_spec = importlib.util.spec_from_file_location("answer_quality", _PATH)
+assert _spec is not None and _spec.loader is not None
+answer_quality = importlib.util.module_from_spec(_spec)
+sys.modules.setdefault("answer_quality", answer_quality)
+_spec.loader.exec_module(answer_quality)
+
+
+def _record(label: str, qid: str, f1: float, status: str, cited: list[str], calls: int, failures: int = 0) -> str:
+    return json.dumps({"label": label, "qid": qid, "status": status, "cited": cited,
+                       "metrics": {"em": float(f1 == 1.0), "f1": f1},
+                       "cost": {"calls": calls, "prompt_tokens": 100 * calls, "completion_tokens": 10, "seconds": 2.0},
+                       "llm": {"repairs": 0, "parse_failures": failures}})
+
+
+def test_the_table_pairs_each_method_with_ppr_on_its_own_questions(tmp_path: Path) -> None:
+    data = tmp_path / "data" / "musique"
+    data.mkdir(parents=True)
+    (data / "questions_dev.jsonl").write_text("\n".join(json.dumps(
+        {"id": f"q{i}", "question": f"Q{i}?", "answer": "A", "supporting_ids": [f"d{i}", "x"]}) for i in range(3)))
+    out = tmp_path / "out" / "musique"
+    out.mkdir(parents=True)
+    (out / "records.jsonl").write_text("\n".join([
+        _record("ppr", "q0", 1.0, "answered", ["d0", "x"], 1), _record("ppr", "q1", 0.0, "answered", ["d1"], 1),
+        _record("ppr", "q2", 0.5, "answered", [], 1),
+        _record("tog3", "q0", 0.0, "abstained", ["d0"], 4), _record("tog3", "q1", 0.0, "failed", [], 6, failures=2),
+        "{not json"]) + "\n")
+    args = argparse.Namespace(datasets="musique", out=tmp_path / "out", data=tmp_path / "data", questions=3)
+    table = answer_quality.report(args)
+    rows = {line.split(" | ")[0].strip("| "): line.split(" | ") for line in table.splitlines()
+            if line.startswith("| ppr") or line.startswith("| tog3")}
+    assert rows["ppr"][1:5] == ["3", "33.3", "50.0", "50.0"]  # n, EM, F1, ppr's F1 on the same questions
+    assert rows["ppr"][5] == "50.0"  # cited R@5: (1 + 0.5 + 0) / 3
+    assert rows["tog3"][1:5] == ["2", "0.0", "0.0", "50.0"]  # ppr scored 1.0 and 0.0 on tog3's two questions
+    assert rows["tog3"][6] == "0 / 1 / 1 / 0 / 0" and rows["tog3"][7] == "20.0"  # 2 unusable of 10 calls
+    assert rows["tog3"][8] == "5"  # median calls
