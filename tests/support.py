@@ -3,8 +3,10 @@ speaks the OpenAI-compatible chat and embeddings API with scripted behaviours.""
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import re
+import sys
 import threading
 import time
 from collections import deque
@@ -12,6 +14,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 import numpy as np
@@ -140,6 +143,18 @@ class FakeOpenAIServer:
     @property
     def chat_requests(self) -> list[dict[str, Any]]:
         return [r for r in self.requests if r["path"].endswith("/chat/completions")]
+
+
+def load_benchmark(name: str) -> ModuleType:
+    """A script of benchmarks/ imported as a module (registered under ``name``, loaded once)."""
+    if name in sys.modules:
+        return sys.modules[name]
+    spec = importlib.util.spec_from_file_location(name, ROOT / "benchmarks" / f"{name}.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
 
 
 def make_pdf(pages: list[str]) -> bytes:

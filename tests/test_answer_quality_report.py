@@ -5,17 +5,12 @@ on the same questions beside a method measured on fewer."""
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import json
-import sys
 from pathlib import Path
 
-_PATH = Path(__file__).resolve().parents[1] / "benchmarks" / "answer_quality.py"
-_spec = importlib.util.spec_from_file_location("answer_quality", _PATH)
-assert _spec is not None and _spec.loader is not None
-answer_quality = importlib.util.module_from_spec(_spec)
-sys.modules.setdefault("answer_quality", answer_quality)
-_spec.loader.exec_module(answer_quality)
+from support import load_benchmark
+
+answer_quality = load_benchmark("answer_quality")
 
 
 def _record(label: str, qid: str, f1: float, status: str, cited: list[str], calls: int, failures: int = 0) -> str:

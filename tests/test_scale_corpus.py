@@ -3,22 +3,16 @@ its seed, distinct names, and questions whose gold passages state the two facts 
 
 from __future__ import annotations
 
-import importlib.util
 import json
-import sys
 from pathlib import Path
 
 import pytest
 
+from support import load_benchmark
 from thinkgraph.index.loaders import load_paths
 from thinkgraph.models import SourceDocument
 
-_PATH = Path(__file__).resolve().parents[1] / "benchmarks" / "scale_corpus.py"
-_spec = importlib.util.spec_from_file_location("scale_corpus", _PATH)
-assert _spec is not None and _spec.loader is not None
-scale_corpus = importlib.util.module_from_spec(_spec)
-sys.modules.setdefault("scale_corpus", scale_corpus)
-_spec.loader.exec_module(scale_corpus)
+scale_corpus = load_benchmark("scale_corpus")
 ScaleCorpus = scale_corpus.ScaleCorpus
 
 
