@@ -32,7 +32,9 @@ _CITE = re.compile(r"\[(\d+)\]")
 _SPACE_BEFORE_PUNCTUATION = re.compile(r"\s+([.,;:!?])")
 _CITE_GROUP = re.compile(r"\[\s*\d+(?:\s*[,;]\s*\d+)+\s*\]")  # "[1, 3]" written for "[1][3]"
 # The labelled answer line ("Answer: X", "**Final answer:** X"); the last one wins (a model may restate).
-_ANSWER_LABEL = re.compile(r"^[\s*#>-]*(?:final\s+|short\s+)?answer\s*[*]*\s*[:：]\s*[*]*\s*", re.IGNORECASE)
+_LABEL = r"^[\s*#>-]*(?:final\s+|short\s+)?answer\s*[*]*\s*[:：]\s*[*]*[ \t]*"
+_ANSWER_LABEL = re.compile(_LABEL, re.IGNORECASE)  # at the start of one line
+_LABEL_ANYWHERE = re.compile(_LABEL, re.IGNORECASE | re.MULTILINE)  # at the start of any line of a reply
 _REASONING_LABEL = re.compile(r"^[\s*#>-]*(?:reasoning|thought|thoughts|explanation|because)\b", re.IGNORECASE)
 _LEAD_IN = re.compile(r"^(?:so,?\s+|therefore,?\s+|thus,?\s+)?(?:the\s+(?:final\s+|short\s+)?answer\s+"
                       r"(?:to\s+the\s+question\s+)?is\s*[:：]?\s*)", re.IGNORECASE)
@@ -140,8 +142,6 @@ def answer_part(reply: str) -> tuple[str, str | None]:
     return line, ("\n".join(rest) or None)
 
 
-_LABEL_ANYWHERE = re.compile(r"^[\s*#>-]*(?:final\s+|short\s+)?answer\s*[*]*\s*[:：]\s*[*]*[ \t]*",
-                             re.IGNORECASE | re.MULTILINE)
 
 
 def answer_so_far(raw: str) -> str:
