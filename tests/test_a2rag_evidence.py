@@ -14,6 +14,7 @@ from thinkgraph.methods.a2rag import A2RAGMethod
 from thinkgraph.methods.base import MethodContext
 from thinkgraph.methods.run import run_method
 from thinkgraph.testing import ScriptedBackend
+from support import checked_claim
 
 QUESTION = "Where is the company that Alice Stone founded based?"
 BRIDGE = "Acme Corp is based in Rivertown"
@@ -67,8 +68,8 @@ class Reader:
 
     @staticmethod
     def grd(prompt: str) -> str:
-        claim = prompt.split("Answer:", 1)[1].split("\n", 1)[0].strip()
-        ok = claim != "Unknown" and claim.split(" [")[0] in prompt.split("Evidence:", 1)[1]
+        claim, evidence = checked_claim(prompt)
+        ok = claim != "Unknown" and claim in evidence
         return json.dumps({"pass": ok, "reason": "stated" if ok else "not stated"}) + " Hope this helps!"
 
     @staticmethod
