@@ -46,10 +46,14 @@ ABLATIONS: list[tuple[str, dict[str, Any]]] = [
     # the walk a large index gets by default (from local_from_passages passages), forced on these small ones
     ("local walk (prior over candidate passages, push PPR)", {"walk": "local"}),
 ]
-# Each paper's method: its pool (its own retrieve steps, every LLM decision at its neutral default) on
-# the shared retrieval, and its paper-literal retrieval beside it.
-GRAPH_METHODS = ("a2rag", "topg", "tog3")
-VARIANTS = (("pool", {}), ("paper-literal", {"retrieval": "paper"}))
+# Each paper's method: its default (its own steps choose the passages, every LLM decision at its neutral
+# default) and, beside it, its switch to the shared walk (`ppr`'s ranking feeding the method).
+GRAPH_METHODS: dict[str, tuple[tuple[str, dict[str, Any]], ...]] = {
+    "a2rag": (("own pool (default: stage 3 PPR, p0 ~ 1/deg)", {}),
+              ("stage3=shared_walk", {"stage3": "shared_walk"})),
+    "topg": (("own pool (default: SuggestNaive entry)", {}), ("entry=ppr_passages", {"entry": "ppr_passages"})),
+    "tog3": (("own pool (default: App. A retriever)", {}), ("retrieval=shared", {"retrieval": "shared"})),
+}
 PAIRED = "each question asked of the method and of ppr in turn, in one process; median of the passes' ratios"
 # docs/README reference on MuSiQue dev (same graph and embedder): HippoRAG 2's own code.
 HIPPORAG2_MUSIQUE = Row("HippoRAG 2's own code (../shared/data/README.md)", 46.3, 72.8, 79.0, 48.0)
@@ -66,8 +70,8 @@ def run_dataset(name: str, index: Path, questions_file: Path, repeats: int, sett
         if name.startswith("MuSiQue"):
             rows.insert(2, HIPPORAG2_MUSIQUE)
         method_rows: list[tuple[str, dict[str, Any]]] = []
-        for method in GRAPH_METHODS:
-            for variant, options in VARIANTS:
+        for method, variants in GRAPH_METHODS.items():
+            for variant, options in variants:
                 try:
                     rows.append(evaluate(tg, f"{method} {variant}", method, options, questions, repeats))
                 except IncompleteIndexError:  # an imported graph has no communities by default
