@@ -10,9 +10,6 @@ import time
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
-
-import numpy as np
 
 from thinkgraph.errors import IndexFileError
 from thinkgraph.ids import document_node_id
@@ -26,7 +23,6 @@ from thinkgraph.store.common import (
     SCHEMA_VERSION,
     Revisions,
     document_from,
-    edge_from,
     edge_key,
     edge_row,
     node_from,
@@ -36,15 +32,17 @@ from thinkgraph.store.common import (
 )
 from thinkgraph.store.sqlite_bookkeeping import SQLiteBookkeeping
 from thinkgraph.store.sqlite_connect import connect_index
+from thinkgraph.store.sqlite_edges import SQLiteEdgeQueries
 from thinkgraph.store.sqlite_schema import create_schema, missing_indexes, upgrade_indexes
+from thinkgraph.store.sqlite_vectors import SQLiteVectors
 
 __all__ = ["SCHEMA_VERSION", "SQLiteStore"]
 
 
-
-
-class SQLiteStore(SQLiteBookkeeping, Revisions):
-    """GraphStore over one SQLite file. Safe to share between threads (one lock)."""
+class SQLiteStore(SQLiteEdgeQueries, SQLiteVectors, SQLiteBookkeeping, Revisions):
+    """GraphStore over one SQLite file. Safe to share between threads (one lock). Its parts: the
+    edge reads (sqlite_edges), the vectors (sqlite_vectors), the bookkeeping (sqlite_bookkeeping), the
+    schema (sqlite_schema), the connection (sqlite_connect) and the change log (sqlite_changes)."""
 
     def __init__(self, path: str | Path, *, create: bool = True, read_only: bool | None = None) -> None:
         """``read_only`` None: read-only exactly when the file exists and this process may not write it
@@ -272,8 +270,6 @@ class SQLiteStore(SQLiteBookkeeping, Revisions):
 
     _node = staticmethod(node_from)
 
-    _edge = staticmethod(edge_from)
-
     def get_node(self, node_id: str) -> Node | None:
         row = self._db.execute("SELECT id, type, text, props FROM nodes WHERE id=?", (node_id,)).fetchone()
         return None if row is None else self._node(row)
@@ -295,71 +291,6 @@ class SQLiteStore(SQLiteBookkeeping, Revisions):
             rows = self._db.execute("SELECT id, type, text, props FROM nodes WHERE type=? ORDER BY rowid",
                                     (node_type,)).fetchall()
         return (self._node(r) for r in rows)
-
-    def iter_edges(self, edge_types: Iterable[str] | None = None) -> Iterator[Edge]:
-        sql = "SELECT src, dst, type, weight, props FROM edges"
-        if edge_types is None:
-            rows = self._db.execute(sql + " ORDER BY rowid").fetchall()
-        else:
-            types = [str(t) for t in edge_types]
-            marks = ",".join("?" * len(types))
-            rows = self._db.execute(f"{sql} WHERE type IN ({marks}) ORDER BY rowid", types).fetchall()
-        return (self._edge(r) for r in rows)
-
-    def edge_columns(self, edge_types: Iterable[str]) -> tuple[list[str], list[str], list[float]]:
-        types = [str(t) for t in edge_types]
-        rows = self._db.execute(f"SELECT src, dst, weight FROM edges WHERE type IN ({','.join('?' * len(types))})"
-                                " ORDER BY rowid", types).fetchall()
-        return [r[0] for r in rows], [r[1] for r in rows], [r[2] for r in rows]
-
-    def edges_of(self, node_id: str, edge_type: str | None = None) -> list[Edge]:
-        # Two index lookups (src, then dst) rather than "src=? OR dst=?": with a type, SQLite chose the
-        # type index and scanned every edge of that type (5 ms a call on MuSiQue's graph, 0.01 ms now).
-        typed = " AND type=?" if edge_type is not None else ""
-        one = [str(edge_type)] if edge_type is not None else []
-        sql = (f"SELECT src, dst, type, weight, props FROM (SELECT rowid AS r, * FROM edges WHERE src=?{typed} "
-               f"UNION ALL SELECT rowid AS r, * FROM edges WHERE dst=? AND src<>?{typed}) ORDER BY r")
-        return [self._edge(r) for r in self._db.execute(sql, [node_id, *one, node_id, node_id, *one])]
-
-    def edges_among(self, node_ids: Sequence[str]) -> list[Edge]:
-        ids = list(dict.fromkeys(node_ids))
-        rows: list[tuple[Any, ...]] = []
-        # dst is filtered in SQL, not in Python: a hub's edges (a country in 10^4 passages) never reach
-        # Python; "+dst" keeps the planner on the src index (by dst it picked a hub's CONTAINS edges)
-        for start in range(0, len(ids), 400):
-            part = ids[start:start + 400]
-            for dst_start in range(0, len(ids), 400):
-                dst = ids[dst_start:dst_start + 400]
-                sql = (f"SELECT rowid, src, dst, type, weight, props FROM edges "
-                       f"WHERE src IN ({','.join('?' * len(part))}) AND +dst IN ({','.join('?' * len(dst))})")
-                rows += self._db.execute(sql, [*part, *dst]).fetchall()
-        return [self._edge(r[1:]) for r in sorted(rows)]
-
-    def edges_between(self, pairs: Sequence[tuple[str, str]]) -> list[Edge]:
-        unique = list(dict.fromkeys((a, b) for a, b in pairs if a != b))
-        rows: list[tuple[Any, ...]] = []
-        one = "SELECT rowid, src, dst, type, weight, props FROM edges WHERE {} AND {}"
-        for start in range(0, len(unique), 200):  # (SQLite allows 500 terms in a compound select)
-            part = unique[start:start + 200]
-            # "+" keeps each lookup on the first node's index (src or dst), never on the second's
-            sql = " UNION ALL ".join(f"{one.format('src=?', '+dst=?')} UNION ALL {one.format('dst=?', '+src=?')}"
-                                     for _ in part)
-            rows += self._db.execute(sql, [x for a, b in part for x in (a, b, a, b)]).fetchall()
-        return [self._edge(r[1:]) for r in sorted(set(rows))]
-
-    def edges_from(self, node_ids: Sequence[str], among: Sequence[str]) -> list[Edge]:
-        ids, others = list(dict.fromkeys(node_ids)), list(dict.fromkeys(among))
-        rows: set[tuple[Any, ...]] = set()
-        one = "SELECT rowid, src, dst, type, weight, props FROM edges WHERE {} IN ({}) AND +{} IN ({})"
-        for start in range(0, len(ids), 400):
-            part = ids[start:start + 400]
-            for other_start in range(0, len(others), 400):
-                other = others[other_start:other_start + 400]
-                marks, other_marks = ",".join("?" * len(part)), ",".join("?" * len(other))
-                sql = (f"{one.format('src', marks, 'dst', other_marks)} UNION ALL "
-                       f"{one.format('dst', marks, 'src', other_marks)}")
-                rows.update(self._db.execute(sql, [*part, *other, *part, *other]).fetchall())
-        return [self._edge(r[1:]) for r in sorted(rows)]
 
     def provenance(self, item_id: str) -> list[Provenance]:
         rows = self._db.execute(
@@ -413,43 +344,6 @@ class SQLiteStore(SQLiteBookkeeping, Revisions):
     def delete_vectors(self, node_ids: Sequence[str]) -> int:
         return self._delete_keyed("vectors", "node_id", node_ids)
 
-    def put_vectors(self, node_ids: Sequence[str], vectors: np.ndarray) -> None:
-        vecs = np.ascontiguousarray(vectors, dtype=np.float32)
-        if len(node_ids) != len(vecs):
-            raise ValueError("node_ids and vectors differ in length")
-        with self.transaction():
-            self._db.executemany("INSERT OR REPLACE INTO vectors(node_id, vec) VALUES (?, ?)",
-                                 [(i, v.tobytes()) for i, v in zip(node_ids, vecs, strict=True)])
-            self._revise()
-
-    def get_vectors(self, node_types: Iterable[str] | None = None, *,
-                    node_ids: Sequence[str] | None = None) -> tuple[list[str], np.ndarray]:
-        """The vectors of the nodes of ``node_types`` (all when None), of ``node_ids`` only when given."""
-        if node_ids is not None:
-            rows = self._vectors_of(list(dict.fromkeys(node_ids)), node_types)
-        elif node_types is None:
-            rows = self._db.execute("SELECT node_id, vec FROM vectors ORDER BY rowid").fetchall()
-        else:
-            types = [str(t) for t in node_types]
-            marks = ",".join("?" * len(types))
-            rows = self._db.execute(
-                f"SELECT v.node_id, v.vec FROM vectors v JOIN nodes n ON n.id = v.node_id"
-                f" WHERE n.type IN ({marks}) ORDER BY v.rowid", types).fetchall()
-        if not rows:
-            return [], np.zeros((0, 0), dtype=np.float32)
-        matrix = np.frombuffer(b"".join(r[1] for r in rows), dtype=np.float32).reshape(len(rows), -1)
-        return [r[0] for r in rows], matrix
-
-    def _vectors_of(self, node_ids: list[str], node_types: Iterable[str] | None) -> list[Any]:
-        types = None if node_types is None else {str(t) for t in node_types}
-        rows: list[Any] = []
-        for start in range(0, len(node_ids), 500):
-            part = node_ids[start:start + 500]
-            rows += self._db.execute(
-                f"SELECT v.rowid, v.node_id, v.vec, n.type FROM vectors v JOIN nodes n ON n.id = v.node_id"
-                f" WHERE v.node_id IN ({','.join('?' * len(part))})", part).fetchall()
-        return [r[1:3] for r in sorted(rows) if types is None or r[3] in types]
-
     # change log -------------------------------------------------------------
     def log_changes(self, keep: int = CHANGE_LOG_KEEP) -> None:
         with self.transaction():
@@ -460,30 +354,6 @@ class SQLiteStore(SQLiteBookkeeping, Revisions):
 
     def changes_since(self, position: int, revision: str | None = None) -> ChangeSet | None:
         return sqlite_changes.since(self._db, position, revision)
-
-    def nodes_missing_vectors(self, node_types: Iterable[str]) -> list[Node]:
-        """In commit order. The ids come from the two tables' key indexes read side by side in id order,
-        and only the missing nodes' rows are read: filtering by type first read every row of those types
-        and looked each id up at a random page (1M passages: 4 s warm, 10 s cold; this way 0.7 / 3.4 s)."""
-        types = {str(t) for t in node_types}
-        with self._lock:
-            missing = [r[0] for r in self._db.execute(
-                "SELECT id FROM nodes WHERE id NOT IN (SELECT node_id FROM vectors) ORDER BY id")]
-            rows: list[tuple[Any, ...]] = []
-            for start in range(0, len(missing), 500):
-                part = missing[start:start + 500]
-                rows += self._db.execute(f"SELECT rowid, id, type, text, props FROM nodes WHERE id IN "
-                                         f"({','.join('?' * len(part))})", part).fetchall()
-        return [self._node(r[1:]) for r in sorted(rows) if r[2] in types]
-
-    def search_vectors(self, query: np.ndarray, node_type: str, k: int) -> list[tuple[str, float]]:
-        """Exact cosine search in numpy (unit vectors): the reference the database backends match."""
-        ids, matrix = self.get_vectors([node_type])
-        if not ids or k <= 0:
-            return []
-        sims = matrix @ np.asarray(query, dtype=np.float32).ravel()
-        top = np.argsort(-sims, kind="stable")[:k]
-        return [(ids[int(i)], float(sims[i])) for i in top]
 
     def size_bytes(self) -> int:
         return sum(p.stat().st_size for p in (self.path, Path(f"{self.path}-wal")) if p.exists())
