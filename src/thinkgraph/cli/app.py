@@ -16,11 +16,12 @@ import typer
 from rich.markup import escape
 
 from thinkgraph.api import DEFAULT_INDEX, ThinkGraph
+from thinkgraph.cli.helpstyle import ConventionalGroup
 from thinkgraph.cli.output import err
 from thinkgraph.errors import ExitCode, ThinkgraphError
 
 app = typer.Typer(help="Build a knowledge-graph index from documents and answer questions over it.",
-                  no_args_is_help=True, add_completion=False, pretty_exceptions_enable=False)
+                  no_args_is_help=True, add_completion=False, pretty_exceptions_enable=False, cls=ConventionalGroup)
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -70,7 +71,7 @@ def _internal_error(exc: BaseException) -> NoReturn:
 @app.callback()
 def main_options(
     ctx: typer.Context,
-    index: str = typer.Option(DEFAULT_INDEX, "--index", "-i",
+    index: str = typer.Option(DEFAULT_INDEX, "--index", "-i", metavar="PATH",
                               help="Index: an SQLite file, or postgresql://user@host/db?schema=NAME."),
     config: Path | None = typer.Option(None, "--config", "-c", help="TOML config (default ./thinkgraph.toml)."),
     verbose: bool = typer.Option(False, "--verbose", "-v", help="Log warnings and progress details."),

@@ -1,0 +1,45 @@
+"""The rough edges a first user meets (issue 40), each through the real entry point: `python -m
+thinkgraph` in a subprocess whose output is a pipe, as in CI, cron or `| less`."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from support import SAMPLE_CORPUS
+from thinkgraph.errors import ExitCode
+
+
+def run(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    """The command with stdout and stderr piped, no THINKGRAPH_ settings and no COLUMNS (a pipe has no width)."""
+    full_env = {k: v for k, v in os.environ.items() if not k.startswith("THINKGRAPH_") and k != "COLUMNS"}
+    full_env.update(env or {})
+    return subprocess.run([sys.executable, "-m", "thinkgraph", *args], capture_output=True, text=True,
+                          env=full_env, timeout=300)
+
+
+@pytest.fixture(scope="module")
+def sample_index(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    path = tmp_path_factory.mktemp("rough") / "sample.db"
+    done = run("--index", str(path), "index", str(SAMPLE_CORPUS))
+    assert done.returncode == 0, done.stderr
+    return path
+
+
+def test_help_shows_flags_as_flags_and_click_metavars() -> None:
+    top = run("--help", env={"COLUMNS": "200"})
+    asked = run("ask", "--help", env={"COLUMNS": "200"})
+    indexed = run("index", "--help", env={"COLUMNS": "200"})
+    for done in (top, asked, indexed):
+        assert done.returncode == 0, done.stderr
+        assert not any(f"<{t}" in done.stdout for t in ("bool", "str", "path", "int", "list")), done.stdout
+    lines = {line.split()[1]: line for line in top.stdout.splitlines() if line.startswith("│ --")}
+    assert "PATH" in lines["--index"] and "PATH" in lines["--config"]
+    assert lines["--verbose"].split()[1:4] == ["--verbose", "-v", "Log"]  # a flag: no type between
+    assert "Usage: thinkgraph ask [OPTIONS] QUESTION" in asked.stdout
+    assert "INTEGER RANGE [x>=1]" in asked.stdout and "│ --json " in asked.stdout
+    assert "Usage: thinkgraph index [OPTIONS] [PATHS]..." in indexed.stdout
