@@ -43,3 +43,20 @@ def test_help_shows_flags_as_flags_and_click_metavars() -> None:
     assert "Usage: thinkgraph ask [OPTIONS] QUESTION" in asked.stdout
     assert "INTEGER RANGE [x>=1]" in asked.stdout and "│ --json " in asked.stdout
     assert "Usage: thinkgraph index [OPTIONS] [PATHS]..." in indexed.stdout
+
+
+@pytest.mark.parametrize("args, message", [
+    (["ask", "Who?", "--top-k", "0"], "error: invalid value for '--top-k' / '-k': Input should be greater than or "
+                                      "equal to 1; see `thinkgraph ask --help`"),
+    (["ask"], "error: missing argument 'question'; see `thinkgraph ask --help`"),
+    (["ask", "Who?", "--bogus"], "error: no such option: --bogus"),
+])
+def test_a_usage_error_is_one_line(args: list[str], message: str) -> None:
+    done = run(*args)
+    assert done.returncode == ExitCode.USAGE and done.stdout == ""
+    assert done.stderr.startswith(message) and len(done.stderr.strip().splitlines()) == 1, done.stderr
+
+
+def test_thinkgraph_alone_still_shows_its_help() -> None:
+    done = run()
+    assert done.returncode == ExitCode.USAGE and "Usage: thinkgraph [OPTIONS] COMMAND" in done.stdout + done.stderr

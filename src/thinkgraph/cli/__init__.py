@@ -9,6 +9,7 @@ import signal
 import sys
 
 import typer
+from rich.markup import escape
 from typer.exceptions import TyperException
 
 from thinkgraph.cli.app import app  # the Typer app (this name hides the submodule of the same name)
@@ -19,7 +20,7 @@ from thinkgraph.errors import ExitCode
 # order: building an index first, then asking, copying, evaluating and serving.
 from thinkgraph.cli import indexing, ask, copy, evaluate, service  # isort: skip
 
-__all__ = ["app", "ask", "copy", "evaluate", "indexing", "main", "service"]
+__all__ = ["app", "ask", "copy", "evaluate", "indexing", "main", "service", "usage_error_line"]
 
 
 def _terminate_as_interrupt(signum: int, frame: object) -> None:
@@ -36,10 +37,22 @@ def main() -> None:
     except typer.Abort:
         err.print("interrupted")
         sys.exit(ExitCode.INTERRUPTED)
-    except TyperException as exc:  # typer's bundled Click errors: show() prints usage and the message
-        show = getattr(exc, "show", None)
-        if show is None:
+    except TyperException as exc:  # typer's bundled Click errors (a bad flag or value, a missing argument)
+        if getattr(exc, "show", None) is None:
             raise
-        show()
+        if type(exc).__name__ == "NoArgsIsHelpError":  # `thinkgraph` alone: its help, then exit 1
+            exc.show()  # type: ignore[attr-defined]
+        else:
+            err.print(escape(usage_error_line(exc)), highlight=False, soft_wrap=True)
         sys.exit(ExitCode.USAGE if getattr(exc, "exit_code", 2) == 2 else exc.exit_code)
     sys.exit(code if isinstance(code, int) else ExitCode.OK)
+
+
+def usage_error_line(exc: TyperException) -> str:
+    """Click's usage error in one line, as every other error: Click's own form is three (the usage,
+    a hint, then the message)."""
+    message = " ".join(exc.format_message().split()).rstrip(".")
+    message = message[:1].lower() + message[1:]
+    ctx = getattr(exc, "ctx", None)
+    hint = f"; see `{ctx.command_path} --help`" if ctx is not None else ""
+    return f"error: {message}{hint}"
