@@ -60,3 +60,14 @@ def test_a_usage_error_is_one_line(args: list[str], message: str) -> None:
 def test_thinkgraph_alone_still_shows_its_help() -> None:
     done = run()
     assert done.returncode == ExitCode.USAGE and "Usage: thinkgraph [OPTIONS] COMMAND" in done.stdout + done.stderr
+
+
+def test_piped_output_is_not_wrapped_at_80_columns(sample_index: Path) -> None:
+    done = run("-i", str(sample_index), "ask", "Who trained Lena Sorensen?")
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert lines[0].startswith("answer synthesis needs an LLM endpoint") and lines[0].endswith("retrieved evidence")
+    quote = lines[lines.index(next(line for line in lines if line.startswith("[1] people.md"))) + 1]
+    assert len(quote) > 200 and quote.rstrip().endswith("among them Lena Sorensen.")
+    narrow = run("-i", str(sample_index), "ask", "Who trained Lena Sorensen?", env={"COLUMNS": "60"})
+    assert max(len(line) for line in narrow.stdout.splitlines()) <= 60  # a width the user sets still counts

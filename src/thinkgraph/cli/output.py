@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from typing import TYPE_CHECKING, Any
 
 import typer
@@ -17,7 +18,6 @@ if TYPE_CHECKING:
     from thinkgraph.index.pipeline import IndexReport
 
 
-
 class _PipedConsole(Console):
     """Rich ends the program with exit 1 when the reader of stdout goes away (`ask ... | head -1`);
     the command line's wrapper turns the pipe error into exit 141 like any other (cli/app.py)."""
@@ -27,8 +27,21 @@ class _PipedConsole(Console):
         raise BrokenPipeError
 
 
-out = _PipedConsole()
-err = Console(stderr=True)
+# Output that is not a terminal (a pipe, a file, CI's log) is not wrapped: Rich would break every line
+# at 80 columns, its width without a terminal, and a script or a reader of the log would find a quote
+# or an error split over lines. A COLUMNS the user sets still decides.
+UNWRAPPED_WIDTH = 1000
+
+
+def _unwrapped_when_piped(console: Console) -> Console:
+    if not console.is_terminal and not os.environ.get("COLUMNS"):
+        console.soft_wrap = True
+        console.width = UNWRAPPED_WIDTH
+    return console
+
+
+out = _unwrapped_when_piped(_PipedConsole())
+err = _unwrapped_when_piped(Console(stderr=True))
 
 
 def print_index_report(report: IndexReport) -> None:
