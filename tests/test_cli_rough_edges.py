@@ -71,3 +71,25 @@ def test_piped_output_is_not_wrapped_at_80_columns(sample_index: Path) -> None:
     assert len(quote) > 200 and quote.rstrip().endswith("among them Lena Sorensen.")
     narrow = run("-i", str(sample_index), "ask", "Who trained Lena Sorensen?", env={"COLUMNS": "60"})
     assert max(len(line) for line in narrow.stdout.splitlines()) <= 60  # a width the user sets still counts
+
+
+def test_quotes_are_shown_as_plain_text_and_keep_their_offsets(sample_index: Path) -> None:
+    import json
+
+    human = run("-i", str(sample_index), "ask", "Who trained Lena Sorensen?")
+    assert human.returncode == 0, human.stderr
+    assert "    Joseph Okafor (1889-1961) was an astronomer" in human.stdout and "**" not in human.stdout
+    as_json = run("-i", str(sample_index), "ask", "Who trained Lena Sorensen?", "--json")
+    cited = json.loads(as_json.stdout)["citations"][0]
+    source = (SAMPLE_CORPUS / cited["doc_id"]).read_text(encoding="utf-8")
+    assert cited["quote"].startswith("**Joseph Okafor**")  # the data keeps the source's characters
+    assert source[cited["start"]:cited["end"]] == cited["quote"]
+
+
+def test_plain_text_drops_markdown_markup_only() -> None:
+    from thinkgraph.citations import display_quote, plain_text
+
+    assert plain_text("## The Lens ##\n> It was *ground* by **Ilse Brandt** ([notes](http://x.org/a))") == \
+        "The Lens\nIt was ground by Ilse Brandt (notes)"
+    assert plain_text("5 * 3 * 2, snake_case_name, a*b, #1, `cfg`") == "5 * 3 * 2, snake_case_name, a*b, #1, cfg"
+    assert display_quote("**Ilse\n Brandt** ground it", 400) == "Ilse Brandt ground it"

@@ -213,3 +213,29 @@ def excerpt(text: str, limit: int) -> str:
     cut = flat[:max(limit - 1, 0)]
     space = cut.rfind(" ")
     return (cut[:space] if space > limit // 2 else cut).rstrip() + "…"
+
+
+# Markdown's markup in a quote shown to a reader ("**Ilse Brandt**"): the citation keeps the source's
+# characters (its quote is the text at its offsets), what is printed for it does not.
+_IN_PARAGRAPH = r"(?:[^\n]|\n(?![ \t]*\n))"  # any character but a blank line's break (emphasis may span lines)
+_STRONG = re.compile(rf"(?<![\w*])(\*\*|__)(?=\S)({_IN_PARAGRAPH}+?)(?<=\S)\1(?![\w*])")
+_EMPHASIS = re.compile(rf"(?<![\w*])([*_])(?=[^\s*_])((?:(?![*_]){_IN_PARAGRAPH})+?)(?<=[^\s*_])\1(?![\w*])")
+_CODE = re.compile(r"`+([^`\n]+?)`+")
+_LINK = re.compile(r"!?\[([^\]\n]*)\]\([^)\s]*(?:\s+\"[^\"\n]*\")?\)")
+_HEADING = re.compile(r"^[ \t]*#{1,6}[ \t]+(.*?)(?:[ \t]+#+)?[ \t]*$", re.MULTILINE)
+_QUOTE_MARK = re.compile(r"^[ \t]*>[ \t]?", re.MULTILINE)
+
+
+def plain_text(text: str) -> str:
+    """``text`` without Markdown's emphasis, code ticks, links (their text kept), heading and quote
+    marks: what a reader of a quote should see. For display only: offsets refer to the source."""
+    text = _QUOTE_MARK.sub("", _HEADING.sub(r"\1", text))
+    text = _LINK.sub(r"\1", text)
+    text = _CODE.sub(r"\1", text)
+    text = _STRONG.sub(r"\2", text)
+    return _EMPHASIS.sub(r"\2", text)
+
+
+def display_quote(text: str, limit: int) -> str:
+    """A citation's quote as a reader sees it: plain text on one line, at most ``limit`` characters."""
+    return excerpt(plain_text(text), limit)

@@ -10,7 +10,7 @@ import typer
 from rich.console import Console
 from rich.markup import escape
 
-from thinkgraph.citations import excerpt
+from thinkgraph.citations import display_quote
 from thinkgraph.errors import ExitCode
 from thinkgraph.models import Answer
 
@@ -136,7 +136,7 @@ def print_answer(answer: Answer, trace: bool) -> None:
         span = f"chars {c.start}-{c.end}" if c.start is not None else "span unknown"
         page = f", page {c.page}" if c.page else ""
         score = f" score {c.score:.3f}" if ranked and c.score is not None else ""
-        quote = excerpt(c.quote, 400)
+        quote = display_quote(c.quote, 400)  # plain text: no **bold** or # heading marks
         out.print(escape(f"[{i}] {c.doc_id} {span}{page} ({c.chunk_id}){score}\n    {quote}"), highlight=False)
     if answer.evidence.path_texts:
         out.print("[bold]Graph evidence[/bold]")

@@ -19,6 +19,7 @@ from fastapi import APIRouter, Request
 from fastapi.responses import StreamingResponse
 
 from thinkgraph.api import ThinkGraph
+from thinkgraph.citations import display_quote
 from thinkgraph.errors import InputError
 from thinkgraph.methods.catalog import METHOD_NAMES
 from thinkgraph.models import Answer
@@ -55,7 +56,7 @@ def sources_text(citations: list[dict[str, Any]]) -> str:
     lines = []
     for i, c in enumerate(citations, 1):
         page = f" p. {c['page']}" if c.get("page") else ""
-        lines.append(f"[{i}] {c['doc_id']}{page}: {' '.join(str(c.get('quote', '')).split())[:160]}")
+        lines.append(f"[{i}] {c['doc_id']}{page}: {display_quote(str(c.get('quote', '')), 160)}")
     return "\n\nSources:\n" + "\n".join(lines) if lines else ""
 
 
