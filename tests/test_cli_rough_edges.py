@@ -93,3 +93,11 @@ def test_plain_text_drops_markdown_markup_only() -> None:
         "The Lens\nIt was ground by Ilse Brandt (notes)"
     assert plain_text("5 * 3 * 2, snake_case_name, a*b, #1, `cfg`") == "5 * 3 * 2, snake_case_name, a*b, #1, cfg"
     assert display_quote("**Ilse\n Brandt** ground it", 400) == "Ilse Brandt ground it"
+
+
+def test_the_graph_evidence_says_what_the_tilde_means(sample_index: Path) -> None:
+    done = run("-i", str(sample_index), "ask", "Who trained Lena Sorensen?")
+    assert done.returncode == 0, done.stderr
+    paths = done.stdout.split("Graph evidence", 1)[1]
+    assert " ~ " in paths  # the sample's paths hold co-occurrence links
+    assert paths.splitlines()[0] == " (A ~ B: A and B are named in the same passage)"

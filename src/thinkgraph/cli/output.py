@@ -120,6 +120,12 @@ def fallback_notes(answer: Answer) -> list[str]:
     return notes
 
 
+def graph_legend(paths: list[str]) -> str:
+    """The legend of the mark a walk's path writes for a co-occurrence link (``A ~ B``), when a path
+    holds one (a relation reads as an arrow, ``-founded->``, and needs none)."""
+    return " (A ~ B: A and B are named in the same passage)" if any(" ~ " in p for p in paths) else ""
+
+
 def print_answer(answer: Answer, trace: bool) -> None:
     if answer.text is not None:
         out.print(f"[bold]Answer[/bold] ({answer.method}, {answer.status}): {escape(answer.text)}", highlight=False)
@@ -139,7 +145,7 @@ def print_answer(answer: Answer, trace: bool) -> None:
         quote = display_quote(c.quote, 400)  # plain text: no **bold** or # heading marks
         out.print(escape(f"[{i}] {c.doc_id} {span}{page} ({c.chunk_id}){score}\n    {quote}"), highlight=False)
     if answer.evidence.path_texts:
-        out.print("[bold]Graph evidence[/bold]")
+        out.print(f"[bold]Graph evidence[/bold]{escape(graph_legend(answer.evidence.path_texts))}", highlight=False)
     for path in answer.evidence.path_texts:
         out.print(f"  {escape(path)}", highlight=False)
     for step in answer.trace:
