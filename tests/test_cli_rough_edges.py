@@ -101,3 +101,24 @@ def test_the_graph_evidence_says_what_the_tilde_means(sample_index: Path) -> Non
     paths = done.stdout.split("Graph evidence", 1)[1]
     assert " ~ " in paths  # the sample's paths hold co-occurrence links
     assert paths.splitlines()[0] == " (A ~ B: A and B are named in the same passage)"
+
+
+@pytest.mark.parametrize("question, message", [
+    ("🙂🎉", "error: the question has no words to search for (only symbols, emoji or punctuation)"),
+    ("?!… 🙂", "error: the question has no words to search for"),
+    ("word " * 4000, "error: the question is 20,000 characters long; the limit is 4,000 ([ask] max_question_chars)"),
+])
+def test_a_question_without_words_or_too_long_is_refused_in_one_line(sample_index: Path, question: str,
+                                                                      message: str) -> None:
+    done = run("-i", str(sample_index), "ask", question)
+    assert done.returncode == ExitCode.INPUT and done.stdout == ""  # no evidence ranked, no score of 1.000
+    assert done.stderr.startswith(message) and len(done.stderr.strip().splitlines()) == 1, done.stderr
+
+
+def test_the_question_length_limit_is_a_setting(sample_index: Path, tmp_path: Path) -> None:
+    config = tmp_path / "thinkgraph.toml"
+    config.write_text("[ask]\nmax_question_chars = 12\n", encoding="utf-8")
+    refused = run("-c", str(config), "-i", str(sample_index), "ask", "Who trained Lena?")
+    assert refused.returncode == ExitCode.INPUT and "the limit is 12 ([ask] max_question_chars)" in refused.stderr
+    asked = run("-c", str(config), "-i", str(sample_index), "ask", "Lena? 🙂")  # words and an emoji: asked
+    assert asked.returncode == 0 and "Evidence" in asked.stdout, asked.stderr

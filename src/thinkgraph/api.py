@@ -297,7 +297,7 @@ class ThinkGraph:
         from thinkgraph.methods.base import MethodContext
         from thinkgraph.methods.run import check_question, run_method
 
-        check_question(question)
+        check_question(question, self.settings.ask.max_question_chars)
         self._require_index()
         record = catalog.get(method)
         config = record.make_config(self.settings, catalog.top_k_options(method, top_k, options))

@@ -29,6 +29,7 @@ TOG3_MAX_TRIPLETS_PER_CHUNK = 2
 TOG3_MAX_CLUSTER_SIZE = 5
 # ToPG App. A: entities reconciled when their embeddings have cosine >= 0.9.
 TOPG_SYNONYM_COSINE = 0.9
+DEFAULT_MAX_QUESTION_CHARS = 4000  # [ask] max_question_chars
 
 
 class _Section(BaseModel):
@@ -208,11 +209,21 @@ class RetrievalSettings(_Section):
     push_eps: float = Field(1e-5, gt=0.0)
 
 
+class AskSettings(_Section):
+    """What a question may be, for every method and every way of asking (the command line, Python, the
+    service, MCP)."""
+
+    # A longer question is refused in one line rather than sent to the encoder and the model as it is
+    # (a pasted document is not a question); the service's request schema has the same default.
+    max_question_chars: int = Field(default=DEFAULT_MAX_QUESTION_CHARS, ge=1)
+
+
 class Settings(_Section):
     llm: LLMSettings = Field(default_factory=LLMSettings)
     embedding: EmbeddingSettings = Field(default_factory=EmbeddingSettings)
     index: IndexSettings = Field(default_factory=IndexSettings)
     retrieval: RetrievalSettings = Field(default_factory=RetrievalSettings)
+    ask: AskSettings = Field(default_factory=AskSettings)
 
 
 _ENV_OVERRIDES: dict[str, tuple[str, str]] = {

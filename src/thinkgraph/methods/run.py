@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import scipy.sparse as sp
 
+from thinkgraph.config import DEFAULT_MAX_QUESTION_CHARS
 from thinkgraph.errors import ConfigError, InputError
 from thinkgraph.methods import catalog
 from thinkgraph.models import Answer, AnswerStatus, Cost, Edge, TraceStep
@@ -24,6 +25,7 @@ if TYPE_CHECKING:
 
 EMPTY_ANSWER_MESSAGE = "the model returned an empty answer"
 _MARKUP = re.compile(r"</?[A-Za-z_][\w-]*>|\[/?INST\]")
+_WORD_CHARACTER = re.compile(r"[^\W_]")  # a letter or digit of any script
 
 
 def has_content(text: str | None) -> bool:
@@ -39,10 +41,17 @@ def _empty_answer(answer: Answer) -> bool:
     return answer.status in (AnswerStatus.ANSWERED, AnswerStatus.TRUNCATED) and not has_content(answer.text)
 
 
-def check_question(question: str) -> None:
-    """One-line errors for a question no method can use."""
+def check_question(question: str, max_chars: int = DEFAULT_MAX_QUESTION_CHARS) -> None:
+    """One-line errors for a question no method can use: empty, without a word to search for (emoji or
+    punctuation only: retrieval would rank passages by noise and rescale the best to a perfect score),
+    longer than ``max_chars`` ([ask] max_question_chars), or not valid text."""
     if not question.strip():
         raise InputError("the question is empty")
+    if len(question) > max_chars:
+        raise InputError(f"the question is {len(question):,} characters long; the limit is {max_chars:,} "
+                         "([ask] max_question_chars)")
+    if not _WORD_CHARACTER.search(question):
+        raise InputError("the question has no words to search for (only symbols, emoji or punctuation)")
     try:
         question.encode("utf-8")
     except UnicodeEncodeError as exc:

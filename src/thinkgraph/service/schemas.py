@@ -7,11 +7,12 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
+from thinkgraph.config import DEFAULT_MAX_QUESTION_CHARS
 from thinkgraph.index.pipeline import IndexReport
 from thinkgraph.methods.catalog import DEFAULT_METHOD
 from thinkgraph.models import Citation, DocumentRecord, Edge, EvidenceSubgraph, Node, Provenance, TraceStep
 
-MAX_QUESTION_CHARS = 4000
+MAX_QUESTION_CHARS = DEFAULT_MAX_QUESTION_CHARS  # the cap of a request; a smaller [ask] max_question_chars also holds
 
 
 class DocumentIn(BaseModel):
