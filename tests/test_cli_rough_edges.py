@@ -122,3 +122,35 @@ def test_the_question_length_limit_is_a_setting(sample_index: Path, tmp_path: Pa
     assert refused.returncode == ExitCode.INPUT and "the limit is 12 ([ask] max_question_chars)" in refused.stderr
     asked = run("-c", str(config), "-i", str(sample_index), "ask", "Lena? 🙂")  # words and an emoji: asked
     assert asked.returncode == 0 and "Evidence" in asked.stdout, asked.stderr
+
+
+def test_index_without_a_terminal_prints_progress_lines(tmp_path: Path) -> None:
+    import re
+
+    done = run("-i", str(tmp_path / "p.db"), "index", str(SAMPLE_CORPUS))
+    assert done.returncode == 0, done.stderr
+    lines = done.stderr.splitlines()
+    form = re.compile(r"\[\d+\.\d s\] [\w ]+: (\d+ done|\d+/\d+|started)")
+    assert lines and all(form.fullmatch(line) for line in lines), lines
+    stages = [line.split("] ", 1)[1] for line in lines]
+    assert "documents: 4 done" in stages and "synonyms: started" in stages and "communities: started" in stages
+    assert "indexed 4 documents" in done.stdout  # the report stays on stdout
+    quiet = run("-i", str(tmp_path / "q.db"), "index", str(SAMPLE_CORPUS), "--json")
+    assert quiet.returncode == 0 and quiet.stderr == ""  # --json: a script reads the report, nothing else
+
+
+def test_progress_lines_are_spaced_out_and_the_last_count_is_said() -> None:
+    import io
+
+    from rich.console import Console
+
+    from thinkgraph.cli.progress import LineProgress
+
+    buffer = io.StringIO()
+    lines = LineProgress(Console(file=buffer, width=200), every_s=3600)
+    for done in range(1, 101):
+        lines("embed", done, 100)
+    lines("synonyms", 0, None)
+    lines.finish()
+    said = [line.split("] ", 1)[1] for line in buffer.getvalue().splitlines()]
+    assert said == ["embed: 1/100", "synonyms: started", "embed: 100/100"]

@@ -12,7 +12,8 @@ from rich.markup import escape
 from rich.table import Table
 
 from thinkgraph.cli.app import app, one_line_errors, open_index
-from thinkgraph.cli.output import finish_index, out, print_index_report, progress_bars
+from thinkgraph.cli.output import finish_index, out, print_index_report
+from thinkgraph.cli.progress import progress_bars
 from thinkgraph.errors import InputError, UsageError
 from thinkgraph.export import FORMATS, export_graph
 from thinkgraph.models import DocStatus

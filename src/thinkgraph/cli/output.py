@@ -1,10 +1,10 @@
-"""What the command line prints: index reports and their exit codes, progress bars, answers."""
+"""What the command line prints: index reports and their exit codes, answers (progress: cli/progress.py)."""
 
 from __future__ import annotations
 
 import json
 import os
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import typer
 from rich.console import Console
@@ -82,33 +82,6 @@ def finish_index(report: IndexReport, failed: list[str]) -> None:
     if report.skipped and not (report.indexed or report.unchanged or report.updated):
         err.print("[red]error:[/red] nothing was indexed: every input was skipped", highlight=False)
         raise typer.Exit(ExitCode.INPUT)
-
-
-class RichProgress:
-    def __init__(self, progress: Any) -> None:  # a rich.progress.Progress
-        self.progress = progress
-        self.tasks: dict[str, Any] = {}
-
-    def __call__(self, stage: str, done: int, total: int | None) -> None:
-        if stage not in self.tasks:
-            self.tasks[stage] = self.progress.add_task(stage, total=total)
-        self.progress.update(self.tasks[stage], completed=done, total=total)
-
-
-class progress_bars:  # noqa: N801 - used as a context manager
-    def __init__(self, disable: bool) -> None:
-        from rich.progress import BarColumn, MofNCompleteColumn, Progress, SpinnerColumn, TextColumn
-
-        self.rich = Progress(SpinnerColumn(), TextColumn("{task.description}"), BarColumn(),
-                             MofNCompleteColumn(), console=err, disable=disable or not err.is_terminal,
-                             transient=True)
-
-    def __enter__(self) -> RichProgress:
-        self.rich.__enter__()
-        return RichProgress(self.rich)
-
-    def __exit__(self, *exc: object) -> None:
-        self.rich.__exit__(*exc)  # type: ignore[arg-type]
 
 
 def fallback_notes(answer: Answer) -> list[str]:
