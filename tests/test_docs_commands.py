@@ -175,8 +175,8 @@ def _prose(path: Path) -> str:
     return "\n".join(lines)
 
 
-@pytest.mark.parametrize("path", DOC_FILES, ids=[str(p.relative_to(ROOT)) for p in DOC_FILES])
-def test_relative_links_point_to_files_and_headings_that_exist(path: Path) -> None:
+def broken_links(path: Path) -> list[str]:
+    """The relative links of a page whose file, or whose heading in a Markdown file, does not exist."""
     broken = []
     for m in LINK.finditer(_prose(path)):
         target = m.group("target")
@@ -184,11 +184,23 @@ def test_relative_links_point_to_files_and_headings_that_exist(path: Path) -> No
             continue
         file_part, _, anchor = target.partition("#")
         dest = (path.parent / file_part).resolve() if file_part else path
-        if not dest.exists():
+        if not dest.exists() or (anchor and dest.suffix == ".md" and anchor not in anchors(dest)):
             broken.append(target)
-        elif anchor and dest.suffix == ".md" and anchor not in anchors(dest):
-            broken.append(target)
-    assert not broken, f"{path.relative_to(ROOT)}: {broken}"
+    return broken
+
+
+@pytest.mark.parametrize("path", DOC_FILES, ids=[str(p.relative_to(ROOT)) for p in DOC_FILES])
+def test_relative_links_point_to_files_and_headings_that_exist(path: Path) -> None:
+    assert not broken_links(path), f"{path.relative_to(ROOT)}: {broken_links(path)}"
+
+
+def test_the_link_check_finds_a_missing_file_and_a_missing_heading(tmp_path: Path) -> None:
+    (tmp_path / "other.md").write_text("# Other page\n\n## Exit codes (1-3)\n", encoding="utf-8")
+    page = tmp_path / "page.md"
+    page.write_text("# Page\n\n[ok](other.md#exit-codes-1-3) [self](#page) [web](https://example.org/x)\n"
+                    "[gone](missing.md) [no heading](other.md#exit-codes)\n\n```bash\n[code](nowhere.md)\n```\n",
+                    encoding="utf-8")
+    assert broken_links(page) == ["missing.md", "other.md#exit-codes"]
 
 
 def test_each_docs_page_starts_with_what_the_reader_will_find() -> None:
