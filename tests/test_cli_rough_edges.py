@@ -154,3 +154,41 @@ def test_progress_lines_are_spaced_out_and_the_last_count_is_said() -> None:
     lines.finish()
     said = [line.split("] ", 1)[1] for line in buffer.getvalue().splitlines()]
     assert said == ["embed: 1/100", "synonyms: started", "embed: 100/100"]
+
+
+def test_files_deleted_from_an_indexed_folder_get_a_hint_with_the_remove_command(tmp_path: Path) -> None:
+    import json
+    import shlex
+    import shutil
+
+    corpus = tmp_path / "corpus"
+    shutil.copytree(SAMPLE_CORPUS, corpus)
+    index = tmp_path / "v.db"
+    assert run("-i", str(index), "index", str(corpus)).returncode == 0
+    (corpus / "people.md").unlink()
+    (corpus / "kestrel-bay.md").unlink()
+    again = run("-i", str(index), "index", str(corpus), "--json")
+    assert again.returncode == 0, again.stderr
+    hint = [line for line in again.stderr.splitlines() if line.startswith("hint:")]
+    assert hint == ["hint: 2 indexed document(s) come from files that are gone from the folder; they stay in the "
+                    f"index until removed: thinkgraph --index {index} remove kestrel-bay.md people.md"]
+    listed = json.loads(run("-i", str(index), "documents", "--json").stdout)
+    assert len(listed) == 4  # nothing was deleted by the hint
+    command = shlex.split(hint[0].split("until removed: ", 1)[1])
+    removed = run(*command[1:])  # the command as printed, after `thinkgraph`
+    assert removed.returncode == 0, removed.stderr
+    assert [d["id"] for d in json.loads(run("-i", str(index), "documents", "--json").stdout)] == \
+        ["harbor-observatory.md", "skarn-lighthouse.txt"]
+    assert "hint:" not in run("-i", str(index), "index", str(corpus)).stderr
+
+
+def test_a_json_lines_record_is_gone_only_with_its_file(tmp_path: Path) -> None:
+    from thinkgraph.cli.vanished import vanished_documents
+    from thinkgraph.models import DocumentRecord
+
+    kept, lost = tmp_path / "kept.jsonl", tmp_path / "sub" / "lost.jsonl"
+    kept.write_text("{}\n", encoding="utf-8")
+    docs = [DocumentRecord(id=i, source=s, title="", content_hash="") for i, s in
+            (("a", f"{kept}:1"), ("b", f"{lost}:3"), ("c", str(tmp_path / "gone.md")), ("d", "/elsewhere/x.md"))]
+    assert [d.id for d in vanished_documents(docs, [tmp_path])] == ["b", "c"]
+    assert vanished_documents(docs, [kept]) == []  # a file given, not a folder: nothing to say

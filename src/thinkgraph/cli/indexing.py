@@ -12,8 +12,9 @@ from rich.markup import escape
 from rich.table import Table
 
 from thinkgraph.cli.app import app, one_line_errors, open_index
-from thinkgraph.cli.output import finish_index, out, print_index_report
+from thinkgraph.cli.output import err, finish_index, out, print_index_report
 from thinkgraph.cli.progress import progress_bars
+from thinkgraph.cli.vanished import vanished_documents, vanished_hint
 from thinkgraph.errors import InputError, UsageError
 from thinkgraph.export import FORMATS, export_graph
 from thinkgraph.models import DocStatus
@@ -59,10 +60,14 @@ def index(
             report = tg.index(paths or [], extractor=extractor, openie=openie, triples=triples,
                               progress=progress, rebuild_derived=rebuild_derived)
         failed = [d.id for d in tg.store.list_documents(DocStatus.FAILED)] if report.failed else []
+        gone = vanished_documents(tg.store.list_documents(), paths or []) if any(p.is_dir() for p in paths or []) \
+            else []
         if as_json:
             print(json.dumps(dataclasses.asdict(report), indent=2))
         else:
             print_index_report(report)
+    if gone:  # said, never done: a file may be gone for a moment (a checkout, a sync)
+        err.print(escape(vanished_hint(gone, ctx.obj["index"], ctx.obj["config"])), highlight=False, soft_wrap=True)
     finish_index(report, failed)
 
 
