@@ -6,7 +6,7 @@ passage, or MuSiQue's intermediate answer, so that IRCoT's next retrieval finds 
 answer once a passage it was shown holds it (hops + 1 calls), or reasons on to its step limit; IRCoT
 QA's reader then answers from every paragraph collected (one call more; `ircot reader=cot`, the chain's
 own answer, is shown beside it). So the figures are the methods' cost structure on real passages, not a
-model's quality; a real model's figures are in the README (benchmarks/real_model.py).
+model's quality; a real model's figures are in docs/benchmarks.md (benchmarks/real_model.py).
 
     python benchmarks/a2rag_cost.py --musique-index musique.db --hotpot-index hotpot_spacy.db
 """

@@ -63,7 +63,7 @@ class PPRFigures:
     overlap: dict[float, float]
 
 
-BENCH_INSTALL = "pip install -e '.[bench]'"  # fast-pagerank, py-spy, pyinstrument (README "Performance")
+BENCH_INSTALL = "pip install -e '.[bench]'"  # fast-pagerank, py-spy, pyinstrument (docs/scaling.md)
 
 
 def require_bench(otherwise: str = "") -> None:

@@ -1,5 +1,5 @@
 """Parts of the build's stages measured on a built index (benchmarks/scale.py builds them), for the
-reasons behind the growth exponents in the README's "Scale" section:
+reasons behind the growth exponents in docs/scaling.md:
 
     python benchmarks/scale_parts.py insert-cache --index scale100000.db   # random-keyed inserts per page-cache size
     python benchmarks/scale_parts.py missing-vectors --index scale1000000.db  # finding nodes without vectors

@@ -197,7 +197,7 @@ class RetrievalSettings(_Section):
     # themselves, and local push PPR (graph/local_ppr.py, Andersen-Chung-Lang) from that sparse reset,
     # whose work is bounded by the reset and `push_eps`, not by the index: with a prior over every
     # passage the reset touches every passage and a question cost 1.6 s at 1M passages. On the dev
-    # sets "local" is within a question of "exact" (README ablation). "auto": local from
+    # sets "local" is within a question of "exact" (docs/benchmarks.md, the ppr ablation). "auto": local from
     # `local_from_passages` passages (the size at which dense search turns to HNSW), exact below.
     walk: Literal["auto", "exact", "local"] = "auto"
     local_from_passages: int = Field(100_000, ge=0)

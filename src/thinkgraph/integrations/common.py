@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     from thinkgraph.embed.base import Embedder
     from thinkgraph.llm.backend import ChatBackend
 
-# The metadata every passage carries, in both frameworks (README "LangChain and LlamaIndex").
+# The metadata every passage carries, in both frameworks (docs/python.md).
 METADATA_KEYS = ("kind", "doc_id", "title", "chunk_id", "start", "end", "page", "score", "method", "quote")
 
 
