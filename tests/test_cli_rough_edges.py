@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from support import SAMPLE_CORPUS
+from support import SAMPLE_CORPUS, FakeOpenAIServer
 from thinkgraph.errors import ExitCode
 
 
@@ -192,3 +192,24 @@ def test_a_json_lines_record_is_gone_only_with_its_file(tmp_path: Path) -> None:
             (("a", f"{kept}:1"), ("b", f"{lost}:3"), ("c", str(tmp_path / "gone.md")), ("d", "/elsewhere/x.md"))]
     assert [d.id for d in vanished_documents(docs, [tmp_path])] == ["b", "c"]
     assert vanished_documents(docs, [kept]) == []  # a file given, not a folder: nothing to say
+
+
+def test_index_says_it_asks_the_llm_for_summaries_and_how_many_calls(tmp_path: Path) -> None:
+    import json
+    import re
+
+    with FakeOpenAIServer() as server:
+        server.responder = lambda payload: "A short summary."
+        env = {"THINKGRAPH_LLM_BASE_URL": server.url, "THINKGRAPH_LLM_MODEL": "tiny-model"}
+        first = run("-i", str(tmp_path / "s.db"), "index", str(SAMPLE_CORPUS), env=env)
+        assert first.returncode == 0, first.stderr
+        assert first.stderr.startswith("the LLM (tiny-model) is asked for a summary of each new or changed document "
+                                       "and a summary of each new or changed community: one call each, cached")
+        counted = re.search(r"^LLM calls: (\d+) \(document summary 4, community summary (\d+)\)$", first.stdout,
+                            re.MULTILINE)
+        assert counted is not None, first.stdout
+        assert int(counted.group(1)) == 4 + int(counted.group(2)) == len(server.chat_requests)
+        again = run("-i", str(tmp_path / "s.db"), "index", str(SAMPLE_CORPUS), "--json", env=env)
+        assert json.loads(again.stdout)["llm_calls"] == {} and again.stderr == ""  # nothing new: no call
+    plain = run("-i", str(tmp_path / "p.db"), "index", str(SAMPLE_CORPUS))  # no LLM: nothing to say
+    assert "LLM" not in plain.stdout + plain.stderr

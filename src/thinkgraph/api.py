@@ -148,6 +148,7 @@ class ThinkGraph:
         from thinkgraph.index.extractors import imported_facts, triple_documents
         from thinkgraph.index.loaders import Skipped, load_paths
         from thinkgraph.index.pipeline import Indexer
+        from thinkgraph.index.report import index_call_counts, record_llm_calls
 
         ex = self.make_extractor(extractor, openie=openie, triples=triples)
         s = self.settings.index
@@ -157,7 +158,10 @@ class ThinkGraph:
         items.append(triple_documents(ex, triples))
         indexer = Indexer(self.store, self.embedder, ex, s, llm=self.llm, counter=self.counter, progress=progress,
                           rebuild_derived=rebuild_derived)
+        calls_before = index_call_counts(self.llm.meter.steps) if self.llm is not None else {}
         report = await indexer.run(item for group in items for item in group)
+        if self.llm is not None:  # the calls the run made (summaries too, which no flag asked for): said
+            record_llm_calls(report, calls_before, index_call_counts(self.llm.meter.steps))
         facts = imported_facts(ex)
         if facts is not None:
             report.skipped.extend(facts.skipped)

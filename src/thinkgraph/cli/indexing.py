@@ -12,7 +12,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from thinkgraph.cli.app import app, one_line_errors, open_index
-from thinkgraph.cli.output import err, finish_index, out, print_index_report
+from thinkgraph.cli.output import err, finish_index, llm_summaries_notice, out, print_index_report
 from thinkgraph.cli.progress import progress_bars
 from thinkgraph.cli.vanished import vanished_documents, vanished_hint
 from thinkgraph.errors import InputError, UsageError
@@ -56,6 +56,9 @@ def index(
             tg.settings.index.include = include
         if exclude:
             tg.settings.index.exclude = exclude
+        notice = llm_summaries_notice(tg.settings) if tg.llm is not None and not as_json else None
+        if notice:
+            err.print(escape(notice), highlight=False, soft_wrap=True)
         with progress_bars(disable=as_json) as progress:
             report = tg.index(paths or [], extractor=extractor, openie=openie, triples=triples,
                               progress=progress, rebuild_derived=rebuild_derived)

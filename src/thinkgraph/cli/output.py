@@ -15,6 +15,7 @@ from thinkgraph.errors import ExitCode
 from thinkgraph.models import Answer
 
 if TYPE_CHECKING:
+    from thinkgraph.config import Settings
     from thinkgraph.index.pipeline import IndexReport
 
 
@@ -58,6 +59,8 @@ def print_index_report(report: IndexReport) -> None:
     synonyms = report.synonyms if "synonyms" in report.rebuilt_stages else "up to date"
     out.print(f"extraction failures: {report.extraction_failures}; synonyms: {synonyms}; "
               f"communities: {communities}")
+    if report.llm_calls or report.llm_cached_calls:
+        out.print(llm_calls_line(report), highlight=False)
     if report.timings:
         out.print("stage seconds: " + ", ".join(f"{k} {v:.1f}" for k, v in report.timings.items()),
                   highlight=False)
@@ -65,6 +68,28 @@ def print_index_report(report: IndexReport) -> None:
         out.print(f"  skipped {escape(line)}", highlight=False)
     if len(report.skipped) > 20:
         out.print(f"  ... and {len(report.skipped) - 20} more skipped")
+
+
+def llm_calls_line(report: IndexReport) -> str:
+    """``LLM calls: 21 (document summary 4, community summary 17); 3 more from the cache``."""
+    steps = ", ".join(f"{step.split('.', 1)[-1].replace('_', ' ')} {n}" for step, n in report.llm_calls.items())
+    line = f"LLM calls: {sum(report.llm_calls.values())}" + (f" ({steps})" if steps else "")
+    return line + (f"; {report.llm_cached_calls} more from the cache" if report.llm_cached_calls else "")
+
+
+def llm_summaries_notice(settings: Settings) -> str | None:
+    """What indexing asks a configured LLM for that no flag of the command named: the summaries."""
+    s = settings.index
+    jobs = []
+    if s.document_summaries != "first_sentences":
+        jobs.append("a summary of each new or changed document")
+    if s.summarize_communities and s.communities != "never":
+        jobs.append("a summary of each new or changed community")
+    if not jobs:
+        return None
+    return (f"the LLM ({settings.llm.model or 'the configured model'}) is asked for {' and '.join(jobs)}: one call "
+            "each, cached ([index] document_summaries = \"first_sentences\" and summarize_communities = false "
+            "turn them off)")
 
 
 def finish_index(report: IndexReport, failed: list[str]) -> None:

@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
+
+from thinkgraph.models import Cost
+
+INDEX_STEP_PREFIX = "index."  # the LLM steps of indexing (extraction, summaries), as the usage meter names them
 
 
 @dataclass(slots=True)
@@ -25,3 +30,20 @@ class IndexReport:
     stopped: str | None = None  # why the run stopped early (budget), if it did
     rebuilt_stages: list[str] = field(default_factory=list)  # derived stages this run (re)built
     timings: dict[str, float] = field(default_factory=dict)  # seconds per stage (see index/stages.py)
+    llm_calls: dict[str, int] = field(default_factory=dict)  # this run's calls to the model per step (index.*)
+    llm_cached_calls: int = 0  # this run's calls answered from the index's LLM cache instead
+
+
+def index_call_counts(steps: Mapping[str, Cost]) -> dict[str, tuple[int, int]]:
+    """(calls, cached calls) per indexing step of a usage meter's ``steps``: taken before and after a
+    run, their difference is the run's (a service's meter also counts questions and earlier runs)."""
+    return {step: (c.calls, c.cached_calls) for step, c in steps.items() if step.startswith(INDEX_STEP_PREFIX)}
+
+
+def record_llm_calls(report: IndexReport, before: Mapping[str, tuple[int, int]],
+                     after: Mapping[str, tuple[int, int]]) -> None:
+    for step, (calls, cached) in after.items():
+        calls_before, cached_before = before.get(step, (0, 0))
+        if calls > calls_before:
+            report.llm_calls[step] = calls - calls_before
+        report.llm_cached_calls += cached - cached_before
