@@ -146,3 +146,27 @@ async def test_retrieval_names_an_entry(open_bridge) -> None:  # noqa: ANN001
         ToPGConfig(retrieval="paper", entry="ppr_passages")
     with pytest.raises(ConfigError, match="retrieval must be one of"):
         await open_bridge(None).aask("q", method="topg", retrieval="both")
+
+
+async def test_the_hybrid_entry_lets_a_named_entity_in_ahead_of_a_close_embedding(open_bridge) -> None:  # noqa: ANN001
+    """entry=suggest_hybrid (ours): the bridge fact naming the question's place (Greenland Valley, a
+    linked entity and a BM25 match) enters second, where SuggestNaive's cosine ties it with three other
+    facts behind two of them."""
+    tg = open_bridge(None)
+    bridge = "Rivertown lies in Greenland Valley"
+    naive = await tg.aask(CAROL_QUESTION, method="topg", mode="naive", k=5)
+    hybrid = await tg.aask(CAROL_QUESTION, method="topg", mode="naive", k=5, entry="suggest_hybrid")
+    assert propositions(naive).index(bridge) >= 2 and propositions(hybrid)[:2] == ["Acme Corp based in Rivertown", bridge]
+    assert set(propositions(hybrid)) == set(propositions(naive))  # the same five, in another order
+    step = next(s for s in hybrid.trace if s.action == "suggest.hybrid")
+    assert {"greenland valley", "carol diaz"} <= set(step.outputs["linked"]) and step.outputs["lexical"]
+    assert "suggest_hybrid" in hybrid.stats["variant"]
+
+
+async def test_the_hybrid_entry_is_suggestnaive_when_nothing_else_matches(open_bridge) -> None:  # noqa: ANN001
+    """No question word in any proposition and no entity named: the fusion has only the cosine ranking."""
+    tg = open_bridge(None)
+    question = "qwzx vprt?"
+    naive = await tg.aask(question, method="topg", mode="naive", k=4)
+    hybrid = await tg.aask(question, method="topg", mode="naive", k=4, entry="suggest_hybrid")
+    assert propositions(hybrid) == propositions(naive) == [f for f, _ in cosine_top(tg, question, 4)]

@@ -30,7 +30,9 @@ class ToPGConfig(BaseModel):
     # passages, and the best entry_per_passage proposition(s) of each (naming a seed entity of the walk
     # first, then by cosine) enter, best passage first, up to k. Either way Select, Suggest-local on M
     # and Eval follow, and the passages returned are those of the facts they collected, in their order.
-    entry: Literal["suggest_naive", "ppr_passages"] = "suggest_naive"
+    # "suggest_hybrid" (ours, a measured deviation): SuggestNaive's cosine ranking fused by reciprocal
+    # rank with BM25 over the propositions and with those naming an entity the question names.
+    entry: Literal["suggest_naive", "suggest_hybrid", "ppr_passages"] = "suggest_naive"
     entry_per_passage: int = Field(1, ge=1)  # with entry = "ppr_passages" only (ours)
     # Select (Eq. 2). False is the no-Select ablation: every suggestion is kept, with an LLM too; Eval and
     # NextQ still run. (Naive mode has no Select in the paper either.)

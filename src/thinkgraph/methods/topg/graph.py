@@ -29,6 +29,7 @@ class PropositionGraph:
     passages: list[tuple[str, ...]]  # proposition row -> chunk ids it comes from
     vectors: VectorIndex
     canonical: dict[str, str] = field(default_factory=dict)  # entity -> its synonym group's connector
+    kind: str = NodeType.PROPOSITION  # the node type standing as propositions (triplets on an OpenIE index)
     index: dict[str, int] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
@@ -124,4 +125,4 @@ def build_proposition_graph(view: IndexView) -> PropositionGraph:
     order = [vector_index.position[pid] for pid in ids]
     vectors = VectorIndex(ids, vector_index.vectors[order] if ids else vector_index.vectors)
     return PropositionGraph(ids, [n.text for n in nodes], connectors, incidence,
-                            [tuple(chunks[i]) for i in range(len(ids))], vectors, canonical)
+                            [tuple(chunks[i]) for i in range(len(ids))], vectors, canonical, kind)

@@ -48,6 +48,8 @@ ENTRY_VARIANTS = {
                     "entities and passages with its second hop) -> the best {per} proposition(s) of each "
                     "passage it ranks",
     "suggest_naive": "entry: SuggestNaive (the k propositions most similar to the question)",
+    "suggest_hybrid": "entry=suggest_hybrid: SuggestNaive's cosine fused with BM25 over the propositions and "
+                      "with those naming a linked question entity",
 }
 MODE_VARIANTS = {
     "naive": "naive: the entry's propositions answer",
