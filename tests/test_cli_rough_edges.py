@@ -213,3 +213,15 @@ def test_index_says_it_asks_the_llm_for_summaries_and_how_many_calls(tmp_path: P
         assert json.loads(again.stdout)["llm_calls"] == {} and again.stderr == ""  # nothing new: no call
     plain = run("-i", str(tmp_path / "p.db"), "index", str(SAMPLE_CORPUS))  # no LLM: nothing to say
     assert "LLM" not in plain.stdout + plain.stderr
+
+
+def test_the_store_modules_keep_to_the_400_line_limit() -> None:
+    """store/sqlite.py had grown to 489 lines; split by job (edges, vectors, bookkeeping, schema)."""
+    import thinkgraph.store
+
+    folder = Path(thinkgraph.store.__file__).parent
+    sizes = {p.name: len(p.read_text(encoding="utf-8").splitlines()) for p in folder.glob("*.py")}
+    assert max(sizes.values()) <= 400, sizes
+    from thinkgraph.store.sqlite import SQLiteStore  # the public class, its parts mixed in
+
+    assert {"edges_among", "put_vectors", "search_vectors", "mark_done"} <= set(dir(SQLiteStore))
