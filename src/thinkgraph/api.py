@@ -35,7 +35,7 @@ DEFAULT_INDEX = "thinkgraph.db"
 
 class ThinkGraph:
     """One index plus the models that serve it. ``path`` is an SQLite file or a PostgreSQL URL
-    (``postgresql://user@host/db?schema=NAME``; see the README's "Choosing a store").
+    (``postgresql://user@host/db?schema=NAME``; see docs/stores.md).
 
     ``backend`` replaces the HTTP LLM backend (tests plug the scripted double in here);
     ``embedder`` replaces the configured embedder.

@@ -1,6 +1,6 @@
 """Exception hierarchy. Every error a user can cause has a one-line message and an exit code.
 
-Exit codes of the command line (README "Exit codes"): 0 ok, 1 usage (command line or configuration),
+Exit codes of the command line (docs/command-line.md, "Exit codes"): 0 ok, 1 usage (command line or configuration),
 2 input (a file, index, document or question that cannot be used), 3 upstream (the LLM or embedding
 endpoint or the database server failed, or a call budget is spent), 4 partial (the run finished but
 some documents failed), 70 internal error (a bug: please report it), 130 interrupted.
