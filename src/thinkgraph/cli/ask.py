@@ -20,7 +20,8 @@ def ask(
     question: str = typer.Argument(..., help="The question."),
     method: str = typer.Option(DEFAULT_METHOD, "--method", "-m", help=f"One of: {', '.join(METHOD_NAMES)}"),
     top_k: int | None = typer.Option(None, "--top-k", "-k", min=1,
-                                     help="Passages to retrieve and show, for every method (each method maps it to its own setting: docs/methods.md)."),
+                                     help="Passages to retrieve and show, for every method (each method maps "
+                                          "it to its own setting: docs/methods.md)."),
     as_json: bool = typer.Option(False, "--json", help="Print the whole Answer as JSON."),
     trace: bool = typer.Option(False, "--trace", help="Print every step of the method."),
     option: list[str] = typer.Option([], "--option", "-o",
