@@ -115,11 +115,16 @@ def row(label: str, rs: list[dict[str, Any]], gold: dict[str, list[str]]) -> dic
     def median(key: str) -> float:
         return statistics.median([(r.get("cost") or {}).get(key, 0) for r in rs]) if rs else 0.0
 
+    def all_calls(r: dict[str, Any]) -> int:  # the method's calls, those the LLM cache answered included
+        cost = r.get("cost") or {}
+        return int(cost.get("calls", 0)) + int(cost.get("cached_calls", 0))
+
     return {"method": label, "questions": len(rs), "em": mean("em"), "f1": mean("f1"),
             "cited_r5": 100 * statistics.mean(cited_r5) if cited_r5 else 0.0,
             "statuses": {s: sum(str(r.get("status")) == s for r in rs) for s in STATUSES},
             "unusable_pct": 100 * unusable / calls if calls else 0.0,
-            "calls": median("calls"), "prompt_tokens": median("prompt_tokens"),
+            "calls": statistics.median([all_calls(r) for r in rs]) if rs else 0.0,
+            "cached_calls": median("cached_calls"), "prompt_tokens": median("prompt_tokens"),
             "completion_tokens": median("completion_tokens"), "seconds": median("seconds")}
 
 
@@ -136,16 +141,22 @@ def report(args: argparse.Namespace) -> str:
                   "truncated / error | unusable % of calls | calls | prompt tok | completion tok | s |",
                   "|---|---|---|---|---|---|---|---|---|---|---|---|"]
         ppr_f1 = {x["qid"]: x["metrics"].get("f1", 0.0) for x in records if x["label"] == "ppr"}
+        cached_rows = False
         for label in labels:
             rs = [x for x in records if x["label"] == label]
             r = row(label, rs, gold)
             same = [ppr_f1[x["qid"]] for x in rs if x["qid"] in ppr_f1]
             paired = f"{100 * statistics.mean(same):.1f}" if len(same) == len(rs) and rs else "–"
             statuses = " / ".join(str(r["statuses"][s]) for s in STATUSES)
+            calls = f"{r['calls']:.0f}" + (f" ({r['cached_calls']:.0f} cached)" if r["cached_calls"] else "")
+            cached_rows = cached_rows or bool(r["cached_calls"])
             lines.append(f"| {label} | {r['questions']} | {r['em']:.1f} | {r['f1']:.1f} | {paired} | "
                          f"{r['cited_r5']:.1f} | "
-                         f"{statuses} | {r['unusable_pct']:.1f} | {r['calls']:.0f} | {r['prompt_tokens']:.0f} | "
+                         f"{statuses} | {r['unusable_pct']:.1f} | {calls} | {r['prompt_tokens']:.0f} | "
                          f"{r['completion_tokens']:.0f} | {r['seconds']:.1f} |")
+        if cached_rows:
+            lines.append("\n(cached: calls the index's LLM cache answered, an earlier row having asked the same "
+                         "prompt; tokens and seconds count only the calls sent to the model)")
     meta = args.out / "meta.json"
     if meta.exists():
         m = json.loads(meta.read_text())

@@ -41,3 +41,21 @@ def test_the_table_pairs_each_method_with_ppr_on_its_own_questions(tmp_path: Pat
     assert rows["tog3"][1:5] == ["2", "0.0", "0.0", "50.0"]  # ppr scored 1.0 and 0.0 on tog3's two questions
     assert rows["tog3"][6] == "0 / 1 / 1 / 0 / 0" and rows["tog3"][7] == "20.0"  # 2 unusable of 10 calls
     assert rows["tog3"][8] == "5"  # median calls
+
+
+def test_calls_the_llm_cache_answered_count_as_calls_and_are_marked(tmp_path: Path) -> None:
+    """A row whose prompts an earlier row had asked (an ablation sharing its drafts) shows the method's
+    calls with how many the cache answered, and a note that tokens and seconds leave those out."""
+    data = tmp_path / "data" / "musique"
+    data.mkdir(parents=True)
+    (data / "questions_dev.jsonl").write_text(json.dumps({"id": "q0", "question": "Q?", "answer": "A"}))
+    out = tmp_path / "out" / "musique"
+    out.mkdir(parents=True)
+    cached = json.loads(_record("a2rag:triple_check=off", "q0", 1.0, "answered", [], 0))
+    cached["cost"]["cached_calls"] = 2
+    (out / "records.jsonl").write_text(_record("ppr", "q0", 1.0, "answered", [], 1) + "\n" + json.dumps(cached) + "\n")
+    args = argparse.Namespace(datasets="musique", out=tmp_path / "out", data=tmp_path / "data", questions=1)
+    table = answer_quality.report(args)
+    rows = {line.split(" | ")[0].strip("| "): line.split(" | ") for line in table.splitlines() if line.startswith("| ")}
+    assert rows["a2rag:triple_check=off"][8] == "2 (2 cached)" and rows["ppr"][8] == "1"
+    assert "tokens and seconds count only the calls sent to the model" in table
