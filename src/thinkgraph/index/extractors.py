@@ -57,9 +57,11 @@ def _nolm(request: ExtractorRequest) -> Extractor:
 
 
 def _spacy(request: ExtractorRequest) -> Extractor:
-    from thinkgraph.index.extract_nolm import SpacyExtractor
+    from thinkgraph.index.extract_nolm import SpacyExtractor, require_spacy
 
-    return SpacyExtractor(sentence_propositions=request.settings.nolm_propositions)
+    extractor = SpacyExtractor(sentence_propositions=request.settings.nolm_propositions)
+    require_spacy(extractor.model)  # one line up front, as the LLM extractors without an endpoint
+    return extractor
 
 
 def _needs_llm(name: str, request: ExtractorRequest) -> LLM:

