@@ -73,3 +73,40 @@ def test_a_setup_error_met_while_extracting_stops_the_run_instead_of_failing_eac
         assert not tg.store.list_documents(DocStatus.FAILED)
         report = tg.add_documents(docs)
         assert report.indexed == 3 and report.failed == 0
+
+
+def test_another_extractor_on_an_index_says_the_unchanged_documents_keep_theirs(tmp_path: Path) -> None:
+    import json
+
+    pytest.importorskip("spacy")
+    index = tmp_path / "n.db"
+    assert run("-i", str(index), "index", str(SAMPLE_CORPUS)).returncode == 0
+    again = run("-i", str(index), "index", str(SAMPLE_CORPUS), "--extractor", "spacy")
+    assert again.returncode == 0 and "4 unchanged" in again.stdout, again.stderr
+    warning = [line for line in again.stderr.splitlines() if line.startswith("warning:")]
+    assert warning == ["warning: this index was built with extractor nolm: its 4 unchanged document(s) keep that "
+                       "extraction (spacy extracts only new and changed documents); to re-extract them, index into "
+                       "a new index (--index NEW.db), or `thinkgraph remove` them and index them again"]
+    assert json.loads(run("-i", str(index), "inspect", "--json").stdout)["extractor"] == "nolm"
+    same = run("-i", str(index), "index", str(SAMPLE_CORPUS), "--json")  # the index's own extractor: nothing said
+    assert same.returncode == 0 and same.stderr == "" and json.loads(same.stdout)["extractor_kept"] is None
+    # the remedy the warning names: remove the documents, index them again with the other extractor
+    ids = [d["id"] for d in json.loads(run("-i", str(index), "documents", "--json").stdout)]
+    assert run("-i", str(index), "remove", *ids).returncode == 0
+    redone = run("-i", str(index), "index", str(SAMPLE_CORPUS), "--extractor", "spacy")
+    assert redone.returncode == 0 and "indexed 4 documents" in redone.stdout and "warning" not in redone.stderr
+    stats = json.loads(run("-i", str(index), "inspect", "--json").stdout)
+    assert stats["extractor"] == "spacy" and stats["documents"] == {"done": 4}
+
+
+@pytest.mark.parametrize("recorded, used, unchanged, kept", [
+    ("nolm", "spacy", 4, "nolm"), ("llm", "nolm+import", 2, "llm"),
+    ("nolm", "nolm", 4, None), ("nolm", "nolm+import", 4, None),  # facts beside the same extractor
+    ("nolm", "spacy", 0, None), (None, "spacy", 4, None),  # nothing kept; a new index
+    ("nolm", "import", 1, None), ("import", "nolm", 1, None),  # a run that only imports adds its own documents
+])
+def test_which_runs_say_that_unchanged_documents_keep_their_extraction(recorded: str | None, used: str,
+                                                                        unchanged: int, kept: str | None) -> None:
+    from thinkgraph.index.report import kept_extractor
+
+    assert kept_extractor(recorded, used, unchanged) == kept

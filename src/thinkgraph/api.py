@@ -148,9 +148,10 @@ class ThinkGraph:
         from thinkgraph.index.extractors import imported_facts, triple_documents
         from thinkgraph.index.loaders import Skipped, load_paths
         from thinkgraph.index.pipeline import Indexer
-        from thinkgraph.index.report import index_call_counts, record_llm_calls
+        from thinkgraph.index.report import index_call_counts, kept_extractor, record_llm_calls
 
         ex = self.make_extractor(extractor, openie=openie, triples=triples)
+        recorded = self.store.get_meta("extractor")  # (the run records its own once it extracts a document)
         s = self.settings.index
         items: list[Iterable[SourceDocument | Skipped]] = [documents]
         if paths:
@@ -160,6 +161,7 @@ class ThinkGraph:
                           rebuild_derived=rebuild_derived)
         calls_before = index_call_counts(self.llm.meter.steps) if self.llm is not None else {}
         report = await indexer.run(item for group in items for item in group)
+        report.extractor, report.extractor_kept = ex.name, kept_extractor(recorded, ex.name, report.unchanged)
         if self.llm is not None:  # the calls the run made (summaries too, which no flag asked for): said
             record_llm_calls(report, calls_before, index_call_counts(self.llm.meter.steps))
         facts = imported_facts(ex)

@@ -12,7 +12,14 @@ from rich.markup import escape
 from rich.table import Table
 
 from thinkgraph.cli.app import app, one_line_errors, open_index
-from thinkgraph.cli.output import err, finish_index, llm_summaries_notice, out, print_index_report
+from thinkgraph.cli.output import (
+    err,
+    finish_index,
+    kept_extraction_warning,
+    llm_summaries_notice,
+    out,
+    print_index_report,
+)
 from thinkgraph.cli.progress import progress_bars
 from thinkgraph.cli.vanished import vanished_documents, vanished_hint
 from thinkgraph.errors import InputError, UsageError
@@ -69,6 +76,8 @@ def index(
             print(json.dumps(dataclasses.asdict(report), indent=2))
         else:
             print_index_report(report)
+    if warning := kept_extraction_warning(report):
+        err.print(escape(warning), highlight=False, soft_wrap=True)
     if gone:  # said, never done: a file may be gone for a moment (a checkout, a sync)
         err.print(escape(vanished_hint(gone, ctx.obj["index"], ctx.obj["config"])), highlight=False, soft_wrap=True)
     finish_index(report, failed)

@@ -70,6 +70,17 @@ def print_index_report(report: IndexReport) -> None:
         out.print(f"  ... and {len(report.skipped) - 20} more skipped")
 
 
+def kept_extraction_warning(report: IndexReport) -> str | None:
+    """A run whose extractor is not the one the index was built with re-extracts no unchanged document:
+    said, with the ways to re-extract them."""
+    if report.extractor_kept is None:
+        return None
+    return (f"warning: this index was built with extractor {report.extractor_kept}: its {report.unchanged} "
+            f"unchanged document(s) keep that extraction ({report.extractor} extracts only new and changed "
+            "documents); to re-extract them, index into a new index (--index NEW.db), or `thinkgraph remove` "
+            "them and index them again")
+
+
 def llm_calls_line(report: IndexReport) -> str:
     """``LLM calls: 21 (document summary 4, community summary 17); 3 more from the cache``."""
     steps = ", ".join(f"{step.split('.', 1)[-1].replace('_', ' ')} {n}" for step, n in report.llm_calls.items())

@@ -32,6 +32,20 @@ class IndexReport:
     timings: dict[str, float] = field(default_factory=dict)  # seconds per stage (see index/stages.py)
     llm_calls: dict[str, int] = field(default_factory=dict)  # this run's calls to the model per step (index.*)
     llm_cached_calls: int = 0  # this run's calls answered from the index's LLM cache instead
+    extractor: str = ""  # the extractor this run used for new and changed documents
+    # The extractor the index was built with, when this run's is another and met unchanged documents:
+    # those keep their extraction (only new and changed documents are extracted again).
+    extractor_kept: str | None = None
+
+
+def kept_extractor(recorded: str | None, used: str, unchanged: int) -> str | None:
+    """``recorded`` (the index's extractor) when a run with extractor ``used`` left ``unchanged``
+    documents as they were extracted. Imported facts beside an extractor (``nolm+import``) are that
+    extractor's; a run that only imports (``import``) adds its facts' own documents."""
+    bases = {name.removesuffix("+import") for name in (recorded or "", used)}
+    if not unchanged or not recorded or len(bases) == 1 or "import" in bases:
+        return None
+    return recorded
 
 
 def index_call_counts(steps: Mapping[str, Cost]) -> dict[str, tuple[int, int]]:
