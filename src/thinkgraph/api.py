@@ -315,7 +315,7 @@ class ThinkGraph:
                          missing=missing)
         self.refresh()
         if record.retrieves and not len(self.view.vectors(NodeType.CHUNK).ids):
-            self._no_passages()
+            self._no_passages(record.name, reads_typed_graph=catalog.IndexPart.TYPED_KG in record.reads)
         ctx = MethodContext(store=self.store, view=self.view, settings=self.settings,
                             llm=self.llm if use_llm else None)
         return await run_method(record.build(ctx, config), question, top_k=top_k)
@@ -327,18 +327,42 @@ class ThinkGraph:
         """The method's evidence without an LLM, even when one is configured."""
         return run_sync(self.aretrieve(question, method, **options))
 
-    def _no_passages(self) -> None:
-        """Documents but no passage to retrieve (an index killed before its first commit, or one whose
-        documents all failed): say so instead of answering without evidence. (An index of an imported
-        typed graph has no documents: kgr and the KG baselines read the graph.)"""
+    def _no_passages(self, method: str, *, reads_typed_graph: bool) -> None:
+        """No passage to retrieve: said instead of answering without evidence. Documents without
+        passages: an index killed before its first commit, or one whose documents all failed. No
+        documents: an empty index, or one that holds an imported typed graph only, which kgr and the KG
+        baselines read (they say themselves when there is none)."""
         from thinkgraph.index.statistics import documents_by_status
+        from thinkgraph.methods.catalog import CATALOG, IndexPart
 
         by_status = documents_by_status(self.store)
-        if not by_status:
+        if by_status:
+            listed = ", ".join(f"{n} {status}" for status, n in sorted(by_status.items()))
+            raise IncompleteIndexError(f"the index has no passages to retrieve ({listed}); run `thinkgraph index` "
+                                       "with your documents first")
+        if reads_typed_graph:
             return
-        listed = ", ".join(f"{n} {status}" for status, n in sorted(by_status.items()))
-        raise IncompleteIndexError(f"the index has no passages to retrieve ({listed}); run `thinkgraph index` "
-                                   "with your documents first")
+        if self._imported_typed_graph():
+            *others, last = [f"-m {r.name}" for r in CATALOG if IndexPart.TYPED_KG in r.reads]
+            readers = f"{', '.join(others)} or {last}" if others else last
+            raise IncompleteIndexError(f"the index holds no passages for {method} to retrieve, only an imported typed "
+                                       f"graph: ask it with {readers} (with an LLM endpoint)")
+        raise IncompleteIndexError("the index holds no passages: it has no documents; run `thinkgraph index` with "
+                                   "your documents first")
+
+    def _imported_typed_graph(self) -> bool:
+        """Whether ``index --kg`` imported a typed graph beside the index (not one built from it)."""
+        import json
+
+        from thinkgraph.typedkg.layout import META
+        from thinkgraph.typedkg.location import SOURCE_META, typed_graph_path
+
+        try:
+            meta = json.loads((typed_graph_path(self.store.path) / META).read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return False
+        source = meta.get(SOURCE_META) if isinstance(meta, dict) else None
+        return isinstance(source, dict) and source.get("kind") not in (None, "index")
 
     # inspection -----------------------------------------------------------------------
     def stats(self) -> dict[str, Any]:

@@ -12,6 +12,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from thinkgraph.cli.app import app, one_line_errors, open_index
+from thinkgraph.cli.newindex import kept_only_when_filled
 from thinkgraph.cli.output import (
     err,
     finish_index,
@@ -46,19 +47,15 @@ def index(
     """Index documents (resumable and incremental: finished work is never redone)."""
     from thinkgraph.store.factory import index_exists
 
-    if not paths and not triples and kg is None and not index_exists(ctx.obj["index"]):
+    existed = index_exists(ctx.obj["index"])
+    if not paths and not triples and kg is None and not existed:
         raise UsageError("give at least one PATH, --triples FILE or --kg FILE")
     if kg is not None:
-        with open_index(ctx, create=True) as tg:
-            imported = tg.import_kg(kg)
-        if as_json:
-            print(json.dumps(dataclasses.asdict(imported), indent=2))
-        else:
-            out.print(f"imported {imported.nodes} nodes and {imported.edges} edges ({imported.skipped} records "
-                      f"skipped) in {imported.seconds:.1f} s into {imported.path}", highlight=False)
+        _import_kg(ctx, kg, as_json)
         if not paths and not triples:
             return
-    with open_index(ctx, create=True) as tg:
+    with (kept_only_when_filled(ctx.obj["index"], new=not existed and kg is None) as made,
+          open_index(ctx, create=True) as tg):
         if include:
             tg.settings.index.include = include
         if exclude:
@@ -70,8 +67,8 @@ def index(
             report = tg.index(paths or [], extractor=extractor, openie=openie, triples=triples,
                               progress=progress, rebuild_derived=rebuild_derived)
         failed = [d.id for d in tg.store.list_documents(DocStatus.FAILED)] if report.failed else []
-        gone = vanished_documents(tg.store.list_documents(), paths or []) if any(p.is_dir() for p in paths or []) \
-            else []
+        gone = vanished_documents(tg.store.list_documents(), paths or []) \
+            if any(p.is_dir() for p in paths or []) else []
         if as_json:
             print(json.dumps(dataclasses.asdict(report), indent=2))
         else:
@@ -80,7 +77,17 @@ def index(
         err.print(escape(warning), highlight=False, soft_wrap=True)
     if gone:  # said, never done: a file may be gone for a moment (a checkout, a sync)
         err.print(escape(vanished_hint(gone, ctx.obj["index"], ctx.obj["config"])), highlight=False, soft_wrap=True)
-    finish_index(report, failed)
+    finish_index(report, failed, removed=made.removed)
+
+
+def _import_kg(ctx: typer.Context, kg: Path, as_json: bool) -> None:
+    with open_index(ctx, create=True) as tg:
+        imported = tg.import_kg(kg)
+    if as_json:
+        print(json.dumps(dataclasses.asdict(imported), indent=2))
+    else:
+        out.print(f"imported {imported.nodes} nodes and {imported.edges} edges ({imported.skipped} records "
+                  f"skipped) in {imported.seconds:.1f} s into {imported.path}", highlight=False)
 
 
 @app.command()

@@ -103,10 +103,10 @@ def llm_summaries_notice(settings: Settings) -> str | None:
             "turn them off)")
 
 
-def finish_index(report: IndexReport, failed: list[str]) -> None:
+def finish_index(report: IndexReport, failed: list[str], *, removed: str | None = None) -> None:
     """The exit code says whether everything asked for was indexed: a spent budget stops the run (3,
     run again to resume), failed documents make it partial (4), and input that was all skipped is an
-    input error (2)."""
+    input error (2). ``removed``: the new index this run made and removed again, holding nothing."""
     if report.stopped:
         err.print(f"[yellow]stopped early:[/yellow] {escape(report.stopped)}; run again to resume")
         raise typer.Exit(ExitCode.UPSTREAM)
@@ -116,7 +116,9 @@ def finish_index(report: IndexReport, failed: list[str]) -> None:
                   "(see `thinkgraph documents --status failed`; run again to retry)", highlight=False)
         raise typer.Exit(ExitCode.PARTIAL)
     if report.skipped and not (report.indexed or report.unchanged or report.updated):
-        err.print("[red]error:[/red] nothing was indexed: every input was skipped", highlight=False)
+        where = f" (and no index was left at {removed})" if removed else ""
+        err.print(f"[red]error:[/red] nothing was indexed: every input was skipped{escape(where)}", highlight=False,
+                  soft_wrap=True)
         raise typer.Exit(ExitCode.INPUT)
 
 
