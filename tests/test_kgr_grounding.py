@@ -15,8 +15,8 @@ QUESTION = "Where is the company founded by Alice Stone based?"
 
 
 def task(request: ChatRequest) -> str:
-    """The part of a prompt after its examples."""
-    return request.messages[-1]["content"].split("Now your task.")[-1]
+    """The conversation after the prompt's examples (an agent step's earlier steps are turns of it)."""
+    return "\n".join(m["content"] for m in request.messages).split("Now your task.")[-1]
 
 
 def observations(text: str) -> list[str]:

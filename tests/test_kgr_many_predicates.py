@@ -32,7 +32,7 @@ from thinkgraph.testing import ScriptedBackend
 from thinkgraph.testing import ScriptedBackend
 
 def task(request):
-    return request.messages[-1]["content"].split("Question: ")[-1]
+    return "\n".join(m["content"] for m in request.messages).split("Question: ")[-1]
 
 def walker(request):
     seen = re.findall(r"Observation \d+: (.*)", task(request))
@@ -115,5 +115,5 @@ async def test_a_graph_described_whole_keeps_the_papers_five_actions(kg) -> None
     backend = ScriptedBackend(script=["Thought: known.\nAction: Finish[x]"])
     await kg(backend).aask("q?", "kgr")
     prompt = backend.requests[0].messages[-1]["content"]
-    assert "(5) Finish[answer]: give the final answer (use names or values, not node ids).\nWrite exactly one" in prompt
+    assert "(5) Finish[answer]: give the final answer (use names or values, not node ids).\nWrite one step" in prompt
     assert "EdgeTypes" not in prompt and "- edge type paper: author/venue -> paper\n\nQuestion: q?" in prompt

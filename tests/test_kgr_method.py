@@ -24,7 +24,8 @@ END = "Are the thoughts and the knowledge-graph facts"
 
 
 def calls(backend: ScriptedBackend, needle: str) -> int:
-    return sum(needle in r.messages[-1]["content"] for r in backend.requests)
+    """Calls whose conversation holds ``needle`` (an agent step's task is its first message)."""
+    return sum(any(needle in m["content"] for m in r.messages) for r in backend.requests)
 
 
 def unique_steps(action: str = "RetrieveNode[graph reasoning]") -> Callable:
@@ -51,10 +52,10 @@ async def test_cot_agent_walks_the_graph_and_finishes(kg) -> None:  # noqa: ANN0
 async def test_invalid_action_is_reported_back_and_the_step_limit_ends_the_chain(kg) -> None:  # noqa: ANN001
     backend = ScriptedBackend(script=["I am not sure what to do.", "Thought: look.\nAction: NodeFeature[zz, name]",
                                       "Thought: again.\nAction: RetrieveNode[Aiko Tanaka]"])
-    answer = await kg(backend).aask("Who is Aiko?", "kgr", steps=3)
+    answer = await kg(backend).aask("Who is Aiko?", "kgr", steps=3, finish_at_limit=False, repair=False)
     assert answer.status == "failed" and answer.text is None and "step limit (3)" in answer.message
-    assert answer.stats == {"outcome": "reached_limit", "states": 3, "steps": 0, "invalid_actions": 2,
-                            "parse_failures": 0}
+    assert answer.stats == {"outcome": "reached_limit", "states": 3, "steps": 3, "invalid_actions": 2,
+                            "parse_failures": 0}  # steps: the chain's, though it did not finish
     second = backend.requests[1].messages[-1]["content"]
     assert "Observation 1: Invalid action. Use RetrieveNode[text]" in second
     assert "Observation 2: there is no node 'zz' in the graph." in backend.requests[2].messages[-1]["content"]
@@ -63,7 +64,8 @@ async def test_invalid_action_is_reported_back_and_the_step_limit_ends_the_chain
 @pytest.mark.parametrize(("k", "t", "depth"), [(2, 2, 3), (3, 1, 3), (1, 2, 2)])
 async def test_tot_select_call_count_matches_app_e(kg, k: int, t: int, depth: int) -> None:  # noqa: ANN001
     backend = ScriptedBackend(rules=[(SELECT, "The best choices are: 1, 2"), (AGENT, unique_steps())])
-    answer = await kg(backend).aask("q?", "kgr", strategy="tot", k=k, t=t, steps=depth, retain="per_parent")
+    answer = await kg(backend).aask("q?", "kgr", strategy="tot", k=k, t=t, steps=depth, retain="per_parent",
+                                    finish_at_limit=False, repair=False)  # the paper's form
     expanded = sum(min(k, t) ** i for i in range(depth))  # (t^D - 1) / (t - 1) when t <= k
     assert calls(backend, AGENT) == k * expanded and calls(backend, SELECT) == expanded
     assert answer.stats["outcome"] == "reached_limit" and answer.stats["states"] == k * expanded
@@ -71,7 +73,7 @@ async def test_tot_select_call_count_matches_app_e(kg, k: int, t: int, depth: in
 
 async def test_tot_score_evaluator_keeps_the_best_and_returns_the_best_finished(kg) -> None:  # noqa: ANN001
     def step(request) -> str:  # noqa: ANN001
-        prompt = request.messages[-1]["content"]
+        prompt = "\n".join(m["content"] for m in request.messages)  # the steps so far are turns
         candidate = re.search(r"Candidate (\d) of", prompt).group(1)
         if "Thought 1: path B" in prompt:
             return f"Thought: B{candidate} done.\nAction: Finish[answer B{candidate}]"
@@ -93,7 +95,7 @@ async def test_tot_score_evaluator_keeps_the_best_and_returns_the_best_finished(
 async def test_select_evaluator_follows_the_models_choice(kg) -> None:  # noqa: ANN001
     backend = ScriptedBackend(rules=[(SELECT, "Choice 3 looks best. The best choice is 3"),
                                      (AGENT, unique_steps())])
-    answer = await kg(backend).aask("q?", "kgr", strategy="tot", k=3, t=1, steps=2)
+    answer = await kg(backend).aask("q?", "kgr", strategy="tot", k=3, t=1, steps=2, finish_at_limit=False)
     depth_two = [r.messages[-1]["content"] for r in backend.requests if AGENT in r.messages[-1]["content"]][3:]
     assert all("Thought 1: idea 3." in p for p in depth_two)
     ranking = next(s for s in answer.trace if s.agent == "evaluator").outputs["ranking"]
@@ -102,17 +104,18 @@ async def test_select_evaluator_follows_the_models_choice(kg) -> None:  # noqa: 
 
 async def test_unparseable_selection_keeps_generation_order_and_is_counted(kg) -> None:  # noqa: ANN001
     backend = ScriptedBackend(rules=[(SELECT, "hmm"), (AGENT, unique_steps())])
-    answer = await kg(backend).aask("q?", "kgr", strategy="tot", k=2, t=1, steps=2)
+    answer = await kg(backend).aask("q?", "kgr", strategy="tot", k=2, t=1, steps=2, finish_at_limit=False)
     assert answer.stats["parse_failures"] == 2
 
 
 async def test_global_retention_is_linear_in_depth_and_the_default(kg) -> None:  # noqa: ANN001
     backend = ScriptedBackend(rules=[(SELECT, "The best choices are: 2, 1"), (AGENT, unique_steps())])
-    await kg(backend).aask("q?", "kgr", strategy="tot", k=3, t=2, steps=3)
+    await kg(backend).aask("q?", "kgr", strategy="tot", k=3, t=2, steps=3, finish_at_limit=False, repair=False)
     assert calls(backend, AGENT) == 3 + 2 * 3 + 2 * 3 and calls(backend, SELECT) == 3
     # the paper's defaults (n = 10, k = t = 3): k + (n - 1) k t generations and n selections
     backend = ScriptedBackend(rules=[(SELECT, "The best choices are: 1, 2, 3"), (AGENT, unique_steps())])
-    answer = await kg(backend).aask("another q?", "kgr", strategy="tot")  # (a new question: no cache hits)
+    answer = await kg(backend).aask("another q?", "kgr", strategy="tot", finish_at_limit=False,  # (a new question)
+                                    repair=False)
     assert calls(backend, AGENT) == 3 + 9 * 9 and calls(backend, SELECT) == 10
     assert answer.stats["outcome"] == "reached_limit" and "budget_reached" not in answer.stats
 
@@ -122,7 +125,8 @@ async def test_got_merges_pairs_with_both_parents(kg) -> None:  # noqa: ANN001
     backend = ScriptedBackend(rules=[(SELECT, "The best choices are: 1, 2"),
                                      (MERGE, lambda r: f"Thought: merged {next(merged)}.\nAction: RetrieveNode[x]"),
                                      (AGENT, unique_steps())])
-    answer = await kg(backend).aask("q?", "kgr", strategy="got", k=2, t=2, steps=3, retain="per_parent")
+    answer = await kg(backend).aask("q?", "kgr", strategy="got", k=2, t=2, steps=3, retain="per_parent",
+                                    finish_at_limit=False, repair=False)
     # merges at depth i: floor(k t^(i-1) / 2) -> 1 + 2 + 4
     assert calls(backend, MERGE) == 7 and answer.stats["merges"] == 7
     assert calls(backend, AGENT) == 14 and calls(backend, SELECT) == 7
@@ -272,7 +276,7 @@ async def test_error_taxonomy_of_wrong_answers(kg, tmp_path: Path) -> None:  # n
                                           or "Predicted answer: Graph reasoning" in r.messages[-1]["content"]})),
                                      (AGENT, step)])
     tg = kg(backend)
-    runner = EvalRunner(tg, [MethodSpec.parse("kgr:steps=2")], tmp_path / "out", judge=True)
+    runner = EvalRunner(tg, [MethodSpec.parse("kgr:steps=2,finish_at_limit=false")], tmp_path / "out", judge=True)
     (row,) = await runner.run(load_questions(questions))
     records = {r["qid"]: r for r in map(json.loads, (tmp_path / "out" / "records.jsonl").read_text().splitlines())}
     assert {q: r["stats"]["error_type"] for q, r in records.items()} == {
@@ -280,5 +284,5 @@ async def test_error_taxonomy_of_wrong_answers(kg, tmp_path: Path) -> None:  # n
     assert row["stats"]["error_type"] == {"answer_found_not_returned": 1, "correct": 1, "reached_limit": 1,
                                           "wrong_reasoning": 1}
     # without a judge the third category is not claimed
-    answer = await tg.aask("Which venue?", "kgr", steps=2)
+    answer = await tg.aask("Which venue?", "kgr", steps=2, finish_at_limit=False)
     assert mechanical_error(answer, ["Journal of Network Science"]) is None

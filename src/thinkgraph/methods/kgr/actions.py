@@ -5,9 +5,11 @@ wrong, so that it can correct itself; they never raise."""
 from __future__ import annotations
 
 import re
+from collections.abc import Collection
 from dataclasses import dataclass, field
 
 from thinkgraph.errors import InputError, ThinkgraphError
+from thinkgraph.methods.replies import answer_part, without_markers
 from thinkgraph.typedkg import TypedGraph
 
 # EdgeTypes is ours (not Graph-CoT's): prompts offer it only when the graph definition could not list
@@ -16,9 +18,13 @@ ACTION_NAMES = ("RetrieveNode", "NodeFeature", "NeighborCheck", "NodeDegree", "F
 _ALIASES = {"neighbourcheck": "NeighborCheck", "neighborcheck": "NeighborCheck", "retrievenode": "RetrieveNode",
             "nodefeature": "NodeFeature", "nodedegree": "NodeDegree", "finish": "Finish", "edgetypes": "EdgeTypes"}
 _ONE_ARGUMENT = ("RetrieveNode", "Finish", "EdgeTypes")
-_ACTION = re.compile(r"\b(RetrieveNode|NodeFeature|Neighbou?rCheck|NodeDegree|Finish|EdgeTypes)\s*\[(.*?)\]",
-                     re.IGNORECASE | re.DOTALL)
-_THOUGHT = re.compile(r"^\s*(?:Thought\s*\d*\s*:)?\s*(.*?)\s*(?:Action\s*\d*\s*:|$)", re.IGNORECASE | re.DOTALL)
+# the argument may hold one level of brackets: Finish[1867 [2]] (a citation marker copied into the answer)
+_ACTION = re.compile(r"\b(RetrieveNode|NodeFeature|Neighbou?rCheck|NodeDegree|Finish|EdgeTypes)\s*"
+                     r"\[((?:[^\[\]]|\[[^\[\]]*\])*)\]", re.IGNORECASE | re.DOTALL)
+_N = r"\s*(?:\d+|<\s*n\s*>)?\s*"  # a step's number, or the "<n>" of the format line copied as it is
+_THOUGHT = re.compile(rf"^\s*(?:Thought{_N}:)?\s*(.*?)\s*(?:Action{_N}:|$)", re.IGNORECASE | re.DOTALL)
+PASSAGE_TYPE = "passage"  # a corpus-built graph's passage nodes (methods/kgr/grounding.py)
+PASSAGE_CHARS = 400  # a passage's text shown in a list of neighbours (a corpus-built graph's label has 120)
 INVALID = ("Invalid action. Use RetrieveNode[text], NodeFeature[node id, feature], NeighborCheck[node id, edge type], "
            "NodeDegree[node id, edge type] or Finish[answer].")
 
@@ -44,8 +50,7 @@ class Observation:
 REACT_STOP = ("\nObservation", "Observation:")
 
 
-_ACTION_CLAUSE = re.compile(r"Action\s*\d*\s*:(.*?)(?=Thought\s*\d*\s*:|Action\s*\d+\s*:|$)",
-                            re.IGNORECASE | re.DOTALL)
+_ACTION_CLAUSE = re.compile(rf"Action{_N}:(.*?)(?=Thought{_N}:|Action\s*\d+\s*:|$)", re.IGNORECASE | re.DOTALL)
 
 
 def parse_step(reply: str) -> tuple[str, list[Action]]:
@@ -55,7 +60,7 @@ def parse_step(reply: str) -> tuple[str, list[Action]]:
     NodeFeature[...]"). Only the first action clause counts: a model that runs on writes invented
     observations and further steps (a Finish among them) that the graph never answered, so
     everything after the step's own actions is ignored."""
-    reply = re.split(r"\n?\s*Observation\s*\d*\s*:", reply, maxsplit=1)[0]
+    reply = re.split(rf"\n?\s*Observation{_N}:", reply, maxsplit=1)[0]
     match = _THOUGHT.match(reply)
     thought = match.group(1).strip() if match else reply.strip()
     clause = _ACTION_CLAUSE.search(reply)
@@ -72,11 +77,18 @@ def _split_args(name: str, raw: str) -> tuple[str, ...]:
 
 class GraphEnvironment:
     def __init__(self, graph: TypedGraph, *, retrieve_k: int = 1, max_neighbors: int = 50,
-                 max_chars: int = 4000) -> None:
+                 max_chars: int = 4000, node_edge_types: int = 0, passage_chars: int = PASSAGE_CHARS) -> None:
+        """``node_edge_types``: how many of a retrieved node's edge types (most neighbours first) its
+        RetrieveNode observation lists (ours; 0, Graph-CoT's observation, the node alone). The agent
+        sets it where the graph definition cannot list every edge type, so that the model sees what it
+        can follow from the node it found. ``passage_chars``: characters of a passage's text in a list
+        of neighbours (ours; 0: the node's label as it is)."""
         self.graph = graph
         self.retrieve_k = retrieve_k
         self.max_neighbors = max_neighbors
         self.max_chars = max_chars
+        self.node_edge_types = node_edge_types
+        self.passage_chars = passage_chars
 
     def run(self, actions: list[Action]) -> Observation:
         if not actions:
@@ -107,7 +119,8 @@ class GraphEnvironment:
             return Observation(f"Node search is unavailable: {exc}.", invalid=True)
         if not hits:
             return Observation("No node was found.")
-        listed = "; ".join(f"{h.ext_id} ({self.graph.node_type(h.node)}: {h.text})" for h in hits)
+        listed = "; ".join(f"{h.ext_id} ({self.graph.node_type(h.node)}: {h.text}){self._edge_types_note(h.node)}"
+                           for h in hits)
         return Observation(f"The most related node{'s are' if len(hits) > 1 else ' is'} {listed}.",
                            [h.ext_id for h in hits])
 
@@ -142,8 +155,45 @@ class GraphEnvironment:
                            [ext])
 
     def _Finish(self, answer: str) -> Observation:  # noqa: N802
+        if not answer.strip():
+            return Observation("Finish needs the answer inside the brackets: Finish[answer].", invalid=True)
         return Observation(f"Finished: {answer}", answer=answer.strip())
+
+    def answer_text(self, answer: str | None, seen: Collection[str] = ()) -> str | None:
+        """A Finish[answer] as the answer it states, read like every method's answer (methods/replies.py:
+        "The answer is" and [n] markers taken off); the id of a node the chain has ``seen``, given for
+        an answer, becomes the node's name (a number stays a number). None stays None."""
+        if answer is None:
+            return None
+        node = self.graph.lookup(answer.strip()) if answer.strip() in seen else None
+        if node is not None:
+            return self.graph.text(node)
+        line, _ = answer_part(answer)
+        text = without_markers(line).strip()
+        if text.endswith(".") and text.count(".") == 1:  # a sentence's full stop, not "U.S." or "Jr."
+            text = text[:-1].rstrip()
+        return text or None
+
+    def _edge_types_note(self, node: int) -> str:
+        if not self.node_edge_types:
+            return ""
+        degrees = self.graph.edge_type_degrees(node)
+        shown = [f"{name} ({count})" for name, count in degrees[: self.node_edge_types]]
+        more = f" (and {len(degrees) - len(shown)} more)" if len(degrees) > len(shown) else ""
+        return f", with edge types [{', '.join(shown)}]{more}" if shown else ", with no edges"
 
     def _label(self, node: int) -> str:
         ext, text = self.graph.ext_id(node), self.graph.text(node)
+        if self.passage_chars and self.graph.node_type(node) == PASSAGE_TYPE:
+            text = self._passage_head(node, text)
         return ext if text == ext else f"{ext} ({text})"
+
+    def _passage_head(self, node: int, label: str) -> str:
+        """A passage's label with the first ``passage_chars`` of its text: a corpus-built graph labels a
+        passage with its title and 120 characters, which end before most facts."""
+        body = str(self.graph.features(node).get("text") or "")
+        start = label.find(body[:40]) if body else -1
+        if start < 0 or len(body) <= len(label) - start:
+            return label
+        cut = body[: self.passage_chars]
+        return label[:start] + cut + ("..." if len(body) > len(cut) else "")

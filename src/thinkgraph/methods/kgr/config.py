@@ -39,6 +39,15 @@ class KGRConfig(BaseModel):
     # the index's entity of that name first, as `ppr` links question entities (retrieval/linking.py),
     # and to the nearest node text only when none is named; "vector": the nearest node text alone.
     entity_linking: Literal["shared", "vector"] = "shared"
+    # Ours, not the paper's (a chain that reaches n steps ends "reached limit" there): the n-th step of
+    # a chain (CoT), or the last level of a tree (ToT/GoT, one call per kept state), that has not
+    # finished answers from what it found, its steps and the passages of the nodes it reached, read
+    # by the shared reply reader (methods/replies.py); the outcome is then "finished_at_limit".
+    # False: the paper's form.
+    finish_at_limit: bool = True
+    # Ours: a step reply with no action is asked again once in the same conversation (a bounded
+    # repair). In a CoT chain the repair call counts against the n steps, so calls stay <= n.
+    repair: bool = True
     few_shot: bool = True  # App. F: every prompt carries examples (ours, methods/kgr/examples.py)
     # Our bound, not the paper's: LLM calls per question. The paper's ToT/GoT defaults (n = 10,
     # k = t = 3, agent) need 94 / 131 calls; explore mode costs several calls per step. When

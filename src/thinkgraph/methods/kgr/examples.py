@@ -7,6 +7,10 @@ cited_by, paper), so that the model sees the format of each reply before it writ
   Institute of Technology), A40 Henrik Vold (Bergen Data Lab); venue V3 Workshop on Earth
   Observation; cited_by P77 "Label-efficient crop mapping" (2023) and three more papers.
 
+On a corpus-built index (entities, passages, OpenIE relations) the agent's example is one worked
+two-hop question over that graph's shape instead (AGENT_CORPUS): the passages that mention a node,
+reached with its mentioned_in edge, carry the facts, and the answer is written once a passage gives it.
+
 `few_shot=false` drops them (zero-shot prompts)."""
 
 from __future__ import annotations
@@ -35,6 +39,24 @@ Action 2: NodeDegree[P31, cited_by]
 Observation 2: Node P31 has 4 cited_by neighbours.
 Thought 3: Four papers cite it.
 Action 3: Finish[4]"""
+
+AGENT_CORPUS = """Question: Which river flows through the town where Ada Kowal was born?
+Thought 1: I first need Ada Kowal's node.
+Action 1: RetrieveNode[Ada Kowal]
+Observation 1: The most related node is ent:3f2a91c0 (entity: Ada Kowal).
+Thought 2: The passages that mention her should say where she was born.
+Action 2: NeighborCheck[ent:3f2a91c0, mentioned_in]
+Observation 2: The mentioned_in neighbours of ent:3f2a91c0 are: [chunk:91c07d2e (Ada Kowal: Ada Kowal (born 1950 \
+in Dunmore) is a Polish chemist...)].
+Thought 3: She was born in Dunmore. Now I need the river of Dunmore, so I find its node.
+Action 3: RetrieveNode[Dunmore]
+Observation 3: The most related node is ent:77b1e4a5 (entity: Dunmore).
+Thought 4: Dunmore's passages should name its river.
+Action 4: NeighborCheck[ent:77b1e4a5, mentioned_in]
+Observation 4: The mentioned_in neighbours of ent:77b1e4a5 are: [chunk:5d0e22f1 (Dunmore: Dunmore is a market \
+town on the Vistula River...)].
+Thought 5: Dunmore lies on the Vistula River, which answers the question.
+Action 5: Finish[Vistula River]"""
 
 THOUGHT = """Example 1
 Question: At which venue did Ngozi Eze publish her paper on satellite imagery?
@@ -145,12 +167,16 @@ Ngozi Eze: organization = Lagos Institute of Technology
 Next thought of the merged chain: Chain 2 took the first author for the second; by chain 1 the second
 author is Henrik Vold, so his organization is still needed."""
 
-_EXAMPLES = {"agent": AGENT, "thought": THOUGHT, "end_check": END_CHECK, "entities": ENTITIES,
-             "relations": RELATIONS, "neighbours": NEIGHBOURS, "attributes": ATTRIBUTES, "select": SELECT,
-             "score": SCORE, "merge_agent": MERGE_AGENT,
+_EXAMPLES = {"agent": AGENT, "agent_corpus": AGENT_CORPUS, "thought": THOUGHT, "end_check": END_CHECK,
+             "entities": ENTITIES, "relations": RELATIONS, "neighbours": NEIGHBOURS, "attributes": ATTRIBUTES,
+             "select": SELECT, "score": SCORE, "merge_agent": MERGE_AGENT,
              "merge_explore": MERGE_EXPLORE}
 
 
 def examples(prompt: str, few_shot: bool) -> str:
     """The examples block of a prompt (ending in a blank line), or "" when few-shot is off."""
-    return f"Here are some examples:\n{_EXAMPLES[prompt]}\n\nNow your task.\n" if few_shot else ""
+    if not few_shot:
+        return ""
+    if not _EXAMPLES[prompt].startswith("Example"):  # one worked example
+        return f"Here is an example:\n{_EXAMPLES[prompt]}\n\nNow your task.\n"
+    return f"Here are some examples:\n{_EXAMPLES[prompt]}\n\nNow your task.\n"

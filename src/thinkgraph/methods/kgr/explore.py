@@ -13,6 +13,7 @@ from thinkgraph.config import CallKind
 from thinkgraph.llm.service import LLM
 from thinkgraph.methods.kgr.config import KGRConfig
 from thinkgraph.methods.kgr.examples import examples
+from thinkgraph.methods.kgr.finish import Finisher
 from thinkgraph.methods.kgr.prompts import (
     END_CHECK,
     ENTITY_EXTRACTION,
@@ -35,11 +36,12 @@ _YES = re.compile(r"^\W*yes\b", re.IGNORECASE)
 
 class ExploreStepper:
     def __init__(self, llm: LLM, graph: TypedGraph, config: KGRConfig, question: str, recorder: Recorder,
-                 ids: count[int], linker: EntityLinker | None = None) -> None:
+                 ids: count[int], linker: EntityLinker | None = None, finisher: Finisher | None = None) -> None:
         """``linker``: the index's entity names (retrieval/linking.py), tried before the nearest node
-        text; None links by vector search alone (an imported typed graph has its own node ids)."""
+        text; None links by vector search alone (an imported typed graph has its own node ids).
+        ``finisher``: the finishing step at the step limit (KGRConfig.finish_at_limit)."""
         self.llm, self.graph, self.config, self.question = llm, graph, config, question
-        self.recorder, self.ids, self.linker = recorder, ids, linker
+        self.recorder, self.ids, self.linker, self.finisher = recorder, ids, linker, finisher
         described = graph.description(config.graph_chars)
         self.graph_definition = described.text + ("" if described.complete else f"\n{EXPLORE_TYPES_NOTE}")
 
@@ -49,7 +51,13 @@ class ExploreStepper:
     async def _ask(self, prompt: str, step: str, kind: CallKind) -> str:
         return await self.llm.text([{"role": "user", "content": prompt}], step=step, kind=kind)
 
-    async def step(self, state: ChainState, variant: str) -> ChainState:
+    async def finish(self, state: ChainState, variant: str) -> ChainState:
+        if self.finisher is None:
+            return await self.step(state, variant)
+        return await self.finisher.finish(state)
+
+    async def step(self, state: ChainState, variant: str, *, repair: bool = True) -> ChainState:
+        """One thought and its exploration (``repair``: unused, a thought is free text)."""
         prompt = EXPLORE_THOUGHT.format(
             graph=self.graph_definition, question=self.question, variant=variant,
             triples="\n".join(f"{h} -> {r} -> {t}" for h, r, t in state.triples) or "(none)",

@@ -12,19 +12,18 @@ from thinkgraph.methods.kgr.actions import GraphEnvironment
 from thinkgraph.methods.kgr.agent import AgentStepper
 from thinkgraph.methods.kgr.config import KGRConfig
 from thinkgraph.methods.kgr.explore import ExploreStepper
+from thinkgraph.methods.kgr.finish import Finisher
+from thinkgraph.methods.kgr.grounding import chain_nodes, corpus_built, grounding_passages
 from thinkgraph.methods.kgr.search import Evaluator, SearchResult, Stepper, run_chain, run_tree
 from thinkgraph.methods.kgr.state import ChainState
 from thinkgraph.methods.kgr.trace import Recorder
+from thinkgraph.methods.replies import is_abstention
 from thinkgraph.methods.run import llm_required_error
 from thinkgraph.methods.synthesis import citations_for
-from thinkgraph.models import Answer, AnswerStatus, EvidenceSubgraph, Node
+from thinkgraph.models import Answer, AnswerStatus, EvidenceSubgraph
 from thinkgraph.retrieval.evidence import passages_from_scores
 from thinkgraph.typedkg import TypedGraph
 from thinkgraph.typedkg.location import open_typed_graph
-
-PASSAGE_TYPE = "passage"  # passage nodes of a corpus-built typed graph carry the chunk text
-MENTIONED_IN = "mentioned_in"  # entity -> passage edges of a corpus-built typed graph
-MAX_GROUNDING_PASSAGES = 5
 
 
 def typed_graph_for(ctx: MethodContext) -> TypedGraph:
@@ -53,33 +52,45 @@ class KGRMethod:
 
     def stepper(self, llm: LLM, graph: TypedGraph, question: str, recorder: Recorder, ids: count[int]) -> Stepper:
         c = self.config
+        finisher = None
+        if c.finish_at_limit:
+            finisher = Finisher(llm, graph, self.ctx.store if corpus_built(graph) else None, question, recorder, ids)
         if c.interaction == "agent":
             env = GraphEnvironment(graph, retrieve_k=c.retrieve_k, max_neighbors=c.max_neighbors,
                                    max_chars=c.max_observation_chars)
-            return AgentStepper(llm, env, question, recorder, ids, few_shot=c.few_shot, graph_chars=c.graph_chars)
+            return AgentStepper(llm, env, question, recorder, ids, few_shot=c.few_shot, graph_chars=c.graph_chars,
+                                limit=c.steps if c.strategy == "cot" else c.tree_depth, finisher=finisher)
         linker = self.ctx.view.entity_linker if c.entity_linking == "shared" else None
-        return ExploreStepper(llm, graph, c, question, recorder, ids, linker=linker)
+        return ExploreStepper(llm, graph, c, question, recorder, ids, linker=linker, finisher=finisher)
 
     async def _search(self, llm: LLM, graph: TypedGraph, question: str, recorder: Recorder) -> SearchResult:
         ids = count(1)
         root = ChainState(0)
         stepper = self.stepper(llm, graph, question, recorder, ids)
         if self.config.strategy == "cot":
-            return await run_chain(stepper, root, self.config.steps)
+            return await run_chain(stepper, root, self.config.steps, finish_at_limit=self.config.finish_at_limit,
+                                   repair=self.config.repair and self.config.interaction == "agent")
         evaluator = Evaluator(llm, question, self.config.evaluator, recorder, few_shot=self.config.few_shot)
         return await run_tree(stepper, evaluator, root, self.config, merge=self.config.strategy == "got")
 
     def _answer(self, question: str, graph: TypedGraph, result: SearchResult, recorder: Recorder) -> Answer:
         best = result.best
-        nodes = []
-        for ext in (best.nodes if best else []):
-            node = graph.lookup(ext)
-            if node is not None:
-                nodes.append(Node(ext, graph.node_type(node), graph.text(node)))
-        passages = passages_from_scores(self.ctx.store, [(cid, 0.0) for cid in grounding_passages(graph, nodes)])
+        chain = best or result.last  # the chain the stats describe: the answer's, or the CoT chain as it ended
+        nodes = chain_nodes(graph, best.nodes) if best else []
+        final = best.final if best else None
+        if final is not None:  # finished at the step limit: it cites the passages its reply cited
+            passages, status = list(final.cited), final.status
+        else:
+            passages = passages_from_scores(self.ctx.store, [(cid, 0.0) for cid in grounding_passages(graph, nodes)])
+            status = AnswerStatus.FAILED if best is None else \
+                AnswerStatus.ABSTAINED if is_abstention(best.answer or "") else AnswerStatus.ANSWERED
         stats = {"outcome": _outcome(result), "states": result.states,
-                 "steps": len(best.steps) if best else 0, "invalid_actions": recorder.invalid_actions,
+                 "steps": len(chain.steps) if chain else 0, "invalid_actions": recorder.invalid_actions,
                  "parse_failures": recorder.parse_failures}
+        if recorder.repairs:
+            stats["repairs"] = recorder.repairs
+        if recorder.repeated_actions:
+            stats["repeated_actions"] = recorder.repeated_actions
         if self.config.strategy == "got":
             stats["merges"] = result.merges
         if result.budget_reached:
@@ -87,8 +98,7 @@ class KGRMethod:
         if best is not None:
             stats["grounded"] = bool(nodes)
         return Answer(question=question, method=self.name, text=best.answer if best else None,
-                      status=AnswerStatus.ANSWERED if best else AnswerStatus.FAILED,
-                      citations=citations_for(passages),
+                      status=status, citations=citations_for(passages),
                       evidence=EvidenceSubgraph(nodes=nodes, path_texts=[f"{h} -> {r} -> {t}" for h, r, t in
                                                                          (best.triples if best else [])]),
                       trace=recorder.steps,
@@ -97,12 +107,19 @@ class KGRMethod:
     def _message(self, result: SearchResult, grounded: bool) -> str | None:
         c = self.config
         notes = []
+        limit = c.steps if c.strategy == "cot" else c.tree_depth
         if result.budget_reached:
             notes.append(f"stopped at the call budget (max_calls={c.max_calls})" +
                          ("; the best chain finished before it answers" if result.best else " without a final answer"))
         elif result.best is None:
-            notes.append(f"reached the step limit ({c.steps if c.strategy == 'cot' else c.tree_depth}) "
-                         "without a final answer")
+            notes.append(f"reached the step limit ({limit}) without a final answer")
+            final = result.last.final if result.last else None
+            if final is not None and final.message:
+                notes.append(f"the finishing step gave none: {final.message}")
+        elif result.best.final is not None:
+            notes.append(f"answered at the step limit ({limit}) from what the chain found")
+            if result.best.final.message:
+                notes.append(result.best.final.message)
         if result.best is not None and not grounded:
             notes.append("the reasoning finished without consulting the graph: the answer has no support")
         return "; ".join(notes) or None
@@ -110,22 +127,5 @@ class KGRMethod:
 
 def _outcome(result: SearchResult) -> str:
     if result.best is not None:
-        return "finished"
+        return "finished_at_limit" if result.best.final is not None else "finished"
     return "budget_reached" if result.budget_reached else "reached_limit"
-
-
-def grounding_passages(graph: TypedGraph, nodes: list[Node], limit: int = MAX_GROUNDING_PASSAGES) -> list[str]:
-    """The passages an answer rests on, on a corpus-built index: the passage nodes the reasoning read,
-    then the passages that mention the entities it touched (those mentioning the most of them
-    first). An imported KG has no passages, so its answers cite none (its evidence is the nodes)."""
-    read = [n.id for n in nodes if n.type == PASSAGE_TYPE]
-    counts: dict[str, int] = {}
-    for n in nodes:
-        node = graph.lookup(n.id) if n.type != PASSAGE_TYPE else None
-        if node is None or MENTIONED_IN not in graph.edge_types_of(node):
-            continue
-        for p in graph.neighbors(node, MENTIONED_IN):
-            ext = graph.ext_id(int(p))
-            counts[ext] = counts.get(ext, 0) + 1
-    mentioned = sorted((p for p in counts if p not in read), key=lambda p: -counts[p])
-    return (read + mentioned)[:limit]

@@ -1,22 +1,63 @@
 """Prompts of `kgr`, in our own words, following the structure of the paper's App. F: instructions,
 examples (methods/kgr/examples.py, our own), then the task."""
 
+# The agent's step, as a conversation (ours; the paper writes the steps so far into one prompt): this
+# message, then each step as the model's turn ("Thought i / Action i") and its observation as the next user
+# turn, which names the step to write and the question again, last. In one prompt after its steps, told
+# "write one Thought and one Action", Qwen2.5-1.5B-Instruct rewrote step 1 (the same RetrieveNode) at
+# every step and never reached Finish (issue #39); given its steps as its own turns, it went on from them.
 AGENT_STEP = """Answer the question by alternating Thought, Action and Observation steps over a knowledge graph.
-A Thought reasons about what is known and what is still needed. An Action queries the graph with one of:
+Each step is one Thought (what the observations so far show and what is still needed) and one Action on the
+graph; the graph replies with an Observation. The actions:
 (1) RetrieveNode[text]: find the node that best matches the text; returns its node id.
 (2) NodeFeature[node id, feature name]: the value of one feature of a node.
 (3) NeighborCheck[node id, edge type]: the neighbours of a node along one edge type.
 (4) NodeDegree[node id, edge type]: how many neighbours a node has along one edge type.
 (5) Finish[answer]: give the final answer (use names or values, not node ids).
-{extra_actions}Write exactly one Thought and one Action, in this format:
-Thought: ...
-Action: ...
+{extra_actions}Write one step at a time, in this format:
+Thought <n>: <one sentence>
+Action <n>: <one action>
 
 {examples}Graph definition:
 {graph}
 
 Question: {question}
-{scratchpad}{variant}"""
+{variant}Now write step 1 of at most {limit} for the question "{question}"."""
+
+AGENT_TURN = "Thought {n}: {thought}\nAction {n}: {action}"  # a step as the model's turn
+AGENT_OBSERVATION = "Observation {n}: {observation}"
+AGENT_CLOSING = """
+
+{variant}Now write step {n} of at most {limit} for the question "{question}": a Thought about what the \
+observations found, then one Action that none of the steps above took.{hint}"""
+FINISH_HINT = " When an observation gives the answer, write Finish[answer]."
+LAST_STEPS_HINT = " Only {left} steps are left, this one included: Finish[answer] as soon as you can."
+
+# Ours (the bounded repair of a reply that is not an action): asked once, in the same conversation.
+ACTION_REPAIR = """Your reply has no action. Reply again with one step, a Thought line and an Action line, where the \
+action is one of RetrieveNode[text], NodeFeature[node id, feature name], NeighborCheck[node id, edge type], \
+NodeDegree[node id, edge type]{extra}, or Finish[answer] when you know the answer."""
+
+# Ours (KGRConfig.repair): a step that repeats an earlier one is asked again once, in the same conversation.
+# Qwen2.5-1.5B-Instruct, shown the repeat only as an observation, wrote the same step to the step limit; asked
+# again right after it, with the actions that could follow, it took one of them.
+REPEAT_REPAIR = ("Step {n} repeats step {step}: {action} was already done. Write step {n} again with a different "
+                 "action{next}, or Finish[answer].")
+SAME_RESULT_REPAIR = ("Step {n} found nothing new: {action} gives what step {step} found. Write step {n} again with "
+                      "a different action{next}, or Finish[answer].")
+
+# Ours: an action the chain already took is not run again; the observation says so.
+REPEATED_ACTION = ("{action} was already done at step {step} (Observation {step} has its result). Take a "
+                   "different action{next}: another node, edge type or feature; or Finish[answer].")
+
+# Ours (KGRConfig.finish_at_limit): the last step of a chain that has not finished answers from what the
+# chain found: its steps, and on a corpus-built index the passages of the nodes it reached.
+FINISH_AT_LIMIT = """A search of a knowledge graph for the answer to the question took these steps:
+{chain}
+{passages}
+This is the last step: answer the question from what {found} found.
+{answer_format}"""
+FINISH_PASSAGES = "\nPassages that mention the nodes the steps reached:\n{passages}\n"
 
 EXPLORE_THOUGHT = """Think step by step towards the answer to the question. You are given facts from a knowledge
 graph (triples and entity attributes) found so far, and your previous thoughts. Write the next thought.

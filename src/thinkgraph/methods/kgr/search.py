@@ -8,7 +8,10 @@ default) k + (D - 1) k t generations (t <= k), plus D selection calls or one sco
 keeping t per parent (App. E's table) k(t^D - 1)/(t - 1) generations plus (t^D - 1)/(t - 1)
 selection calls. GoT adds a merge per pair of a level's unfinished candidates (per parent:
 sum_{i=1..D} floor(k t^(i-1) / 2); the paper writes the level sizes as k t^i). The per-question call
-budget (``max_calls``) bounds all of them."""
+budget (``max_calls``) bounds all of them. These are the paper's forms (``finish_at_limit = false``);
+by default (ours) the last step of a chain that has not finished is its finishing step: CoT's n-th
+call, and at a tree's last level one finishing call per kept state instead of k generations (and no
+merges there)."""
 
 from __future__ import annotations
 
@@ -32,8 +35,9 @@ T = TypeVar("T")
 
 
 class Stepper(Protocol):
-    async def step(self, state: ChainState, variant: str) -> ChainState: ...
+    async def step(self, state: ChainState, variant: str, *, repair: bool = True) -> ChainState: ...
     async def merge(self, a: ChainState, b: ChainState, variant: str) -> ChainState: ...
+    async def finish(self, state: ChainState, variant: str) -> ChainState: ...
 
 
 @dataclass
@@ -43,6 +47,7 @@ class SearchResult:
     merges: int = 0
     finished: list[ChainState] = field(default_factory=list)
     budget_reached: bool = False  # the per-question call budget ended the search
+    last: ChainState | None = None  # CoT: the chain as it ended, finished or not
 
 
 async def gather_all(aws: Iterable[Awaitable[T]]) -> list[T]:
@@ -65,16 +70,25 @@ async def gather_within_budget(aws: Iterable[Awaitable[T]]) -> tuple[list[T], bo
     return done, len(done) < len(results)
 
 
-async def run_chain(stepper: Stepper, root: ChainState, steps: int) -> SearchResult:
+async def run_chain(stepper: Stepper, root: ChainState, steps: int, *, finish_at_limit: bool = False,
+                    repair: bool = False) -> SearchResult:
+    """Steps until Finish or n steps. A step's repair call (``repair``) counts as a step, so a chain
+    makes at most n calls; with ``finish_at_limit`` the n-th call is the finishing step (not for a
+    chain of one step: it has nothing to finish from), so a repair is allowed while it leaves room for
+    both."""
     state = root
-    for _ in range(steps):
+    while state.spent < steps:
+        left = steps - state.spent
         try:
-            state = await stepper.step(state, "")
+            if finish_at_limit and left == 1 and state.steps:
+                state = await stepper.finish(state, "")
+            else:
+                state = await stepper.step(state, "", repair=repair and left >= (3 if finish_at_limit else 2))
         except CallBudgetReached:
-            return SearchResult(None, state.depth, budget_reached=True)
+            return SearchResult(None, state.depth, budget_reached=True, last=state)
         if state.answer is not None:
-            return SearchResult(state, state.depth, finished=[state])
-    return SearchResult(None, state.depth)
+            return SearchResult(state, state.depth, finished=[state], last=state)
+    return SearchResult(None, state.depth, last=state)
 
 
 class Evaluator:
@@ -124,12 +138,16 @@ async def run_tree(stepper: Stepper, evaluator: Evaluator, root: ChainState, con
     When the call budget runs out, the search ends with the chains finished so far."""
     result = SearchResult(None, 0)
     frontier, finished = [root], []
-    for _ in range(config.tree_depth):
-        expanded, spent = await gather_within_budget(_expand(stepper, parent, config.k) for parent in frontier)
+    for level in range(config.tree_depth):
+        # the last level of a tree of two or more levels finishes each kept state (finish_at_limit)
+        last = config.finish_at_limit and level == config.tree_depth - 1 and level > 0
+        expand = _finish_one if last else _expand
+        expanded, spent = await gather_within_budget(expand(stepper, parent, config.k, config.repair)
+                                                     for parent in frontier)
         groups = [children for children, _ in expanded]
         spent = spent or any(partial for _, partial in expanded)
         result.states += sum(len(g) for g in groups)
-        if merge and not spent:
+        if merge and not spent and not last:
             made, spent = await _merge_level(stepper, groups)
             result.merges += made
             result.states += made
@@ -157,9 +175,14 @@ async def _retain(evaluator: Evaluator, groups: list[list[ChainState]], config: 
     return (await evaluator.rank([s for g in groups for s in g]))[: config.t]
 
 
-async def _expand(stepper: Stepper, parent: ChainState, k: int) -> tuple[list[ChainState], bool]:
+async def _expand(stepper: Stepper, parent: ChainState, k: int, repair: bool) -> tuple[list[ChainState], bool]:
     variants = [VARIANT.format(index=j + 1, count=k) if k > 1 else "" for j in range(k)]
-    return await gather_within_budget(stepper.step(parent, v) for v in variants)
+    return await gather_within_budget(stepper.step(parent, v, repair=repair) for v in variants)
+
+
+async def _finish_one(stepper: Stepper, parent: ChainState, k: int, repair: bool) -> tuple[list[ChainState], bool]:
+    """The finishing step of one kept state: one call, whatever the branching factor."""
+    return await gather_within_budget([stepper.finish(parent, "")])
 
 
 async def _merge_level(stepper: Stepper, groups: list[list[ChainState]]) -> tuple[int, bool]:

@@ -6,8 +6,13 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from itertools import count
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from thinkgraph.methods.replies import AnswerReply
 
 _BRACKETS = re.compile(r"\[([^\[\]]*)\]")
+SHORT_OBSERVATION = 300  # characters of an old observation kept when the scratchpad is over its bound
 
 
 @dataclass(eq=False)
@@ -30,11 +35,19 @@ class ChainState:
     answer: str | None = None
     score: float | None = None
     seen: dict[str, bool] = field(default_factory=dict)  # explore: linked node -> visited
+    repairs: int = 0  # repair calls made for the chain's steps (KGRConfig.repair)
+    # the reading of the answer when the chain was finished at the step limit (KGRConfig.finish_at_limit)
+    final: AnswerReply[Any] | None = None
 
     def child(self, ids: count[int], step: Step, answer: str | None = None,
-              seen: dict[str, bool] | None = None) -> ChainState:
+              seen: dict[str, bool] | None = None, *, repairs: int = 0) -> ChainState:
         return ChainState(next(ids), self.steps + [step], (self.id,), self.depth + 1, answer,
-                          seen=dict(self.seen if seen is None else seen))
+                          seen=dict(self.seen if seen is None else seen), repairs=self.repairs + repairs)
+
+    @property
+    def spent(self) -> int:
+        """The chain's step budget used: its steps and their repair calls."""
+        return self.depth + self.repairs
 
     @property
     def triples(self) -> list[tuple[str, str, str]]:
@@ -48,17 +61,34 @@ class ChainState:
     def nodes(self) -> list[str]:
         return list(dict.fromkeys(n for s in self.steps for n in s.nodes))
 
-    def scratchpad(self) -> str:
+    def scratchpad(self, max_chars: int | None = None) -> str:
+        """The steps as "Thought i / Action i / Observation i" lines (``max_chars``: see ``observations``)."""
+        return self._lines(self.observations(max_chars))
+
+    def observations(self, max_chars: int | None = None) -> list[str]:
+        """The steps' observations as shown to the model. When the scratchpad would be over ``max_chars``,
+        the oldest are shortened first (the latest two stay whole), so that a long chain still fits the
+        context window with the prompt's closing lines, which a cut at the end would lose."""
+        shown = [s.observation for s in self.steps]
+        for i in range(max(len(shown) - 2, 0)):
+            if max_chars is None or len(self._lines(shown)) <= max_chars:
+                break
+            if len(shown[i]) > SHORT_OBSERVATION:
+                shown[i] = shown[i][:SHORT_OBSERVATION] + " ... (shortened)"
+        return shown
+
+    def _lines(self, observations: list[str]) -> str:
         lines = []
-        for i, s in enumerate(self.steps, 1):
+        for i, (s, observation) in enumerate(zip(self.steps, observations, strict=True), 1):
             lines.append(f"Thought {i}: {s.thought}")
             if s.action:
-                lines += [f"Action {i}: {s.action}", f"Observation {i}: {s.observation}"]
+                lines += [f"Action {i}: {s.action}", f"Observation {i}: {observation}"]
         return "\n".join(lines) + ("\n" if lines else "")
 
-    def render(self) -> str:
-        """The chain for evaluators and merges: thoughts, actions and observations, then facts."""
-        text = self.scratchpad()
+    def render(self, max_chars: int | None = None) -> str:
+        """The chain for evaluators, merges and the finishing step: thoughts, actions and observations
+        (``max_chars``: as in ``scratchpad``), then facts."""
+        text = self.scratchpad(max_chars)
         if self.triples:
             text += "Triples:\n" + "\n".join(f"{h} -> {r} -> {t}" for h, r, t in self.triples) + "\n"
         if self.attributes:

@@ -15,8 +15,10 @@ class Recorder:
     steps: list[TraceStep] = field(default_factory=list)  # the question's trace (methods.base.MethodContext)
     invalid_actions: int = 0
     parse_failures: int = 0
+    repairs: int = 0  # step replies with no action, asked again (KGRConfig.repair)
+    repeated_actions: int = 0  # actions the chain had already taken, not run again
 
-    def state(self, state: ChainState, *, invalid: bool = False) -> None:
+    def state(self, state: ChainState, *, invalid: bool = False, action: str | None = None) -> None:
         self.invalid_actions += invalid
         last = state.steps[-1]
         outputs: dict[str, Any] = {"thought": last.thought, "action": last.action, "observation": last.observation,
@@ -27,7 +29,7 @@ class Recorder:
             outputs["attributes"] = last.attributes
         if state.answer is not None:
             outputs["answer"] = state.answer
-        action = "merge" if last.merged else "step"
+        action = action or ("merge" if last.merged else "step")
         self.steps.append(TraceStep("reasoner", action, {"state": state.id, "parents": list(state.parents),
                                                          "depth": state.depth}, outputs))
 
