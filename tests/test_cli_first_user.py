@@ -147,3 +147,24 @@ def test_a_new_index_that_nothing_was_indexed_into_is_not_left_behind(tmp_path: 
     assert run("-i", str(kept), "index", str(SAMPLE_CORPUS / "people.md")).returncode == 0
     again = run("-i", str(kept), "index", str(empty))
     assert again.returncode == ExitCode.INPUT and kept.is_file() and "no index was left" not in again.stderr
+
+
+def test_triples_alone_are_an_imported_graph_without_communities(tmp_path: Path) -> None:
+    """`[index] communities = "auto"` skips communities for imported graphs (--openie, --triples): a run
+    of triples alone has no document for the configured extractor and records extractor `import`."""
+    import json
+
+    from support import FIXTURES
+
+    index = tmp_path / "triples.db"
+    done = run("--index", str(index), "index", "--triples", str(FIXTURES / "triples.tsv"), "--json")
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout)
+    assert report["extractor"] == "import" and report["communities_skipped"] and report["indexed"] == 1
+    stats = json.loads(run("-i", str(index), "inspect", "--json").stdout)
+    assert stats["extractor"] == "import" and "community" not in stats["nodes"]
+    beside = tmp_path / "beside.db"  # triples beside documents: added to the extractor's work, which has them
+    done = run("--index", str(beside), "index", str(SAMPLE_CORPUS), "--triples", str(FIXTURES / "triples.tsv"),
+               "--json")
+    report = json.loads(done.stdout)
+    assert report["extractor"] == "nolm+import" and not report["communities_skipped"] and report["communities"] > 0

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Sequence, Sized
 from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -150,6 +150,8 @@ class ThinkGraph:
         from thinkgraph.index.pipeline import Indexer
         from thinkgraph.index.report import index_call_counts, kept_extractor, record_llm_calls
 
+        if extractor is None and triples and not paths and isinstance(documents, Sized) and not len(documents):
+            extractor = "import"  # only triples, no document to extract: an imported graph, as with --openie
         ex = self.make_extractor(extractor, openie=openie, triples=triples)
         recorded = self.store.get_meta("extractor")  # (the run records its own once it extracts a document)
         s = self.settings.index
