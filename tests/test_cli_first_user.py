@@ -168,3 +168,16 @@ def test_triples_alone_are_an_imported_graph_without_communities(tmp_path: Path)
                "--json")
     report = json.loads(done.stdout)
     assert report["extractor"] == "nolm+import" and not report["communities_skipped"] and report["communities"] > 0
+
+
+@pytest.mark.parametrize("adapter, framework, needed", [("langchain", "langchain_core", "langchain_core"),
+                                                       ("llamaindex", "llama_index", "llama_index.core")])
+def test_a_missing_framework_says_how_to_install_it_from_pypi_and_from_a_checkout(tmp_path: Path, adapter: str,
+                                                                                  framework: str, needed: str) -> None:
+    full_env = {**os.environ, **without(tmp_path / "site", framework)}
+    done = subprocess.run([sys.executable, "-c", f"import thinkgraph.integrations.{adapter}"], capture_output=True,
+                          text=True, env=full_env, timeout=120)
+    assert done.returncode == 1
+    assert done.stderr.strip().splitlines()[-1] == (
+        f"ImportError: thinkgraph.integrations.{adapter} needs {needed}: pip install 'thinkgraph[{adapter}]' "
+        f"(from a source checkout: pip install -e '.[{adapter}]')")

@@ -132,4 +132,5 @@ def test_a_missing_framework_names_the_extra_to_install() -> None:
     with pytest.raises(ImportError) as missing:
         require("langchain_core_not_installed", "langchain")
     assert _one_line(missing) == ("thinkgraph.integrations.langchain needs langchain_core_not_installed: "
-                                  "pip install 'thinkgraph[langchain]'")
+                                  "pip install 'thinkgraph[langchain]' (from a source checkout: "
+                                  "pip install -e '.[langchain]')")

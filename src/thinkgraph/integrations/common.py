@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from thinkgraph.api import ThinkGraph
+from thinkgraph.errors import install_command
 from thinkgraph.ids import document_node_id
 from thinkgraph.methods import catalog
 from thinkgraph.models import Answer, Citation, Node
@@ -30,7 +31,7 @@ def require(module: str, extra: str) -> None:
         importlib.import_module(module)
     except ImportError as exc:
         raise ImportError(f"thinkgraph.integrations.{extra} needs {exc.name or module}: "
-                          f"pip install 'thinkgraph[{extra}]'") from None
+                          f"{install_command(extra)}") from None
 
 
 def open_index(index: ThinkGraph | str | Path, *, settings: Settings | None = None,
