@@ -83,9 +83,9 @@ def test_another_extractor_on_an_index_says_the_unchanged_documents_keep_theirs(
     again = run("-i", str(index), "index", str(SAMPLE_CORPUS), "--extractor", "spacy")
     assert again.returncode == 0 and "4 unchanged" in again.stdout, again.stderr
     warning = [line for line in again.stderr.splitlines() if line.startswith("warning:")]
-    assert warning == ["warning: this index was built with extractor nolm: its 4 unchanged document(s) keep that "
+    assert warning == ["warning: this index was built with extractor nolm: its 4 unchanged documents keep that "
                        "extraction (spacy extracts only new and changed documents); to re-extract them, index into "
-                       "a new index (--index NEW.db), or `thinkgraph remove` them and index them again"]
+                       "a new index (--index NEW.db), or `thinkgraph remove` them and index again"]
     assert json.loads(run("-i", str(index), "inspect", "--json").stdout)["extractor"] == "nolm"
     same = run("-i", str(index), "index", str(SAMPLE_CORPUS), "--json")  # the index's own extractor: nothing said
     assert same.returncode == 0 and same.stderr == "" and json.loads(same.stdout)["extractor_kept"] is None
@@ -181,3 +181,27 @@ def test_a_missing_framework_says_how_to_install_it_from_pypi_and_from_a_checkou
     assert done.stderr.strip().splitlines()[-1] == (
         f"ImportError: thinkgraph.integrations.{adapter} needs {needed}: pip install 'thinkgraph[{adapter}]' "
         f"(from a source checkout: pip install -e '.[{adapter}]')")
+
+
+def test_counts_of_one_are_singular(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from support import Behaviour, FakeOpenAIServer
+    from thinkgraph.cli.output import kept_extraction_warning, print_index_report
+    from thinkgraph.index.report import IndexReport
+
+    index = tmp_path / "one.db"
+    done = run("-i", str(index), "index", str(SAMPLE_CORPUS / "people.md"))
+    assert done.returncode == 0 and done.stdout.startswith("indexed 1 document (1 chunk), "), done.stdout
+    with FakeOpenAIServer() as server:
+        server.push(Behaviour(content="Joseph Okafor [1]"))
+        asked = run("-i", str(index), "ask", "Who trained Lena Sorensen?", "-m", "naive",
+                    env={"THINKGRAPH_LLM_BASE_URL": server.url, "THINKGRAPH_LLM_MODEL": "local-model"})
+    assert asked.returncode == 0, asked.stderr
+    assert asked.stdout.splitlines()[-1].startswith("cost: 1 LLM call (0 cached), ")
+    listed = run("-i", str(index), "documents")
+    assert "1 document\n" in listed.stdout, listed.stdout
+    print_index_report(IndexReport(communities=1, community_levels=1, summary_failures=1,
+                                   rebuilt_stages=["communities"]))
+    assert "communities: 1 in 1 level (1 summary failed: model-free text kept)" in capsys.readouterr().out
+    one = IndexReport(unchanged=1, extractor="spacy", extractor_kept="nolm")
+    assert "its 1 unchanged document keeps that extraction" in (kept_extraction_warning(one) or "")
+    assert "to re-extract it, " in (kept_extraction_warning(one) or "")

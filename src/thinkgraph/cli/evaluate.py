@@ -15,7 +15,7 @@ from rich.table import Table
 from thinkgraph.api import ThinkGraph
 from thinkgraph.asyncutil import run_sync
 from thinkgraph.cli.app import app, one_line_errors, open_index
-from thinkgraph.cli.output import out
+from thinkgraph.cli.output import counted, out
 from thinkgraph.errors import ConfigError, InputError, UsageError
 from thinkgraph.methods import catalog
 
@@ -80,7 +80,8 @@ def evaluate(
             if pairwise_reference else None
         loss = run_sync(run_extraction_loss(tg, specs, out, qs, loss_settings(fractions, loss_seeds),
                                             concurrency=concurrency)) if fractions else None
-        title = f"Evaluation of {questions.name}: {len(qs)} questions{' (retrieval only)' if retrieval_only else ''}"
+        title = f"Evaluation of {questions.name}: {counted(len(qs), 'question')}" + \
+            (" (retrieval only)" if retrieval_only else "")
         _write_eval_outputs(out, rows, title, tg.stats(), judged, loss)
     if as_json:
         print(json.dumps({"methods": rows, "extraction_loss": loss} if loss else rows, indent=2))
@@ -147,4 +148,4 @@ def questions(
             raise ConfigError("generating questions needs an LLM: set THINKGRAPH_LLM_BASE_URL")
         made = run_sync(generate_questions(tg.store, tg.llm, n_users=users, n_tasks=tasks, n_questions=per_task))
     write_questions(output, made)
-    out.print(f"wrote {len(made)} questions to {output}", highlight=False)
+    out.print(f"wrote {counted(len(made), 'question')} to {output}", highlight=False)

@@ -14,6 +14,7 @@ from rich.table import Table
 from thinkgraph.cli.app import app, one_line_errors, open_index
 from thinkgraph.cli.newindex import kept_only_when_filled
 from thinkgraph.cli.output import (
+    counted,
     err,
     finish_index,
     kept_extraction_warning,
@@ -86,8 +87,9 @@ def _import_kg(ctx: typer.Context, kg: Path, as_json: bool) -> None:
     if as_json:
         print(json.dumps(dataclasses.asdict(imported), indent=2))
     else:
-        out.print(f"imported {imported.nodes} nodes and {imported.edges} edges ({imported.skipped} records "
-                  f"skipped) in {imported.seconds:.1f} s into {imported.path}", highlight=False)
+        out.print(f"imported {counted(imported.nodes, 'node')} and {counted(imported.edges, 'edge')} "
+                  f"({counted(imported.skipped, 'record')} skipped) in {imported.seconds:.1f} s into {imported.path}",
+                  highlight=False)
 
 
 @app.command()
@@ -107,7 +109,7 @@ def documents(
     if as_json:
         print(json.dumps([dataclasses.asdict(d) for d in docs], indent=2, default=str))
         return
-    table = Table(title=f"{len(docs)} document(s)")
+    table = Table(title=counted(len(docs), "document"))
     for col in ("id", "title", "status", "characters", "error"):
         table.add_column(col)
     for d in docs:
@@ -195,7 +197,8 @@ def remove(
     """Remove documents and everything only they supported."""
     with open_index(ctx, create=False) as tg:
         for report in tg.remove_documents(doc_ids):  # the derived stages follow once, after all of them
-            out.print(f"removed {escape(report.doc_id)}: {report.nodes_removed} nodes, {report.edges_removed} edges")
+            out.print(f"removed {escape(report.doc_id)}: {counted(report.nodes_removed, 'node')}, "
+                      f"{counted(report.edges_removed, 'edge')}")
 
 
 @app.command()

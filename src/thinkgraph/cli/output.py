@@ -45,15 +45,21 @@ out = _unwrapped_when_piped(_PipedConsole())
 err = _unwrapped_when_piped(Console(stderr=True))
 
 
+def counted(n: int, noun: str, plural: str | None = None) -> str:
+    """``1 document``, ``4 documents``, ``0 documents``; ``plural`` where an added s is wrong."""
+    return f"{n} {noun if n == 1 else plural or noun + 's'}"
+
+
 def print_index_report(report: IndexReport) -> None:
-    out.print(f"indexed {report.indexed} documents ({report.chunks} chunks), {report.unchanged} unchanged, "
-              f"{report.updated} updated, {report.failed} failed, {len(report.skipped)} skipped")
+    out.print(f"indexed {counted(report.indexed, 'document')} ({counted(report.chunks, 'chunk')}), "
+              f"{report.unchanged} unchanged, {report.updated} updated, {report.failed} failed, "
+              f"{len(report.skipped)} skipped")
     if report.communities_skipped:
         communities = "skipped (setting index.communities; only tog3 reads them)"
     elif "communities" in report.rebuilt_stages:
-        communities = f"{report.communities} in {report.community_levels} levels"
+        communities = f"{report.communities} in {counted(report.community_levels, 'level')}"
         if report.summary_failures:
-            communities += f" ({report.summary_failures} summaries failed: model-free text kept)"
+            communities += f" ({counted(report.summary_failures, 'summary', 'summaries')} failed: model-free text kept)"
     else:  # nothing changed since they were built: the run did not count them
         communities = "up to date"
     synonyms = report.synonyms if "synonyms" in report.rebuilt_stages else "up to date"
@@ -75,10 +81,11 @@ def kept_extraction_warning(report: IndexReport) -> str | None:
     said, with the ways to re-extract them."""
     if report.extractor_kept is None:
         return None
-    return (f"warning: this index was built with extractor {report.extractor_kept}: its {report.unchanged} "
-            f"unchanged document(s) keep that extraction ({report.extractor} extracts only new and changed "
-            "documents); to re-extract them, index into a new index (--index NEW.db), or `thinkgraph remove` "
-            "them and index them again")
+    n = report.unchanged
+    return (f"warning: this index was built with extractor {report.extractor_kept}: its "
+            f"{counted(n, 'unchanged document')} {'keeps' if n == 1 else 'keep'} that extraction ({report.extractor} "
+            f"extracts only new and changed documents); to re-extract {'it' if n == 1 else 'them'}, index into a new "
+            f"index (--index NEW.db), or `thinkgraph remove` {'it' if n == 1 else 'them'} and index again")
 
 
 def llm_calls_line(report: IndexReport) -> str:
@@ -166,5 +173,5 @@ def print_answer(answer: Answer, trace: bool) -> None:
             out.print(escape(f"    in: {json.dumps(step.inputs, default=str)[:300]}"), highlight=False)
             out.print(escape(f"    out: {json.dumps(step.outputs, default=str)[:300]}"), highlight=False)
     cost = answer.cost
-    out.print(f"cost: {cost.calls} LLM calls ({cost.cached_calls} cached), {cost.prompt_tokens}+"
+    out.print(f"cost: {counted(cost.calls, 'LLM call')} ({cost.cached_calls} cached), {cost.prompt_tokens}+"
               f"{cost.completion_tokens} tokens, {cost.seconds:.2f}s")
