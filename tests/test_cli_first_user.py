@@ -205,3 +205,28 @@ def test_counts_of_one_are_singular(tmp_path: Path, capsys: pytest.CaptureFixtur
     one = IndexReport(unchanged=1, extractor="spacy", extractor_kept="nolm")
     assert "its 1 unchanged document keeps that extraction" in (kept_extraction_warning(one) or "")
     assert "to re-extract it, " in (kept_extraction_warning(one) or "")
+
+
+def test_eval_orders_recall_by_k_and_names_a_method_by_its_spec(tmp_path: Path) -> None:
+    import json
+
+    from support import FIXTURES
+
+    index = tmp_path / "e.db"
+    assert run("-i", str(index), "index", str(SAMPLE_CORPUS)).returncode == 0
+    out = tmp_path / "out"
+    done = run("-i", str(index), "eval", str(FIXTURES / "sample_questions.jsonl"), "-m", "ppr", "-m", "a2rag",
+               "--retrieval-only", "--out", str(out))
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    header = next(line for line in lines if "recall@" in line)
+    assert header.index("recall@2") < header.index("recall@5") < header.index("recall@10"), header
+    assert max(len(line) for line in lines) <= 200  # one table row per method, not a paragraph wrapped in it
+    rows = {line.split("│")[1].strip(): line for line in lines if line.startswith("│ ") and "recall" not in line}
+    assert set(rows) == {"ppr", "a2rag *"}, rows
+    assert "* a variant of the method ran: summary.json and report.md say which" in lines
+    summary = json.loads((out / "summary.json").read_text(encoding="utf-8"))
+    assert [k for k in summary[0] if k.startswith("recall@")] == ["recall@2", "recall@5", "recall@10"]
+    variant = summary[1]["variant"]
+    assert summary[1]["method"] == "a2rag" and variant.startswith("no LLM") and len(variant) > 100
+    assert f"a2rag ({variant})" in (out / "report.md").read_text(encoding="utf-8")  # the long form, kept

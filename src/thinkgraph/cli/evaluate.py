@@ -117,8 +117,8 @@ def _write_eval_outputs(out: Path, rows: list[dict[str, Any]], title: str, index
 
 
 def _print_summary(rows: list[dict[str, Any]], title: str) -> None:
-    from thinkgraph.eval.report import display_name
-
+    """The table of each method's figures, a method by its spec (``a2rag:gate=false``); what ran when that
+    is a variant of the method (a paragraph for a2rag without an LLM) is in summary.json and report.md."""
     columns = [k for k in rows[0] if k != "method" and isinstance(rows[0][k], int | float)
                and (not k.endswith(("_p50", "_p95")) or k in ("seconds_p50", "seconds_p95"))] if rows else []
     table = Table(title=title)
@@ -126,9 +126,12 @@ def _print_summary(rows: list[dict[str, Any]], title: str) -> None:
     for col in columns:
         table.add_column(col)
     for row in rows:
-        table.add_row(escape(display_name(row)), *[f"{row.get(c, 0):.1f}" if isinstance(row.get(c), float)
-                                           else str(row.get(c)) for c in columns])
+        label = f"{row['method']}{' *' if row.get('variant') else ''}"
+        table.add_row(escape(label), *[f"{row.get(c, 0):.1f}" if isinstance(row.get(c), float)
+                                       else str(row.get(c)) for c in columns])
     Console(width=200).print(table)
+    if any(row.get("variant") for row in rows):
+        Console(width=200).print("* a variant of the method ran: summary.json and report.md say which", highlight=False)
 
 
 @app.command()

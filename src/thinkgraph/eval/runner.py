@@ -84,6 +84,12 @@ def score(question: Question, text: str | None, retrieved: list[str],
     return metrics
 
 
+def metric_order(key: str) -> tuple[str, int, str]:
+    """Metrics by name, those at a cut-off by its number: recall@2, recall@5, recall@10 (not @10 first)."""
+    name, _, k = key.partition("@")
+    return name, int(k) if k.isdigit() else -1, key
+
+
 def llm_counters(answer: Answer) -> dict[str, int]:
     """The question's repairs and unusable replies (after the bounded repairs), from its LLM trace step."""
     step = next((t for t in answer.trace if t.agent == "llm" and t.action == "endpoint"), None)
@@ -243,7 +249,7 @@ class EvalRunner:
                                    "errors": sum(r["status"] == "error" for r in rs)}
             if self.judge or self.accuracy:
                 row["judge_failures"] = sum(r.get("judge_failures", 0) for r in rs)
-            keys = sorted({k for r in rs for k in r["metrics"]})
+            keys = sorted({k for r in rs for k in r["metrics"]}, key=metric_order)
             if self.retrieval_only:
                 keys = [k for k in keys if k.startswith("recall@")]
             row |= metric_means(rs, keys)
