@@ -140,8 +140,7 @@ async def test_a_repeated_step_is_asked_again_once_with_the_actions_that_could_f
             alice = re.search(r"NeighborCheck\[(ent:\w+), mentioned_in\]", turns[-1]).group(1)
             return f"Thought 2: read her passages.\nAction 2: NeighborCheck[{alice}, mentioned_in]"
         if "Step 3 repeats step 2" in turns[-1]:  # still a repeat after the repair: the step is recorded as one
-            repeated = turns[-1].split("NeighborCheck[")[1].split("]")[0]
-            return f"Thought 3: again.\nAction 3: neighborcheck[{repeated}]"
+            return "Thought 3: again.\nAction 3: " + re.search(r"Action 3: (.*)", turns[-2]).group(1).lower()
         if len(turns) == 3:
             return "Thought 2: her company.\nAction 2: RetrieveNode[Alice Stone's company]"  # finds Alice again
         return "Thought 3: again.\nAction 3: " + re.search(r"Action 2: (.*)", turns[-2]).group(1)
@@ -150,9 +149,15 @@ async def test_a_repeated_step_is_asked_again_once_with_the_actions_that_could_f
     answer = await open_bridge(backend).aask(QUESTION, "kgr", steps=6)
     repair = backend.requests[2].messages
     assert [m["role"] for m in repair] == ["user", "assistant", "user", "assistant", "user"]
-    assert repair[-1]["content"].startswith("Step 2 found nothing new: RetrieveNode[Alice Stone's company] gives "
-                                            "what step 1 found. Write step 2 again with a different action such as "
-                                            "NeighborCheck[ent:")
+    alice = re.search(r"(ent:\w+) \(entity: Alice Stone\)", repair[2]["content"]).group(1)
+    assert repair[-1]["content"] == (
+        "Step 2 found nothing new: RetrieveNode[Alice Stone's company] gives what step 1 found. Write step 2 again "
+        "with a new action. If the observations answer the question, write Finish[<the answer>]; if they name what "
+        "the question needs next, find it with RetrieveNode[<that name>]; not tried yet: "
+        f"NeighborCheck[{alice}, mentioned_in].")
+    second_repair = backend.requests[4].messages[-1]["content"]  # what is suggested leaves out what was taken
+    assert second_repair.startswith("Step 3 repeats step 2: NeighborCheck[")
+    assert re.search(r"not tried yet: NodeFeature\[chunk:\w+, text\]\.$", second_repair)
     steps = [s.outputs for s in answer.trace if s.action == "step"]
     assert steps[1]["action"].startswith("NeighborCheck[")
     assert "Alice Stone founded Acme Corp" in steps[1]["observation"]
@@ -173,6 +178,17 @@ async def test_without_repair_a_repeated_action_is_told_back_and_a_node_id_answe
     assert prompt_of(backend.requests[2]).startswith("Observation 2: RetrieveNode[")
     assert answer.stats["repeated_actions"] == 1 and "repairs" not in answer.stats
     assert answer.text == "Graph reasoning with language models"  # p1, a node the chain saw, by its name
+
+
+async def test_the_formats_placeholder_is_no_answer(kg) -> None:  # noqa: ANN001
+    backend = ScriptedBackend(script=["Thought: done.\nAction: Finish[answer]",
+                                      "Thought: it is Maria.\nAction: Finish[<answer>]",
+                                      "Thought: done.\nAction: Finish[Maria Lindqvist]"])
+    answer = await kg(backend).aask("Who wrote it?", "kgr", steps=5)
+    assert backend.requests[1].messages[-1]["content"].startswith("Finish[answer] needs the answer itself")
+    assert answer.stats["repairs"] == 1 and answer.stats["invalid_actions"] == 1
+    assert prompt_of(backend.requests[2]).startswith("Observation 1: Finish[<answer>] repeats the format")
+    assert answer.text == "Maria Lindqvist" and answer.stats["outcome"] == "finished"
 
 
 async def test_finish_is_read_like_every_methods_answer(kg) -> None:  # noqa: ANN001

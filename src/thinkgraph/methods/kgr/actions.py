@@ -75,6 +75,14 @@ def _split_args(name: str, raw: str) -> tuple[str, ...]:
     return tuple(part.strip().strip("'\"") for part in raw.rsplit(",", 1)) if "," in raw else (raw.strip(),)
 
 
+_PLACEHOLDERS = {"answer", "the answer", "final answer", "the final answer", "your answer", "the answer itself", "..."}
+
+
+def is_placeholder(answer: str) -> bool:
+    """Whether a Finish argument is the format's placeholder ("answer", "<the answer>"), not an answer."""
+    return " ".join(answer.strip().strip("<>").split()).casefold().strip(" .") in _PLACEHOLDERS
+
+
 class GraphEnvironment:
     def __init__(self, graph: TypedGraph, *, retrieve_k: int = 1, max_neighbors: int = 50,
                  max_chars: int = 4000, node_edge_types: int = 0, passage_chars: int = PASSAGE_CHARS) -> None:
@@ -157,6 +165,9 @@ class GraphEnvironment:
     def _Finish(self, answer: str) -> Observation:  # noqa: N802
         if not answer.strip():
             return Observation("Finish needs the answer inside the brackets: Finish[answer].", invalid=True)
+        if is_placeholder(answer):
+            return Observation(f"Finish[{answer}] repeats the format; write the answer itself inside the brackets.",
+                               invalid=True)
         return Observation(f"Finished: {answer}", answer=answer.strip())
 
     def answer_text(self, answer: str | None, seen: Collection[str] = ()) -> str | None:

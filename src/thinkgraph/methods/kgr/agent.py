@@ -12,7 +12,7 @@ from __future__ import annotations
 from itertools import count
 
 from thinkgraph.llm.service import LLM, Message
-from thinkgraph.methods.kgr.actions import REACT_STOP, Action, GraphEnvironment, Observation, parse_step
+from thinkgraph.methods.kgr.actions import REACT_STOP, Action, GraphEnvironment, Observation, is_placeholder, parse_step
 from thinkgraph.methods.kgr.examples import examples
 from thinkgraph.methods.kgr.finish import Finisher
 from thinkgraph.methods.kgr.grounding import MENTIONED_IN, PASSAGE_TYPE, corpus_built
@@ -28,9 +28,12 @@ from thinkgraph.methods.kgr.prompts import (
     LAST_STEPS_HINT,
     MERGE,
     MERGE_AGENT_FORMAT,
+    NEXT_ADVICE,
+    PLACEHOLDER_REPAIR,
     REPEAT_REPAIR,
     REPEATED_ACTION,
     SAME_RESULT_REPAIR,
+    UNTRIED,
 )
 from thinkgraph.methods.kgr.state import ChainState, Step, merge_steps
 from thinkgraph.methods.kgr.trace import Recorder
@@ -43,6 +46,8 @@ CHARS_PER_TOKEN = 3  # conservative: the scratchpad is bounded in characters
 MIN_SCRATCHPAD_CHARS = 2000
 Observed = tuple[Observation, int | None]  # an observation, and the earlier step that took the same actions
 RETRIEVED_EDGE_TYPES = 8  # a retrieved node's edge types in its observation, when the definition omits some
+MAX_NODES_ADVISED = 3  # nodes of a repeated step whose untried actions are suggested
+MAX_ADVISED = 2  # untried actions suggested
 
 
 class AgentStepper:
@@ -117,13 +122,15 @@ class AgentStepper:
         """The repair message for a reply that is no new step, or None."""
         if not actions:
             return self.repair_text
+        if any(a.name == "Finish" and is_placeholder(a.args[0]) for a in actions):
+            return PLACEHOLDER_REPAIR
         observation, taken = observed
         n, rendered = len(state.steps) + 1, ", ".join(a.render() for a in actions)
         if taken is not None:
-            return REPEAT_REPAIR.format(n=n, step=taken, action=rendered, next=self._next_actions(state, taken))
+            return REPEAT_REPAIR.format(n=n, step=taken, action=rendered, advice=self._advice(state, taken))
         same = _same_result(state, observation)
         if same is not None:
-            return SAME_RESULT_REPAIR.format(n=n, step=same, action=rendered, next=self._next_actions(state, same))
+            return SAME_RESULT_REPAIR.format(n=n, step=same, action=rendered, advice=self._advice(state, same))
         return None
 
     def _observe(self, state: ChainState, actions: list[Action]) -> Observed:
@@ -133,7 +140,7 @@ class AgentStepper:
         if taken is None:
             return self.env.run(actions), None
         text = REPEATED_ACTION.format(action=", ".join(a.render() for a in actions), step=taken,
-                                      next=self._next_actions(state, taken))
+                                      advice=self._advice(state, taken))
         return Observation(text), taken
 
     async def merge(self, a: ChainState, b: ChainState, variant: str) -> ChainState:
@@ -162,22 +169,25 @@ class AgentStepper:
         self.recorder.state(child, invalid=observation.invalid)
         return child
 
-    def _next_actions(self, state: ChainState, step: int) -> str:
-        """Actions that follow from the node a repeated step found: its passages on a corpus-built index,
-        its edge types where the definition omits some (ours, for a model that repeats itself)."""
-        nodes = state.steps[step - 1].nodes
-        if not nodes:
-            return ""
-        node, graph = nodes[0], self.env.graph  # the node found, or the one whose neighbours were listed
-        found = graph.lookup(node)
-        if found is not None and graph.node_type(found) == PASSAGE_TYPE:
-            return f" such as NodeFeature[{node}, text]"
-        offered = []
-        if found is not None and MENTIONED_IN in graph.edge_types_of(found):
-            offered.append(f"NeighborCheck[{node}, {MENTIONED_IN}] (the passages that mention it)")
-        if self.edge_types_offered:
-            offered.append(f"EdgeTypes[{node}]")
-        return f" such as {' or '.join(offered)}" if offered else ""
+    def _advice(self, state: ChainState, step: int) -> str:
+        """What could follow a repeated step (ours, for a model that repeats itself): Finish, the next name
+        looked up, or an action on the nodes that step reached that the chain has not taken (a passage's
+        text, an entity's passages or edge types)."""
+        graph, taken = self.env.graph, {_key_text(s.action) for s in state.steps}
+        untried: list[str] = []
+        for node in state.steps[step - 1].nodes[:MAX_NODES_ADVISED]:
+            found = graph.lookup(node)
+            if found is None:
+                continue
+            if graph.node_type(found) == PASSAGE_TYPE:
+                options = [f"NodeFeature[{node}, text]"]
+            else:
+                options = [f"NeighborCheck[{node}, {MENTIONED_IN}]"] if MENTIONED_IN in graph.edge_types_of(found) \
+                    else []
+                options += [f"EdgeTypes[{node}]"] if self.edge_types_offered else []
+            untried += [o for o in options if _key_text(o) not in taken and o not in untried]
+        shown = UNTRIED.format(actions=" or ".join(untried[:MAX_ADVISED])) if untried else ""
+        return NEXT_ADVICE.format(untried=shown)
 
 
 def _same_result(state: ChainState, observation: Observation) -> int | None:

@@ -41,14 +41,19 @@ NodeDegree[node id, edge type]{extra}, or Finish[answer] when you know the answe
 # Ours (KGRConfig.repair): a step that repeats an earlier one is asked again once, in the same conversation.
 # Qwen2.5-1.5B-Instruct, shown the repeat only as an observation, wrote the same step to the step limit; asked
 # again right after it, with the actions that could follow, it took one of them.
-REPEAT_REPAIR = ("Step {n} repeats step {step}: {action} was already done. Write step {n} again with a different "
-                 "action{next}, or Finish[answer].")
-SAME_RESULT_REPAIR = ("Step {n} found nothing new: {action} gives what step {step} found. Write step {n} again with "
-                      "a different action{next}, or Finish[answer].")
+REPEAT_REPAIR = ("Step {n} repeats step {step}: {action} was already done. Write step {n} again with a new action. "
+                 "{advice}")
+SAME_RESULT_REPAIR = ("Step {n} found nothing new: {action} gives what step {step} found. Write step {n} again with a "
+                      "new action. {advice}")
+PLACEHOLDER_REPAIR = ("Finish[answer] needs the answer itself: write Finish[...] with the name or value that the "
+                      "observations give for the question, or take another action if they do not give it.")
+# What a repeating model could do next: its usual stall is a first hop found and the next not looked up.
+NEXT_ADVICE = ("If the observations answer the question, write Finish[<the answer>]; if they name what the question "
+               "needs next, find it with RetrieveNode[<that name>]{untried}.")
+UNTRIED = "; not tried yet: {actions}"
 
 # Ours: an action the chain already took is not run again; the observation says so.
-REPEATED_ACTION = ("{action} was already done at step {step} (Observation {step} has its result). Take a "
-                   "different action{next}: another node, edge type or feature; or Finish[answer].")
+REPEATED_ACTION = "{action} was already done at step {step} (Observation {step} has its result). {advice}"
 
 # Ours (KGRConfig.finish_at_limit): the last step of a chain that has not finished answers from what the
 # chain found: its steps, and on a corpus-built index the passages of the nodes it reached.
