@@ -42,8 +42,8 @@ def test_each_action_returns_the_known_answer(env: GraphEnvironment) -> None:
 
 @pytest.mark.parametrize(("step", "message"), [
     ("Action: NodeFeature[p9, title]", "there is no node 'p9' in the graph."),
-    ("Action: NeighborCheck[p1, writer]", "unknown edge type 'writer'; edge types: author, venue, reference, "
-                                          "cited_by, paper."),
+    ("Action: NeighborCheck[p1, writer]", "unknown edge type 'writer'; the edge types of p1 are: author, venue, "
+                                          "reference."),
     ("Action: NodeFeature[p1, colour]", "Node p1 has no feature 'colour'; its features are: title, year, keywords."),
     ("Action: NodeDegree[p1]", "NodeDegree takes two arguments; got NodeDegree[p1]."),
     ("Action: RetrieveNode[]", "RetrieveNode needs a text to search for."),
@@ -97,3 +97,11 @@ def test_edge_types_lists_a_nodes_edge_types_most_neighbours_first(env: GraphEnv
     assert run(env, "Action: edgetypes['p1']").text.endswith("are: [author (2), venue (1), reference (1)].")
     assert run(env, "Action: EdgeTypes[p9]").text == "there is no node 'p9' in the graph."
     assert run(env, "Action: EdgeTypes[p1, author]").invalid
+
+
+def test_an_edge_type_named_up_to_case_underscores_and_spaces_is_the_nodes_own(env: GraphEnvironment) -> None:
+    """Models write "located_in" for a corpus graph's "located in" and "Cited By" for "cited_by"."""
+    env.max_neighbors = 50
+    assert run(env, "Action: NeighborCheck[p2, Cited By]").text.startswith("The cited_by neighbours of p2 are: [p1")
+    assert run(env, "Action: NodeDegree[p1, AUTHOR]").text == "Node p1 has 2 author neighbours."
+    assert run(env, "Action: NeighborCheck[p2, cited-by]").nodes[:2] == ["p2", "p1"]

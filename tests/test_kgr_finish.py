@@ -217,7 +217,8 @@ async def test_the_steps_so_far_are_turns_and_the_last_names_the_step_and_the_qu
     assert [m["role"] for m in third] == ["user", "assistant", "user", "assistant", "user"]
     assert second[1]["content"] == "Thought 1: x.\nAction 1: RetrieveNode[Aiko Tanaka]"
     assert second[2]["content"].startswith("Observation 1: The most related node is a3 (author: Aiko Tanaka).\n\n")
-    assert second[2]["content"].endswith("When an observation gives the answer, write Finish[answer].")
+    assert second[2]["content"].endswith("When an observation gives what the question finally asks for (not a fact "
+                                         "on the way to it), write Finish[answer].")
     assert 'Now write step 2 of at most 5 for the question "Who is Aiko?": a Thought' in second[2]["content"]
     assert third[2]["content"] == second[2]["content"].split("\n\n")[0]  # only the last turn closes
     assert "Only 3 steps are left, this one included" in third[4]["content"]

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from thinkgraph.errors import InputError, ThinkgraphError
 from thinkgraph.methods.replies import answer_part, without_markers
 from thinkgraph.typedkg import TypedGraph
+from thinkgraph.typedkg.describe import listed
 
 # EdgeTypes is ours (not Graph-CoT's): prompts offer it only when the graph definition could not list
 # every edge type (KGRConfig.graph_chars), as on a corpus-built index with one per OpenIE predicate.
@@ -78,6 +79,10 @@ def _split_args(name: str, raw: str) -> tuple[str, ...]:
 _PLACEHOLDERS = {"answer", "the answer", "final answer", "the final answer", "your answer", "the answer itself", "..."}
 
 
+def _loose(name: str) -> str:
+    return " ".join(name.replace("_", " ").replace("-", " ").split()).casefold()
+
+
 def is_placeholder(answer: str) -> bool:
     """Whether a Finish argument is the format's placeholder ("answer", "<the answer>"), not an answer."""
     return " ".join(answer.strip().strip("<>").split()).casefold().strip(" .") in _PLACEHOLDERS
@@ -142,6 +147,7 @@ class GraphEnvironment:
 
     def _NeighborCheck(self, node_ref: str, edge_type: str) -> Observation:  # noqa: N802
         node = self.graph.resolve(node_ref)
+        edge_type = self._edge_type(node, edge_type)
         neighbors = self.graph.neighbors(node, edge_type)
         shown = [self._label(int(n)) for n in neighbors[: self.max_neighbors]]
         more = f" (and {len(neighbors) - len(shown)} more)" if len(neighbors) > len(shown) else ""
@@ -150,6 +156,7 @@ class GraphEnvironment:
 
     def _NodeDegree(self, node_ref: str, edge_type: str) -> Observation:  # noqa: N802
         node = self.graph.resolve(node_ref)
+        edge_type = self._edge_type(node, edge_type)
         return Observation(f"Node {node_ref} has {self.graph.degree(node, edge_type)} {edge_type} neighbours.",
                            [self.graph.ext_id(node)])
 
@@ -184,6 +191,20 @@ class GraphEnvironment:
         if text.endswith(".") and text.count(".") == 1:  # a sentence's full stop, not "U.S." or "Jr."
             text = text[:-1].rstrip()
         return text or None
+
+    def _edge_type(self, node: int, name: str) -> str:
+        """The edge type a model named, as the graph spells it: the name itself, else the node's own edge
+        type that it names up to case, underscores and spaces ("located_in" for "located in"). An
+        unknown one is an error that lists the node's edge types (the graph's may be thousands)."""
+        name = name.strip().strip("'\"")
+        if self.graph.has_edge_type(name):
+            return name
+        own = self.graph.edge_types_of(node)
+        match = next((t for t in own if _loose(t) == _loose(name)), None)
+        if match is None:
+            raise InputError(f"unknown edge type {name!r}; the edge types of {self.graph.ext_id(node)} are: "
+                             f"{listed(own)}")
+        return match
 
     def _edge_types_note(self, node: int) -> str:
         if not self.node_edge_types:

@@ -30,8 +30,10 @@ AGENT_CLOSING = """
 
 {variant}Now write step {n} of at most {limit} for the question "{question}": a Thought about what the \
 observations found, then one Action that none of the steps above took.{hint}"""
-FINISH_HINT = " When an observation gives the answer, write Finish[answer]."
-LAST_STEPS_HINT = " Only {left} steps are left, this one included: Finish[answer] as soon as you can."
+FINISH_HINT = (" When an observation gives what the question finally asks for (not a fact on the way to it), "
+               "write Finish[answer].")
+LAST_STEPS_HINT = (" Only {left} steps are left, this one included: Finish[answer] with what the question finally "
+                   "asks for as soon as you can.")
 
 # Ours (the bounded repair of a reply that is not an action): asked once, in the same conversation.
 ACTION_REPAIR = """Your reply has no action. Reply again with one step, a Thought line and an Action line, where the \
