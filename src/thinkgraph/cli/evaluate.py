@@ -80,8 +80,7 @@ def evaluate(
             if pairwise_reference else None
         loss = run_sync(run_extraction_loss(tg, specs, out, qs, loss_settings(fractions, loss_seeds),
                                             concurrency=concurrency)) if fractions else None
-        title = f"Evaluation of {questions.name}: {counted(len(qs), 'question')}" + \
-            (" (retrieval only)" if retrieval_only else "")
+        title = f"Evaluation of {questions.name}: {counted(len(qs), 'question')}{_SCOPE[retrieval_only]}"
         _write_eval_outputs(out, rows, title, tg.stats(), judged, loss)
     if as_json:
         print(json.dumps({"methods": rows, "extraction_loss": loss} if loss else rows, indent=2))
@@ -91,6 +90,9 @@ def evaluate(
         _print_summary(loss, "extraction loss (mean over seeds)")
     Console(width=200).print(f"records: {out / 'records.jsonl'}  summary: {out / 'summary.json'}  "
                              f"report: {out / 'report.md'}", highlight=False)
+
+
+_SCOPE = {True: " (retrieval only)", False: ""}  # the title's note of a retrieval-only run
 
 
 def _check_method_options(tg: ThinkGraph, specs: list[Any]) -> None:
