@@ -11,9 +11,9 @@ import re
 
 import pytest
 
+from support import checked_claim
 from thinkgraph.llm.backend import ChatRequest
 from thinkgraph.testing import ScriptedBackend
-from support import checked_claim
 
 QUESTION = "Where is the company that Alice Stone founded based?"
 BRIDGE = "Acme Corp is based in Rivertown"

@@ -9,12 +9,12 @@ from __future__ import annotations
 import json
 import re
 
+from support import checked_claim
 from thinkgraph.llm.backend import ChatRequest
 from thinkgraph.methods.a2rag import A2RAGMethod
 from thinkgraph.methods.base import MethodContext
 from thinkgraph.methods.run import run_method
 from thinkgraph.testing import ScriptedBackend
-from support import checked_claim
 
 QUESTION = "Where is the company that Alice Stone founded based?"
 BRIDGE = "Acme Corp is based in Rivertown"
