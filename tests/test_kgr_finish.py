@@ -18,7 +18,7 @@ from thinkgraph.api import ThinkGraph
 from thinkgraph.config import Settings
 from thinkgraph.llm.backend import ChatRequest
 from thinkgraph.methods.kgr.actions import Action, GraphEnvironment, parse_step
-from thinkgraph.methods.kgr.agent import AgentStepper
+from thinkgraph.methods.kgr.agent import AgentStepper, grounded
 from thinkgraph.methods.kgr.state import SHORT_OBSERVATION, ChainState, Step
 from thinkgraph.methods.kgr.trace import Recorder
 from thinkgraph.testing import ScriptedBackend
@@ -121,9 +121,10 @@ async def test_a_reply_with_no_action_is_asked_again_once_within_the_step_budget
 
 
 async def test_a_repair_that_still_has_no_action_is_an_invalid_step(kg) -> None:  # noqa: ANN001
-    backend = ScriptedBackend(script=["Hmm.", "Still thinking.", "Thought: x.\nAction: Finish[Maria Lindqvist]"])
+    backend = ScriptedBackend(script=["Hmm.", "Still thinking.", "Thought: x.\nAction: RetrieveNode[Maria Lindqvist]",
+                                      "Thought: x.\nAction: Finish[Maria Lindqvist]"])
     answer = await kg(backend).aask("q?", "kgr", steps=5)
-    assert answer.stats["repairs"] == 1 and answer.stats["invalid_actions"] == 1 and answer.cost.calls == 3
+    assert answer.stats["repairs"] == 1 and answer.stats["invalid_actions"] == 1 and answer.cost.calls == 4
     assert "Observation 1: Invalid action." in prompt_of(backend.requests[2])
     assert answer.text == "Maria Lindqvist" and answer.stats["outcome"] == "finished"
     backend = ScriptedBackend(script=["Hmm.", "Thought: x.\nAction: Finish[y]"])
@@ -152,12 +153,11 @@ async def test_a_repeated_step_is_asked_again_once_with_the_actions_that_could_f
     alice = re.search(r"(ent:\w+) \(entity: Alice Stone\)", repair[2]["content"]).group(1)
     assert repair[-1]["content"] == (
         "Step 2 found nothing new: RetrieveNode[Alice Stone's company] gives what step 1 found. Write step 2 again "
-        "with a new action. If the observations answer the question, write Finish[<the answer>]; if they name what "
-        "the question needs next, find it with RetrieveNode[<that name>]; not tried yet: "
-        f"NeighborCheck[{alice}, mentioned_in].")
+        f"with a new action: NeighborCheck[{alice}, mentioned_in] (not tried yet), RetrieveNode[<name>] for what "
+        "the observations name that the question needs next, or Finish[<the answer>] when an observation gives it.")
     second_repair = backend.requests[4].messages[-1]["content"]  # what is suggested leaves out what was taken
     assert second_repair.startswith("Step 3 repeats step 2: NeighborCheck[")
-    assert re.search(r"not tried yet: NodeFeature\[chunk:\w+, text\]\.$", second_repair)
+    assert re.search(r"new action: NodeFeature\[chunk:\w+, text\] \(not tried yet\), RetrieveNode", second_repair)
     steps = [s.outputs for s in answer.trace if s.action == "step"]
     assert steps[1]["action"].startswith("NeighborCheck[")
     assert "Alice Stone founded Acme Corp" in steps[1]["observation"]
@@ -180,9 +180,38 @@ async def test_without_repair_a_repeated_action_is_told_back_and_a_node_id_answe
     assert answer.text == "Graph reasoning with language models"  # p1, a node the chain saw, by its name
 
 
+async def test_a_finish_that_no_observation_supports_is_asked_again_once(open_bridge) -> None:  # noqa: ANN001
+    def walker(request: ChatRequest) -> str:
+        turns = [m["content"] for m in request.messages]
+        if len(turns) == 1:
+            return "Thought 1: find her.\nAction 1: RetrieveNode[Alice Stone]"
+        if turns[-1].startswith('No observation above says "Paris"'):
+            alice = re.search(r"NeighborCheck\[(ent:\w+), mentioned_in\] \(not tried yet\)", turns[-1]).group(1)
+            return f"Thought 2: read her passages.\nAction 2: NeighborCheck[{alice}, mentioned_in]"
+        if len(turns) == 3:
+            return "Thought 2: I know it.\nAction 2: Finish[Paris]"  # from the model's own knowledge
+        return "Thought 3: she founded Acme Corp in 1990.\nAction 3: Finish[Acme Corp]"
+
+    backend = ScriptedBackend(rules=[(AGENT, walker)])
+    answer = await open_bridge(backend).aask("Which company did Alice Stone found?", "kgr")
+    assert backend.requests[2].messages[-1]["content"].startswith(
+        'No observation above says "Paris". Write step 2 again with a new action: NeighborCheck[')
+    assert answer.text == "Acme Corp" and answer.stats["repairs"] == 1 and answer.cost.calls == 4
+    assert [s.outputs["action"] for s in answer.trace if s.action == "step"][1].startswith("NeighborCheck[")
+
+
+def test_an_answer_is_grounded_when_the_observations_hold_each_of_its_words() -> None:
+    seen = ["The most related node is ent:1 (entity: Acme Corp).", "It joined the Union on December 10, 1817."]
+    assert grounded("Acme Corp", seen) and grounded("acme corp.", seen)
+    assert grounded("Dec. 10, 1817", seen)  # a word may start an observed one
+    assert not grounded("Acme Inc", seen) and not grounded("Paris", [])
+    assert grounded("Yes", []) and grounded("no", []) and grounded("", [])
+
+
 async def test_the_formats_placeholder_is_no_answer(kg) -> None:  # noqa: ANN001
     backend = ScriptedBackend(script=["Thought: done.\nAction: Finish[answer]",
                                       "Thought: it is Maria.\nAction: Finish[<answer>]",
+                                      "Thought: find her.\nAction: RetrieveNode[Maria Lindqvist]",
                                       "Thought: done.\nAction: Finish[Maria Lindqvist]"])
     answer = await kg(backend).aask("Who wrote it?", "kgr", steps=5)
     assert backend.requests[1].messages[-1]["content"].startswith("Finish[answer] needs the answer itself")
@@ -197,10 +226,10 @@ async def test_finish_is_read_like_every_methods_answer(kg) -> None:  # noqa: AN
              ("Finish[4]", "4", "answered", "finished")]  # a number stays a number (no node the chain saw)
     for i, (reply, text, status, outcome) in enumerate(cases):
         backend = ScriptedBackend(script=[f"Thought: done.\nAction: {reply}"])
-        answer = await kg(backend).aask(f"q {i}?", "kgr")
+        answer = await kg(backend).aask(f"q {i}?", "kgr", repair=False)  # (no observation says them)
         assert (answer.text, answer.status, answer.stats["outcome"]) == (text, status, outcome)
     backend = ScriptedBackend(script=["Thought: done.\nAction: Finish[ ]", "Thought: done.\nAction: Finish[x]"])
-    answer = await kg(backend).aask("q empty?", "kgr")
+    answer = await kg(backend).aask("q empty?", "kgr", repair=False)
     assert answer.text == "x" and answer.stats["invalid_actions"] == 1
     assert "Observation 1: Finish needs the answer inside the brackets" in prompt_of(backend.requests[1])
 
@@ -225,7 +254,7 @@ async def test_the_steps_so_far_are_turns_and_the_last_names_the_step_and_the_qu
     # the worked example fits the graph: the academic one on an imported KG, passages on a corpus-built index
     assert "Here are some examples:" in first[0]["content"] and "NeighborCheck[P31, author]" in first[0]["content"]
     backend = ScriptedBackend(script=["Thought: x.\nAction: Finish[y]"])
-    await open_bridge(backend).aask("q?", "kgr")
+    await open_bridge(backend).aask("q?", "kgr", repair=False)
     corpus = prompt_of(backend.requests[0])
     assert "Here is an example:" in corpus and "NeighborCheck[ent:3f2a91c0, mentioned_in]" in corpus
     assert "P31" not in corpus

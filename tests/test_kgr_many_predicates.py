@@ -113,7 +113,7 @@ def test_kgr_runs_on_a_corpus_index_with_many_predicates_under_a_low_open_file_l
 async def test_a_graph_described_whole_keeps_the_papers_five_actions(kg) -> None:  # noqa: ANN001
     """A GRBench graph's definition fits ``graph_chars``: the prompt is Graph-CoT's, unchanged."""
     backend = ScriptedBackend(script=["Thought: known.\nAction: Finish[x]"])
-    await kg(backend).aask("q?", "kgr")
+    await kg(backend).aask("q?", "kgr", repair=False)
     prompt = backend.requests[0].messages[-1]["content"]
     assert "(5) Finish[answer]: give the final answer (use names or values, not node ids).\nWrite one step" in prompt
     assert "EdgeTypes" not in prompt and "- edge type paper: author/venue -> paper\n\nQuestion: q?" in prompt

@@ -84,7 +84,7 @@ async def test_tot_score_evaluator_keeps_the_best_and_returns_the_best_finished(
         return "0.9" if "B2" in chain else "0.7" if "path B" in chain else "0.1"
 
     backend = ScriptedBackend(rules=[(SCORE, score), (AGENT, step)])
-    answer = await kg(backend).aask("q?", "kgr", strategy="tot", k=2, t=1, steps=3, evaluator="score")
+    answer = await kg(backend).aask("q?", "kgr", strategy="tot", k=2, t=1, steps=3, evaluator="score", repair=False)
     assert answer.text == "answer B2" and answer.stats["outcome"] == "finished"
     assert calls(backend, AGENT) == 4 and calls(backend, SCORE) == 4  # depth 2 ends: the kept state finished
     evaluations = [s for s in answer.trace if s.agent == "evaluator"]
@@ -276,7 +276,8 @@ async def test_error_taxonomy_of_wrong_answers(kg, tmp_path: Path) -> None:  # n
                                           or "Predicted answer: Graph reasoning" in r.messages[-1]["content"]})),
                                      (AGENT, step)])
     tg = kg(backend)
-    runner = EvalRunner(tg, [MethodSpec.parse("kgr:steps=2,finish_at_limit=false")], tmp_path / "out", judge=True)
+    paper = MethodSpec.parse("kgr:steps=2,finish_at_limit=false,repair=false")  # the paper's form
+    runner = EvalRunner(tg, [paper], tmp_path / "out", judge=True)
     (row,) = await runner.run(load_questions(questions))
     records = {r["qid"]: r for r in map(json.loads, (tmp_path / "out" / "records.jsonl").read_text().splitlines())}
     assert {q: r["stats"]["error_type"] for q, r in records.items()} == {
@@ -284,5 +285,5 @@ async def test_error_taxonomy_of_wrong_answers(kg, tmp_path: Path) -> None:  # n
     assert row["stats"]["error_type"] == {"answer_found_not_returned": 1, "correct": 1, "reached_limit": 1,
                                           "wrong_reasoning": 1}
     # without a judge the third category is not claimed
-    answer = await tg.aask("Which venue?", "kgr", steps=2, finish_at_limit=False)
+    answer = await tg.aask("Which venue?", "kgr", steps=2, finish_at_limit=False, repair=False)
     assert mechanical_error(answer, ["Journal of Network Science"]) is None

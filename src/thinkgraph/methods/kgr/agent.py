@@ -3,12 +3,14 @@ action; the action runs on the graph and its result is the observation the next 
 
 Ours, for small instruct models: the steps so far are the conversation's turns (the model's step, the
 graph's observation), and the last turn names the step to write and the question again; a reply with
-no action is asked again once (a bounded repair); an action the chain already took is not run again,
+no action, a repeated step or a Finish that no observation supports is asked again once (a bounded
+repair); an action the chain already took is not run again,
 its observation says so and names what could follow; Finish[answer] is read like every method's answer
 (a lead-in "The answer is" taken off, "Unknown" an abstention, a node id replaced by the node's name)."""
 
 from __future__ import annotations
 
+import re
 from itertools import count
 
 from thinkgraph.llm.service import LLM, Message
@@ -33,6 +35,7 @@ from thinkgraph.methods.kgr.prompts import (
     REPEAT_REPAIR,
     REPEATED_ACTION,
     SAME_RESULT_REPAIR,
+    UNGROUNDED_REPAIR,
     UNTRIED,
 )
 from thinkgraph.methods.kgr.state import ChainState, Step, merge_steps
@@ -48,6 +51,7 @@ Observed = tuple[Observation, int | None]  # an observation, and the earlier ste
 RETRIEVED_EDGE_TYPES = 8  # a retrieved node's edge types in its observation, when the definition omits some
 MAX_NODES_ADVISED = 3  # nodes of a repeated step whose untried actions are suggested
 MAX_ADVISED = 2  # untried actions suggested
+_WORD = re.compile(r"\w+")
 
 
 class AgentStepper:
@@ -97,9 +101,10 @@ class AgentStepper:
         return messages
 
     async def step(self, state: ChainState, variant: str, *, repair: bool = True) -> ChainState:
-        """One step. ``repair``: a reply with no action, or whose action repeats an earlier step's (the
-        same action, or one that finds just what an earlier step found), is asked again once, in the
-        same conversation, with what was wrong and which actions could follow."""
+        """One step. ``repair``: a reply with no action, whose action repeats an earlier step's (the same
+        action, or one that finds just what an earlier step found), or whose Finish names what no
+        observation says, is asked again once, in the same conversation, with what was wrong and which
+        actions could follow; the second reply stands."""
         messages = self.messages(state, variant)
         reply = await self.llm.text(messages, step=THOUGHT_STEP, kind="action", stop=REACT_STOP)
         thought, actions = parse_step(reply)
@@ -131,6 +136,9 @@ class AgentStepper:
         same = _same_result(state, observation)
         if same is not None:
             return SAME_RESULT_REPAIR.format(n=n, step=same, action=rendered, advice=self._advice(state, same))
+        answer = self.env.answer_text(observation.answer, state.nodes)
+        if answer is not None and not grounded(answer, [s.observation for s in state.steps]):
+            return UNGROUNDED_REPAIR.format(n=n, answer=answer, advice=self._advice(state, None))
         return None
 
     def _observe(self, state: ChainState, actions: list[Action]) -> Observed:
@@ -169,13 +177,14 @@ class AgentStepper:
         self.recorder.state(child, invalid=observation.invalid)
         return child
 
-    def _advice(self, state: ChainState, step: int) -> str:
+    def _advice(self, state: ChainState, step: int | None) -> str:
         """What could follow a repeated step (ours, for a model that repeats itself): Finish, the next name
         looked up, or an action on the nodes that step reached that the chain has not taken (a passage's
         text, an entity's passages or edge types)."""
         graph, taken = self.env.graph, {_key_text(s.action) for s in state.steps}
         untried: list[str] = []
-        for node in state.steps[step - 1].nodes[:MAX_NODES_ADVISED]:
+        reached = state.steps[step - 1].nodes if step else [n for s in reversed(state.steps) for n in s.nodes]
+        for node in reached[:MAX_NODES_ADVISED]:
             found = graph.lookup(node)
             if found is None:
                 continue
@@ -186,8 +195,18 @@ class AgentStepper:
                     else []
                 options += [f"EdgeTypes[{node}]"] if self.edge_types_offered else []
             untried += [o for o in options if _key_text(o) not in taken and o not in untried]
-        shown = UNTRIED.format(actions=" or ".join(untried[:MAX_ADVISED])) if untried else ""
+        shown = UNTRIED.format(actions=", ".join(untried[:MAX_ADVISED])) if untried else ""
         return NEXT_ADVICE.format(untried=shown)
+
+
+def grounded(answer: str, observations: list[str]) -> bool:
+    """Whether the chain's observations contain the answer: each of its words (a word may be the start
+    of an observed one: "Dec" of "December"). Yes and no are never written in an observation: grounded."""
+    words = _WORD.findall(answer.casefold())
+    if not words or " ".join(words) in ("yes", "no"):
+        return True
+    seen = " " + " ".join(_WORD.findall(" ".join(observations).casefold()))
+    return all(f" {w}" in seen for w in words)
 
 
 def _same_result(state: ChainState, observation: Observation) -> int | None:

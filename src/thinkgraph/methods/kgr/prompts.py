@@ -43,19 +43,23 @@ NodeDegree[node id, edge type]{extra}, or Finish[answer] when you know the answe
 # Ours (KGRConfig.repair): a step that repeats an earlier one is asked again once, in the same conversation.
 # Qwen2.5-1.5B-Instruct, shown the repeat only as an observation, wrote the same step to the step limit; asked
 # again right after it, with the actions that could follow, it took one of them.
-REPEAT_REPAIR = ("Step {n} repeats step {step}: {action} was already done. Write step {n} again with a new action. "
-                 "{advice}")
-SAME_RESULT_REPAIR = ("Step {n} found nothing new: {action} gives what step {step} found. Write step {n} again with a "
-                      "new action. {advice}")
+REPEAT_REPAIR = "Step {n} repeats step {step}: {action} was already done. Write step {n} again with {advice}"
+SAME_RESULT_REPAIR = ("Step {n} found nothing new: {action} gives what step {step} found. Write step {n} again with "
+                      "{advice}")
 PLACEHOLDER_REPAIR = ("Finish[answer] needs the answer itself: write Finish[...] with the name or value that the "
                       "observations give for the question, or take another action if they do not give it.")
-# What a repeating model could do next: its usual stall is a first hop found and the next not looked up.
-NEXT_ADVICE = ("If the observations answer the question, write Finish[<the answer>]; if they name what the question "
-               "needs next, find it with RetrieveNode[<that name>]{untried}.")
-UNTRIED = "; not tried yet: {actions}"
+# A Finish whose answer no observation of the chain contains: Qwen2.5-1.5B-Instruct answered from its own
+# knowledge ("New York" for where Pocahontas Mounds is) one step after finding the node.
+UNGROUNDED_REPAIR = ("No observation above says \"{answer}\". Write step {n} again with {advice}")
+# What a repeating model could do next, untried actions on the nodes it reached first (they move it on
+# best), then the next hop, then Finish: its usual stall is a node found and neither read nor followed.
+NEXT_ADVICE = ("a new action: {untried}RetrieveNode[<name>] for what the observations name that the question "
+               "needs next, or Finish[<the answer>] when an observation gives it.")
+UNTRIED = "{actions} (not tried yet), "
 
 # Ours: an action the chain already took is not run again; the observation says so.
-REPEATED_ACTION = "{action} was already done at step {step} (Observation {step} has its result). {advice}"
+REPEATED_ACTION = ("{action} was already done at step {step} (Observation {step} has its result). Take "
+                   "{advice}")
 
 # Ours (KGRConfig.finish_at_limit): the last step of a chain that has not finished answers from what the
 # chain found: its steps, and on a corpus-built index the passages of the nodes it reached.
