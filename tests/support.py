@@ -215,11 +215,3 @@ CHAIN_DOCS = {
     "f.txt": "plain lowercase words without a name.",
 }
 CHAIN_QUESTION = "Where did the fleet of Zorvath Quell sail from?"
-
-
-def checked_claim(prompt: str) -> tuple[str, str]:
-    """The proposed answer (markers off) and the evidence of an A2RAG Triple-Check or grounding prompt,
-    read apart as a model reads them: the evidence comes first, the claim after it."""
-    answer = prompt.split("Proposed answer:", 1)[1].split("\n", 1)[0].strip().split(" [")[0]
-    evidence = prompt.split("Evidence:", 1)[1].split("\nQuestion:", 1)[0]
-    return answer, evidence

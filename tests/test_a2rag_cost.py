@@ -50,8 +50,8 @@ class Model:
     def check(self, prompt: str) -> str:
         if self.check_reply is not None:
             return self.check_reply
-        answer, evidence = checked_claim(prompt)
-        grounded = answer != "Unknown" and answer in evidence
+        answer = prompt.split("Answer:", 1)[1].split("\n", 1)[0].strip()
+        grounded = answer != "Unknown" and answer.split(" [")[0] in prompt.split("Evidence:", 1)[1]
         return json.dumps({"relevant": True, "grounded": grounded, "resolves": answer != "Unknown",
                            "reason": "ok" if grounded else "the answer is not stated"})
 

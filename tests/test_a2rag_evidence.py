@@ -68,8 +68,8 @@ class Reader:
 
     @staticmethod
     def grd(prompt: str) -> str:
-        claim, evidence = checked_claim(prompt)
-        ok = claim != "Unknown" and claim in evidence
+        claim = prompt.split("Answer:", 1)[1].split("\n", 1)[0].strip()
+        ok = claim != "Unknown" and claim.split(" [")[0] in prompt.split("Evidence:", 1)[1]
         return json.dumps({"pass": ok, "reason": "stated" if ok else "not stated"}) + " Hope this helps!"
 
     @staticmethod

@@ -12,7 +12,7 @@ from collections.abc import Callable
 import networkx as nx
 import pytest
 
-from support import FIXTURES, checked_claim
+from support import FIXTURES
 from thinkgraph.llm.backend import ChatRequest
 from thinkgraph.methods.a2rag import A2RAGConfig, AgenticRetriever
 from thinkgraph.testing import ScriptedBackend
@@ -131,8 +131,8 @@ class Model:
         return f"Rivertown [{found.group(1)}]" if found else "Unknown"
 
     def check(self, prompt: str) -> str:
-        answer, evidence = checked_claim(prompt)
-        ok = self.verdict == "ok" and answer != "Unknown" and answer in evidence
+        answer = prompt.split("Answer:", 1)[1].split("\n", 1)[0].strip().split(" [")[0]
+        ok = self.verdict == "ok" and answer != "Unknown" and answer in prompt.split("Evidence:", 1)[1]
         return json.dumps({"relevant": ok, "grounded": ok, "resolves": ok, "reason": "ok" if ok else "no"})
 
     def sufficiency(self, prompt: str) -> str:

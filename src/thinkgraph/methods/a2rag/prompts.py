@@ -37,18 +37,14 @@ Question: {question}
 Evidence:
 {evidence}"""
 
-CHECK_GROUNDING = """Evidence:
-{evidence}
+CHECK_GROUNDING = """Is every claim in the answer supported by the evidence below? An answer that adds
+facts the evidence does not state is not grounded.
+Reply with JSON only: {{"pass": true or false, "reason": "one sentence"}}
 
-Question: {question}
-Proposed answer: {answer}
-How it was reached: {reasoning}
+Answer: {answer}
 
-Is every claim in the answer supported by the evidence above? It is supported when the facts or
-passages state it, alone or combined (one names the entity the question leads to, another gives the
-answer about that entity). It is not supported when it needs a fact the evidence does not state.
-Judge support only: whether the answer is complete is checked separately.
-Reply with JSON only: {{"pass": true or false, "reason": "one sentence"}}"""
+Evidence:
+{evidence}"""
 
 CHECK_ADEQUACY = """Does the answer fully resolve the question (the right kind of answer, every part
 and constraint of the question addressed)? "Unknown" does not resolve it.
@@ -57,24 +53,20 @@ Reply with JSON only: {{"pass": true or false, "reason": "one sentence"}}
 Question: {question}
 Answer: {answer}"""
 
-TRIPLE_CHECK = """Check the answer below against the question and the evidence it was drawn from.
-
-Evidence:
-{evidence}
+TRIPLE_CHECK = """Check the answer below against the question and the evidence on three points, in order:
+1. relevant: is the evidence about what the question asks? Judge the evidence only, not the answer.
+2. grounded: is every claim of the answer stated in the evidence? An answer that adds facts the
+   evidence does not state is not grounded.
+3. resolves: does the answer fully resolve the question (the right kind of answer, every part and
+   constraint of the question addressed)? "Unknown" does not resolve it.
+Reply with JSON only: {{"relevant": true or false, "grounded": true or false, "resolves": true or false,
+"reason": "one sentence on the first point that fails, or ok"}}
 
 Question: {question}
-Proposed answer: {answer}
-How it was reached: {reasoning}
+Answer: {answer}
 
-Judge three points, in order:
-1. relevant: is the evidence about what the question asks? Judge the evidence only, not the answer.
-2. grounded: do the facts or passages above state the proposed answer, alone or combined (one names
-   the entity the question leads to, another gives the answer about that entity)? It is not grounded
-   only when it needs a fact the evidence does not state.
-3. resolves: is it the kind of answer the question asks for (a date for "when", a place for "where",
-   a person for "who") for every part of the question? "Unknown" does not resolve it.
-Reply with JSON only: {{"relevant": true or false, "grounded": true or false, "resolves": true or false,
-"reason": "one sentence on the first point that fails, or ok"}}"""
+Evidence:
+{evidence}"""
 
 # Eq. 6: each rewrite sees the question, the failed answer, the evidence E it was checked against and
 # the verifier's reason, and is conditioned on the failure type.

@@ -17,7 +17,6 @@ from thinkgraph.methods.a2rag.prompts import (
     SUFFICIENCY,
     TRIPLE_CHECK,
 )
-from thinkgraph.methods.replies import answer_part
 from thinkgraph.models import TraceStep
 
 CHECKS = ("rel", "grd", "ans")
@@ -47,15 +46,6 @@ class SufficiencyVerdict(BaseModel):
     missing: str = ""
 
 
-def claim_of(reply: str) -> tuple[str, str]:
-    """The draft's answer and its reasoning, apart: a small verifier shown the whole reply as "the
-    answer" judged the reasoning line, or the question, instead of the claim (Qwen2.5-1.5B failed
-    grounding on 5 of 8 MuSiQue drafts so)."""
-    answer, rest = answer_part(reply)
-    reasoning = " ".join((rest or "").replace("Reasoning:", "").split())
-    return answer or reply.strip(), reasoning or "(not given)"
-
-
 @dataclass
 class Verifier:
     llm: LLM
@@ -67,11 +57,9 @@ class Verifier:
         """Relevance, grounding, adequacy; the first failed check is the failure type (None: passed)."""
         if self.joint:
             return await self._joint(query, reply, evidence, trace)
-        answer, reasoning = claim_of(reply)
         prompts = {"rel": CHECK_RELEVANCE.format(question=query, evidence=evidence),
-                   "grd": CHECK_GROUNDING.format(question=query, answer=answer, reasoning=reasoning,
-                                                 evidence=evidence),
-                   "ans": CHECK_ADEQUACY.format(question=query, answer=answer)}
+                   "grd": CHECK_GROUNDING.format(answer=reply, evidence=evidence),
+                   "ans": CHECK_ADEQUACY.format(question=query, answer=reply)}
         for check in CHECKS:
             try:
                 verdict = await self.llm.json([{"role": "user", "content": prompts[check]}], CheckVerdict,
@@ -86,8 +74,7 @@ class Verifier:
         return None, ""
 
     async def _joint(self, query: str, reply: str, evidence: str, trace: list[TraceStep]) -> tuple[str | None, str]:
-        answer, reasoning = claim_of(reply)
-        prompt = TRIPLE_CHECK.format(question=query, answer=answer, reasoning=reasoning, evidence=evidence)
+        prompt = TRIPLE_CHECK.format(question=query, answer=reply, evidence=evidence)
         try:
             verdict = await self.llm.json([{"role": "user", "content": prompt}], TripleVerdict,
                                           step=TRIPLE_CHECK_STEP, kind="verdict")
