@@ -11,7 +11,6 @@ import re
 
 import pytest
 
-from support import checked_claim
 from thinkgraph.llm.backend import ChatRequest
 from thinkgraph.testing import ScriptedBackend
 

@@ -9,7 +9,6 @@ from __future__ import annotations
 import json
 import re
 
-from support import checked_claim
 from thinkgraph.llm.backend import ChatRequest
 from thinkgraph.methods.a2rag import A2RAGMethod
 from thinkgraph.methods.base import MethodContext
