@@ -214,7 +214,10 @@ async def test_the_formats_placeholder_is_no_answer(kg) -> None:  # noqa: ANN001
                                       "Thought: find her.\nAction: RetrieveNode[Maria Lindqvist]",
                                       "Thought: done.\nAction: Finish[Maria Lindqvist]"])
     answer = await kg(backend).aask("Who wrote it?", "kgr", steps=5)
-    assert backend.requests[1].messages[-1]["content"].startswith("Finish[answer] needs the answer itself")
+    assert backend.requests[1].messages[-1]["content"] == (
+        "Finish[answer] copies the format, not an answer. Write step 1 again with a new action: RetrieveNode[<name>] "
+        "for what the observations name that the question needs next, or Finish[<the answer>] when an observation "
+        "gives it.")
     assert answer.stats["repairs"] == 1 and answer.stats["invalid_actions"] == 1
     assert prompt_of(backend.requests[2]).startswith("Observation 1: Finish[<answer>] repeats the format")
     assert answer.text == "Maria Lindqvist" and answer.stats["outcome"] == "finished"

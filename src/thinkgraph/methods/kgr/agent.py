@@ -127,10 +127,10 @@ class AgentStepper:
         """The repair message for a reply that is no new step, or None."""
         if not actions:
             return self.repair_text
-        if any(a.name == "Finish" and is_placeholder(a.args[0]) for a in actions):
-            return PLACEHOLDER_REPAIR
         observation, taken = observed
         n, rendered = len(state.steps) + 1, ", ".join(a.render() for a in actions)
+        if any(a.name == "Finish" and is_placeholder(a.args[0]) for a in actions):
+            return PLACEHOLDER_REPAIR.format(action=rendered, n=n, advice=self._advice(state, None))
         if taken is not None:
             return REPEAT_REPAIR.format(n=n, step=taken, action=rendered, advice=self._advice(state, taken))
         same = _same_result(state, observation)

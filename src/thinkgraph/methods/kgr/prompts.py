@@ -46,8 +46,7 @@ NodeDegree[node id, edge type]{extra}, or Finish[answer] when you know the answe
 REPEAT_REPAIR = "Step {n} repeats step {step}: {action} was already done. Write step {n} again with {advice}"
 SAME_RESULT_REPAIR = ("Step {n} found nothing new: {action} gives what step {step} found. Write step {n} again with "
                       "{advice}")
-PLACEHOLDER_REPAIR = ("Finish[answer] needs the answer itself: write Finish[...] with the name or value that the "
-                      "observations give for the question, or take another action if they do not give it.")
+PLACEHOLDER_REPAIR = ("{action} copies the format, not an answer. Write step {n} again with {advice}")
 # A Finish whose answer no observation of the chain contains: Qwen2.5-1.5B-Instruct answered from its own
 # knowledge ("New York" for where Pocahontas Mounds is) one step after finding the node.
 UNGROUNDED_REPAIR = ("No observation above says \"{answer}\". Write step {n} again with {advice}")
