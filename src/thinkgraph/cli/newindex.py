@@ -10,8 +10,6 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from thinkgraph.store.factory import open_store, parse
-
 SQLITE_SIDE_FILES = ("-wal", "-shm", "-journal")
 
 
@@ -24,6 +22,8 @@ class NewIndex:
 def kept_only_when_filled(location: str, *, new: bool) -> Iterator[NewIndex]:
     """Around the run on ``location``; ``new``: the index did not exist before it. Only an SQLite file
     is removed (a PostgreSQL schema is left as it is)."""
+    from thinkgraph.store.factory import parse  # here: the store (numpy) is not needed for --help
+
     made = NewIndex()
     try:
         yield made
@@ -36,6 +36,8 @@ def kept_only_when_filled(location: str, *, new: bool) -> Iterator[NewIndex]:
 
 
 def _holds_nothing(path: Path) -> bool:
+    from thinkgraph.store.factory import open_store
+
     store = open_store(path, create=False)
     try:
         return not store.list_documents() and not any(store.count_nodes().values())
