@@ -2,7 +2,7 @@
 
 A GRBench graph's definition (a dozen node types, a few dozen edge types) is a few hundred to two
 thousand characters and is shown whole, as Graph-CoT does. A corpus-built index has one edge type per
-OpenIE predicate and its inverse: MuSiQue's 10,063 predicates made a 462,000-character definition,
+OpenIE predicate and its inverse: MuSiQue's 10,063 predicates made a 472,174-character definition,
 above any model's context window. Above the budget the definition lists the most frequent node types
 and edge types with their counts and says how many it left out."""
 

@@ -31,7 +31,7 @@ class KGRConfig(BaseModel):
     # Ours, not the paper's: characters of the graph definition in each agent and explore prompt. A
     # GRBench graph's definition (the paper's setting) is a few hundred to two thousand characters and
     # is shown whole; a corpus-built index has one edge type per OpenIE predicate and its inverse
-    # (MuSiQue: 20,126, a 462,000-character definition, past any context window). Above the bound
+    # (MuSiQue: 20,126, a 472,174-character definition, past any context window). Above the bound
     # the most frequent node and edge types are listed with their counts, and the agent gets one more
     # action, EdgeTypes[node id], to list the edge types of a node (explore lists them per entity).
     graph_chars: int = Field(4000, ge=500)
