@@ -227,3 +227,40 @@ async def test_an_answer_verified_after_a_rewrite_keeps_the_questions_evidence_f
     shown = [n.props.get("doc_id") for n in answer.evidence.nodes if n.type == "chunk"]
     assert shown[:2] == ["c1", "c2"] and "c6" in shown  # the question's own, then the rewrite's the answer cites
     assert [c.doc_id for c in answer.citations] == ["c6"]
+
+
+class Guesser(Model):
+    """A small model's habit: a draft names something whatever the evidence (the bridge passage's answer
+    when it is shown, a guess otherwise); the check passes only what the evidence states."""
+
+    def draft(self, prompt: str) -> str:
+        found = re.search(r"\[(\d+)\] [^\n]*" + self.fact, prompt)
+        return f"{self.answer} [{found.group(1)}]" if found else "Springfield [1]"
+
+
+async def test_verified_sufficiency_escalates_past_a_rejected_draft(ask) -> None:  # noqa: ANN001
+    """sufficiency="verified" (ours): stage 1's guess fails Triple-Check, so the retriever escalates
+    (stage 2 adds nothing: no draft) and stage 3's draft is verified there, in the same attempt."""
+    model = Guesser()
+    answer = await ask(model, i_max=0, sufficiency="verified")
+    assert model.calls == ["draft", "check", "draft", "check"] and answer.cost.calls == 4
+    assert answer.status == "answered" and answer.text == "Rivertown" and answer.stats["stage"] == "ppr"
+    assert "c2" in {c.doc_id for c in answer.citations}
+    (rejected,) = [s for s in answer.trace if s.action == "sufficiency.local"]
+    assert rejected.outputs["sufficient"] is False and rejected.outputs["failure"] == "grd"
+
+
+async def test_a_draft_verified_during_the_escalation_is_not_checked_again(ask) -> None:  # noqa: ANN001
+    model = Guesser(fact="Alice Stone founded Acme Corp", answer="Acme Corp")
+    answer = await ask(model, question="Which company did Alice Stone found?", sufficiency="verified")
+    assert model.calls == ["draft", "check"] and answer.cost.calls == 2 and answer.stats["stage"] == "local"
+    assert answer.status == "answered" and answer.text == "Acme Corp"
+
+
+async def test_the_default_sufficiency_stops_at_the_guess_and_abstains(ask) -> None:  # noqa: ANN001
+    """Beside the test above, the same model and question: the draft judges stage 1 sufficient, the
+    check rejects it and no retry is left, so the verdict decides the outcome and the citations."""
+    model = Guesser()
+    answer = await ask(model, i_max=0)
+    assert model.calls == ["draft", "check"] and answer.status == "abstained" and not answer.citations
+    assert answer.stats["failure"] == "grd"

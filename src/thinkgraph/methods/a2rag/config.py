@@ -63,7 +63,10 @@ class A2RAGConfig(BaseModel):
     # of its own and the draft of the sufficient stage is the candidate answer (the paper's 2.0 calls
     # per question, Tables II-III, are out of reach with a separate check per stage). "llm": a
     # separate sufficiency verdict after each stage, then the answer. "all": every stage, no check.
-    sufficiency: Literal["answer", "llm", "all"] = "answer"
+    # "verified" (ours): a stage suffices when its draft is an answer that passes Triple-Check, so a
+    # rejected draft escalates to the next stage instead of ending the attempt (a small model's draft
+    # is seldom "Unknown"; Triple-Check then tells that the stage's evidence did not hold the answer).
+    sufficiency: Literal["answer", "llm", "all", "verified"] = "answer"
     # A pre-check before a stage's draft (ours, off by default): the stage is drafted only when the
     # passages it shows hold the shared walk's best N; otherwise it escalates without a draft. It judges
     # the walk, not the stage (with N = evidence_chunks and evidence_order="shared_walk" every draft

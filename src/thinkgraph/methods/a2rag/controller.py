@@ -152,7 +152,7 @@ class A2RAGMethod:
                 reply = await self._generate(llm, query, state, passages)
                 trace.append(TraceStep("responder", DRAFT_STEP, {"query": query, "stage": state.stage},
                                        {"reply": reply}))
-            failure, reason = await self._check(query, reply, state, trace)
+            failure, reason = (None, "") if state.draft_checked else await self._check(query, reply, state, trace)
             attempts.append(Attempt(query, reply, failure, reason, state.stage, self._subgraph(state), state))
             if failure is None:
                 return await self._verified(question, llm, reply, state, passages, attempts, trace)
@@ -259,7 +259,21 @@ class A2RAGMethod:
             state.draft = reply if sufficient else None
             return sufficient
 
-        return verdict if mode == "llm" else draft
+        async def verified_draft(state: RetrievalState) -> bool:
+            """The stage's draft, then Triple-Check on the evidence it was drafted from: a rejected draft
+            escalates (the verdict is traced as the stage's sufficiency), a verified one is the answer."""
+            if not await draft(state):
+                return False
+            assert state.draft is not None
+            failure, reason = await self._check(state.query, state.draft, state, trace)
+            trace.append(TraceStep("retriever", f"sufficiency.{state.stage}", {"check": "triple_check"},
+                                   {"sufficient": failure is None, "failure": failure, "reason": reason}))
+            state.draft_checked = failure is None
+            if failure is not None:
+                state.draft = None
+            return failure is None
+
+        return {"llm": verdict, "verified": verified_draft}.get(mode, draft)
 
     def _misses_the_walks_best(self, state: RetrievalState) -> list[str]:
         """The shared walk's ``sufficiency_precheck`` best passages that the stage's evidence lacks."""

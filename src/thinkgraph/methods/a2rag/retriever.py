@@ -42,6 +42,7 @@ class RetrievalState:
     walk_seeded: bool = False  # whether the shared walk had a seed (else it ranked by the text alone)
     order: str = "stage"  # evidence_order: how the stages' chunks are handed on
     draft: str | None = None  # sufficiency="answer": the draft that judged the last stage sufficient
+    draft_checked: bool = False  # sufficiency="verified": that draft already passed Triple-Check
 
     def ranked_chunks(self, through: str | None = None) -> list[str]:
         """Chunks of the stages run (up to ``through``): "stage", the latest stage's by its own scores,
