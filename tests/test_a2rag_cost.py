@@ -135,12 +135,18 @@ async def test_a_rewrite_that_changes_nothing_ends_the_retries(ask) -> None:  # 
     assert "the rewrite asked nothing new" in answer.message
 
 
-async def test_a_rewrite_that_echoes_the_instructions_ends_the_retries(ask) -> None:  # noqa: ANN001
-    """Gemma 3 270M answered a rewrite with the rewrite prompt's own first lines; searching with that
-    wastes the retry, so it counts as no rewrite (the same query: the loop ends)."""
+ANSWER_PROMPT_ECHO = ("Answer the question using only the evidence below (facts from a knowledge graph and "
+                      "numbered source passages).")
+
+
+@pytest.mark.parametrize("echo", ["rewrite_prompt", "answer_prompt"])
+async def test_a_rewrite_that_echoes_the_instructions_ends_the_retries(ask, echo: str) -> None:  # noqa: ANN001
+    """Gemma 3 270M answered a rewrite with the rewrite prompt's own first lines, and once with the answer
+    prompt's first line; searching with either wastes the retry, so it counts as no rewrite (the same
+    query: the loop ends)."""
     class Echo(Model):
         def rewrite(self, prompt: str) -> str:
-            return prompt.split("\n\n", 1)[0]
+            return prompt.split("\n\n", 1)[0] if echo == "rewrite_prompt" else ANSWER_PROMPT_ECHO
 
     model = Echo(check=json.dumps({"relevant": False, "grounded": True, "resolves": True, "reason": "off"}))
     answer = await ask(model, i_max=2)

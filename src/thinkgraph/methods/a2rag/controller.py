@@ -298,8 +298,10 @@ class A2RAGMethod:
                                          evidence=self.retriever.evidence_text(state))
         rewritten = (await llm.text([{"role": "user", "content": prompt}], step=f"a2rag.rewrite.{failure}",
                                      kind="query")).strip()
-        if echoes_instructions(rewritten, REWRITE[failure]):
-            return query  # an echo of our instructions is no question: the loop ends rather than search with it
+        # An echo of our instructions is no question, whichever prompt it repeats (Gemma 3 270M returned the
+        # answer prompt's first line to a rewrite): the loop ends rather than search with it.
+        if any(echoes_instructions(rewritten, template) for template in (REWRITE[failure], ANSWER)):
+            return query
         return parse_rewrite(rewritten) or query
 
     def _verified_evidence(self, attempts: list[Attempt]) -> EvidenceSubgraph:
