@@ -274,6 +274,7 @@ async def test_error_taxonomy_of_wrong_answers(kg, tmp_path: Path) -> None:  # n
                                      ("Decide whether the predicted answer", lambda r: json.dumps(
                                          {"correct": "Prediction: Graph reasoning" in r.messages[-1]["content"]
                                           or "Predicted answer: Graph reasoning" in r.messages[-1]["content"]})),
+                                     ("search of a knowledge graph for the answer", "Answer: Aiko Sato"),  # the limit
                                      (AGENT, step)])
     tg = kg(backend)
     paper = MethodSpec.parse("kgr:steps=2,finish_at_limit=false,repair=false")  # the paper's form
@@ -287,3 +288,7 @@ async def test_error_taxonomy_of_wrong_answers(kg, tmp_path: Path) -> None:  # n
     # without a judge the third category is not claimed
     answer = await tg.aask("Which venue?", "kgr", steps=2, finish_at_limit=False, repair=False)
     assert mechanical_error(answer, ["Journal of Network Science"]) is None
+    # the default answers at the step limit: a wrong answer given there is one the limit cut short
+    at_limit = await tg.aask("Who is Aiko?", "kgr", steps=2, repair=False)
+    assert at_limit.stats["outcome"] == "finished_at_limit"
+    assert mechanical_error(at_limit, ["Somebody Else"]) == REACHED_LIMIT
