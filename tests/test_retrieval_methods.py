@@ -156,3 +156,21 @@ def test_openie_graph_retrieval_uses_triplet_seeds(tmp_path: Path, settings: Set
         names = [n.text for n in evidence.evidence.nodes if n.type == "entity"]
         assert "Joseph Okafor" in names or "Lena Sorensen" in names
         assert evidence.citations[0].doc_id == "p2"
+
+
+def test_graph_evidence_numbers_its_passages_as_the_answer_cites_them(sample_index: Path, settings: Settings) -> None:
+    """With an LLM the answer cites some of the passages it was shown, numbered from 1 as cited; a path
+    in the graph evidence must name its passage by that number, and paths to passages it does not cite
+    are left out (helper-11 saw [1]-[4] under an answer citing one passage)."""
+    question = "Who reassembled the Morrow Refractor in 1946?"
+    with _open(sample_index, settings) as tg:
+        shown = tg.ask(question, method="ppr")  # without an LLM: every passage, in retrieval order
+    numbered = {text.split(" ", 1)[0]: text.split(" ", 1)[1] for text in shown.evidence.path_texts}
+    assert len(numbered) >= 2, "the sample needs paths to two passages for this test"
+    second = int(sorted(numbered, key=lambda n: int(n.strip("[]")))[1].strip("[]"))
+    backend = ScriptedBackend([f"Answer: Tomas Reyes [{second}]"])
+    with _open(sample_index, settings, backend) as tg:
+        answer = tg.ask(question, method="ppr")
+    assert [c.chunk_id for c in answer.citations] == [shown.citations[second - 1].chunk_id]
+    assert answer.evidence.path_texts == [f"[1] {numbered[f'[{second}]']}"]
+    assert len(answer.evidence.paths) == 1

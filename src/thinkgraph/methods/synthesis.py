@@ -54,11 +54,19 @@ def citations_for(passages: list[ScoredPassage]) -> list[Citation]:
                      score=p.score) for p in passages]
 
 
-def evidence_subgraph(evidence: Evidence) -> EvidenceSubgraph:
+def evidence_subgraph(evidence: Evidence, cited: Sequence[ScoredPassage] | None = None) -> EvidenceSubgraph:
+    """The retrieved passages and seeds as nodes, with the entity paths to the passages. A path reads
+    "[n] A -rel-> B": n numbers its passage as the retrieval ranked it, or, given an answer's ``cited``
+    passages, as the answer's citations are numbered; paths to passages the answer does not cite are
+    left out, so that every [n] on screen is the passage shown as [n]."""
     nodes = [Node(p.chunk_id, "chunk", p.text, {"doc_id": p.doc_id, "score": p.score}) for p in evidence.passages]
     nodes += [Node(eid, "entity", name, {"seed_weight": w}) for eid, name, w in evidence.seeds]
-    return EvidenceSubgraph(nodes=nodes, paths=[list(p) for p in evidence.path_ids],
-                            path_texts=[" ".join(p) for p in evidence.paths])
+    paths = list(zip(evidence.path_ids, evidence.paths, evidence.path_passages, strict=True))
+    if cited is not None:
+        number = {p.chunk_id: i for i, p in enumerate(cited, 1)}
+        paths = [(ids, [f"[{number[chunk]}]", *text[1:]], chunk) for ids, text, chunk in paths if chunk in number]
+    return EvidenceSubgraph(nodes=nodes, paths=[list(ids) for ids, _, _ in paths],
+                            path_texts=[" ".join(text) for _, text, _ in paths])
 
 
 def evidence_only(question: str, method: str, evidence: Evidence, trace: list[TraceStep]) -> Answer:
@@ -81,4 +89,5 @@ async def answer_from_evidence(llm: LLM, question: str, method: str, evidence: E
         len(passages)))
     read = asked.read
     return Answer(question=question, method=method, text=read.text, status=read.status, message=read.message,
-                  citations=citations_for(read.cited), evidence=evidence_subgraph(evidence), trace=trace)
+                  citations=citations_for(read.cited), evidence=evidence_subgraph(evidence, read.cited),
+                  trace=trace)

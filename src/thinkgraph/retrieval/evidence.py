@@ -26,6 +26,7 @@ class Evidence:
     seeds: list[tuple[str, str, float]] = field(default_factory=list)  # (entity id, name, weight)
     paths: list[list[str]] = field(default_factory=list)  # readable: name, -predicate->, name, ...
     path_ids: list[list[str]] = field(default_factory=list)
+    path_passages: list[str] = field(default_factory=list)  # the chunk id each path leads to
     residual_question: str | None = None  # ppr's second walk asked this (retrieval/second_hop.py)
     chained_passage: str | None = None  # ppr's chain put this passage second
     walk: str | None = None  # ppr's walk: "exact" or "local" ([retrieval] walk), None when no seed walked

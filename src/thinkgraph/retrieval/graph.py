@@ -223,6 +223,7 @@ class GraphRetriever:
                 continue
             ids = [graph.ids[i] for i in best]
             evidence.path_ids.append(ids)
+            evidence.path_passages.append(passage.chunk_id)
             evidence.paths.append([f"[{number}]", *self._render(ids, labels)])
 
     def _render(self, ids: list[str], labels: dict[tuple[str, str], str]) -> list[str]:
