@@ -34,6 +34,7 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 from thinkgraph.api import ThinkGraph  # noqa: E402
 from thinkgraph.config import Settings  # noqa: E402
+from thinkgraph.errors import InputError  # noqa: E402
 from thinkgraph.eval.datasets import load_questions  # noqa: E402
 from thinkgraph.eval.metrics import recall_at_k  # noqa: E402
 from thinkgraph.eval.runner import EvalRunner, MethodSpec  # noqa: E402
@@ -42,6 +43,11 @@ DATASETS = {"musique": ("musique", "openie_gpt35.jsonl"), "hotpotqa": ("hotpotqa
 # Each method at its defaults for a small local model (docs/local-models.md says why each setting).
 METHODS = ["none", "naive", "ppr", "ircot", "a2rag", "topg", "tog3", "kgr"]
 STATUSES = ("answered", "abstained", "failed", "truncated", "error")
+SHIPPED = ROOT / "benchmarks" / "results" / "answer_quality"  # the records docs/answer-quality.md reports
+
+
+class HelpFormatter(argparse.RawDescriptionHelpFormatter, argparse.ArgumentDefaultsHelpFormatter):
+    """The module's text as written, and each option's default."""
 
 
 def settings(base_url: str, model: str) -> Settings:
@@ -128,13 +134,19 @@ def row(label: str, rs: list[dict[str, Any]], gold: dict[str, list[str]]) -> dic
             "completion_tokens": median("completion_tokens"), "seconds": median("seconds")}
 
 
+class NoRecordsError(Exception):
+    """The report found no record of any question under --out."""
+
+
 def report(args: argparse.Namespace) -> str:
     lines = []
+    found = 0
     for name in args.datasets.split(","):
         out = args.out / name
         questions = load_questions(args.data / DATASETS[name][0] / "questions_dev.jsonl", limit=args.questions)
         gold = {q.id: list(q.supporting_ids) for q in questions}
         records = [r for r in _records(out) if r.get("qid") in gold]
+        found += len(records)
         labels = list(dict.fromkeys(r["label"] for r in records))
         lines += [f"\n{name} (first {len(questions)} dev questions)\n",
                   "| method | n | EM | F1 | ppr's F1, same questions | cited R@5 | answered / abstained / failed / "
@@ -157,6 +169,9 @@ def report(args: argparse.Namespace) -> str:
         if cached_rows:
             lines.append("\n(cached: calls the index's LLM cache answered, an earlier row having asked the same "
                          "prompt; tokens and seconds count only the calls sent to the model)")
+    if not found:
+        raise NoRecordsError(f"no answers recorded under {args.out} for {args.datasets} (run first; the "
+                             f"measured ones are in {SHIPPED.relative_to(ROOT)}: --out {SHIPPED.relative_to(ROOT)})")
     meta = args.out / "meta.json"
     if meta.exists():
         m = json.loads(meta.read_text())
@@ -166,12 +181,14 @@ def report(args: argparse.Namespace) -> str:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=HelpFormatter)
     parser.add_argument("command", choices=["run", "report"])
-    parser.add_argument("--data", type=Path, default=ROOT.parent / "shared" / "data")
-    parser.add_argument("--out", type=Path, default=ROOT / "bench-out" / "answer_quality")
+    parser.add_argument("--data", type=Path, default=ROOT.parent / "shared" / "data",
+                        help="the folder holding musique/ and hotpotqa/ (corpus.jsonl, questions_dev.jsonl)")
+    parser.add_argument("--out", type=Path, default=ROOT / "bench-out" / "answer_quality",
+                        help=f"records, indexes and the report's input; the measured records: {SHIPPED}")
     parser.add_argument("--datasets", default="musique,hotpotqa")
-    parser.add_argument("--questions", type=int, default=20)
+    parser.add_argument("--questions", type=int, default=20, help="the first N dev questions of each dataset")
     parser.add_argument("--methods", nargs="+", default=METHODS,
                         help="methods with options as in eval: ppr a2rag:i_max=1,rewrite=false")
     parser.add_argument("--model-name", default="qwen-1.5b", help="a packaged model to serve: gemma-270m | qwen-1.5b")
@@ -179,6 +196,13 @@ def main() -> None:
     parser.add_argument("--model", help="the model name the --base-url server answers to")
     parser.add_argument("--threads", type=int, default=1, help="the server's decoding threads")
     args = parser.parse_args()
+    try:
+        measure(args)
+    except (InputError, NoRecordsError) as exc:  # a wrong path or an empty --out: one line, not a traceback
+        sys.exit(f"error: {exc}")
+
+
+def measure(args: argparse.Namespace) -> None:
     if args.command == "report":
         print(report(args))
         return

@@ -59,3 +59,14 @@ def test_calls_the_llm_cache_answered_count_as_calls_and_are_marked(tmp_path: Pa
     rows = {line.split(" | ")[0].strip("| "): line.split(" | ") for line in table.splitlines() if line.startswith("| ")}
     assert rows["a2rag:triple_check=off"][8] == "2 (2 cached)" and rows["ppr"][8] == "1"
     assert "tokens and seconds count only the calls sent to the model" in table
+
+
+def test_a_report_of_an_empty_out_says_where_the_measured_records_are(tmp_path: Path) -> None:
+    import pytest
+
+    data = tmp_path / "data" / "musique"
+    data.mkdir(parents=True)
+    (data / "questions_dev.jsonl").write_text(json.dumps({"id": "q0", "question": "Q?", "answer": "A"}) + "\n")
+    args = argparse.Namespace(datasets="musique", out=tmp_path / "nothing", data=tmp_path / "data", questions=3)
+    with pytest.raises(answer_quality.NoRecordsError, match="benchmarks/results/answer_quality"):
+        answer_quality.report(args)
