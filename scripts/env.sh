@@ -30,6 +30,7 @@ installed() {
   [ "${have%%-*}" = "$HASH" ] || return 1
   local extras=",${have#*-},"
   [[ "$extras" == *,dev,* ]] && return 0
+  [[ "$extras" == *,qwen,* ]] && extras="${extras}localmodel,"  # the qwen extra holds localmodel
   local e; IFS=',' read -ra asked <<< "$EXTRAS"
   for e in "${asked[@]}"; do [[ -z "$e" || "$extras" == *,"$e",* ]] || return 1; done
 }

