@@ -43,7 +43,7 @@ async def test_a_method_reading_triplets_says_what_it_runs_without(nolm_index: P
     assert said.startswith(line) and "--extractor llm" in said and line in (answer.message or "")
     assert answer.citations  # it runs without them
     if method == "tog3":
-        assert "extracts triplets on the fly" in said  # ToG-3's Constructor builds them per question
+        assert "with an LLM its Constructor extracts triplets on the fly" in said  # per question, with a model
 
 
 async def test_an_index_with_triplets_has_nothing_to_say(open_bridge) -> None:  # noqa: ANN001

@@ -148,6 +148,8 @@ async def test_reflector_none_stops(index_path: Path) -> None:
     assert script.calls == ["keywords", "respond", "reward", "evolve", "final"]
     assert next(s for s in answer.trace if s.action == "evolve_query").outputs["sub_query"] is None
     assert answer.stats["outcome"] == "reflector_stop"
+    assert "1 round(s), 0 evolution(s) of the query and subgraph: the Reflector found nothing more to ask" \
+        in answer.message  # the end in words, not the reward's number
     tg.close()
 
 

@@ -113,6 +113,7 @@ async def test_evolution_reaches_the_bridge_passage_and_the_final_answer_cites_i
     answer = await run_method(tog3(tg, top_k=1, context_passages=1, retrieval="paper"), QUESTION)
     assert answer.text == "Greenland Valley" and answer.status == "answered"
     assert answer.stats["outcome"] == "sufficient" and answer.stats["evolutions"] == 2
+    assert "2 evolution(s) of the query and subgraph: the Reflector judged the evidence sufficient" in answer.message
     # (the question's own retrieval, with the model's keywords, reaches the first hop's passage)
     assert [s.inputs["query"] for s in answer.trace if s.action == "retrieve"] == [
         QUESTION, "Where is Acme Corp based?", "In which valley does Rivertown lie?"]

@@ -39,7 +39,8 @@ _CHECKS: Mapping[tuple[str, IndexPart], tuple[Callable[[IndexView], bool], str]]
     ("tog3", IndexPart.TRIPLETS): (
         lambda s: _count(s, NodeType.TRIPLET) > 0,
         "tog3 finds no triplet nodes here: this index has none, so its subgraphs start as passages (and "
-        "communities), and its Constructor extracts triplets on the fly from the chunks it reaches (ToG-3 §3.3); "
+        "communities); with an LLM its Constructor extracts triplets on the fly from the chunks it reaches "
+        "(ToG-3 §3.3); "
         f"to have them from the start, build with {LLM_TRIPLETS}"),
     ("a2rag", IndexPart.TRIPLETS): (
         lambda s: _count(s, NodeType.TRIPLET) > 0,

@@ -44,6 +44,15 @@ def variant(config: ToG3Config, *, llm: bool) -> str:
     return f"MACER loop, horizon {config.horizon} ({form}; keyword expansion; {communities})"
 
 
+# The run's end in words, for the answer's message (stats["outcome"] keeps the name).
+OUTCOME_WORDS = {
+    "sufficient": "the Reflector judged the evidence sufficient",
+    "reflector_stop": "the Reflector found nothing more to ask",
+    "horizon": "the evidence was still judged insufficient at the horizon K",
+    "budget_reached": "the call budget ended the loop",
+}
+
+
 class Reward(BaseModel):
     sufficient: bool
     reason: str = ""
@@ -112,7 +121,8 @@ class ToG3Method:
         self.rounds[run.rounds] += 1
         read, shown = await synthesise(llm, self.ctx.store, run, self.retriever, trace)
         notes = [m for m in [read.message] if m]
-        notes.append(f"{run.rounds} round(s), {len(run.steps)} evolution(s); last reward {run.reward}")
+        notes.append(f"{run.rounds} round(s), {len(run.steps)} evolution(s) of the query and subgraph: "
+                     f"{OUTCOME_WORDS.get(run.outcome, run.outcome)}")
         if run.outcome == "budget_reached":
             notes.append(f"stopped at the call budget (max_calls={c.max_calls})")
         notes += [m for m in [constructor.log.message()] if m]
