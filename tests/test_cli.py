@@ -29,6 +29,8 @@ def built_index(tmp_path_factory: pytest.TempPathFactory) -> Path:
     assert result.returncode == 0, result.stderr
     assert "indexed 4 documents" in result.stdout
     assert "synonyms: up to date" not in result.stdout and "levels" in result.stdout
+    (slowest,) = [line for line in result.stdout.splitlines() if line.startswith("slowest stages: ")]
+    assert slowest.count(" s, ") == 2 and slowest.endswith(" s")  # three stages, not every one
     return path
 
 

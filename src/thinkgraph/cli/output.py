@@ -50,6 +50,9 @@ def counted(n: int, noun: str, plural: str | None = None) -> str:
     return f"{n} {noun if n == 1 else plural or noun + 's'}"
 
 
+SLOWEST_STAGES = 3
+
+
 def print_index_report(report: IndexReport) -> None:
     out.print(f"indexed {counted(report.indexed, 'document')} ({counted(report.chunks, 'chunk')}), "
               f"{report.unchanged} unchanged, {report.updated} updated, {report.failed} failed, "
@@ -67,9 +70,9 @@ def print_index_report(report: IndexReport) -> None:
               f"communities: {communities}")
     if report.llm_calls or report.llm_cached_calls:
         out.print(llm_calls_line(report), highlight=False)
-    if report.timings:
-        out.print("stage seconds: " + ", ".join(f"{k} {v:.1f}" for k, v in report.timings.items()),
-                  highlight=False)
+    if report.timings:  # the slowest stages only: the full breakdown is for benchmarks, not the screen
+        slowest = sorted(report.timings.items(), key=lambda kv: -kv[1])[:SLOWEST_STAGES]
+        out.print("slowest stages: " + ", ".join(f"{k} {v:.1f} s" for k, v in slowest), highlight=False)
     for line in report.skipped[:20]:
         out.print(f"  skipped {escape(line)}", highlight=False)
     if len(report.skipped) > 20:
