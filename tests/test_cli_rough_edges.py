@@ -14,12 +14,12 @@ from support import SAMPLE_CORPUS, FakeOpenAIServer
 from thinkgraph.errors import ExitCode
 
 
-def run(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+def run(*args: str, env: dict[str, str] | None = None, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
     """The command with stdout and stderr piped, no THINKGRAPH_ settings and no COLUMNS (a pipe has no width)."""
     full_env = {k: v for k, v in os.environ.items() if not k.startswith("THINKGRAPH_") and k != "COLUMNS"}
     full_env.update(env or {})
     return subprocess.run([sys.executable, "-m", "thinkgraph", *args], capture_output=True, text=True,
-                          env=full_env, timeout=300)
+                          env=full_env, timeout=300, input=stdin)
 
 
 @pytest.fixture(scope="module")
@@ -113,6 +113,19 @@ def test_a_question_without_words_or_too_long_is_refused_in_one_line(sample_inde
     done = run("-i", str(sample_index), "ask", question)
     assert done.returncode == ExitCode.INPUT and done.stdout == ""  # no evidence ranked, no score of 1.000
     assert done.stderr.startswith(message) and len(done.stderr.strip().splitlines()) == 1, done.stderr
+
+
+def test_a_question_of_dash_is_read_from_standard_input(sample_index: Path) -> None:
+    """A question too long for the argument list (the OS refuses some 100 KB), or piped, comes on stdin."""
+    asked = run("-i", str(sample_index), "ask", "-", stdin="Who trained Lena Sorensen?\n")
+    assert asked.returncode == 0 and "Evidence" in asked.stdout, asked.stderr
+    long = run("-i", str(sample_index), "ask", "-", stdin="word " * 40_000)
+    assert long.returncode == ExitCode.INPUT and long.stderr.startswith("error: the question is 200,000 characters")
+
+
+def test_an_option_given_twice_is_refused(sample_index: Path) -> None:
+    done = run("-i", str(sample_index), "ask", "Who trained Lena?", "-m", "tog3", "-o", "horizon=1", "-o", "horizon=2")
+    assert done.returncode == ExitCode.USAGE and done.stderr.startswith("error: option 'horizon' is given twice")
 
 
 def test_the_question_length_limit_is_a_setting(sample_index: Path, tmp_path: Path) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sys
 from typing import Any
 
 import typer
@@ -17,7 +18,7 @@ from thinkgraph.methods.catalog import DEFAULT_METHOD, METHOD_NAMES
 @one_line_errors
 def ask(
     ctx: typer.Context,
-    question: str = typer.Argument(..., help="The question."),
+    question: str = typer.Argument(..., help="The question; - reads it from standard input."),
     method: str = typer.Option(DEFAULT_METHOD, "--method", "-m", help=f"One of: {', '.join(METHOD_NAMES)}"),
     top_k: int | None = typer.Option(None, "--top-k", "-k", min=1,
                                      help="Passages to retrieve and show, for every method (each method maps "
@@ -30,6 +31,8 @@ def ask(
     interaction: str | None = typer.Option(None, "--interaction", help="kgr: agent | explore."),
 ) -> None:
     """Answer a question (or, with no LLM configured, show the retrieved evidence)."""
+    if question == "-":  # a long question, or one from a pipe: the argument list has a size limit
+        question = sys.stdin.read()
     options = _parse_options(option)
     if "top_k" in options:  # -o top_k=N is --top-k N
         if top_k is not None:
@@ -62,6 +65,8 @@ def _parse_options(pairs: list[str]) -> dict[str, Any]:
         key, sep, raw = pair.partition("=")
         if not sep or not key.strip():
             raise UsageError(f"option {pair!r} is not KEY=VALUE")
+        if key.strip() in options:  # which one would win is not for the reader to guess
+            raise UsageError(f"option {key.strip()!r} is given twice")
         try:
             options[key.strip()] = json.loads(raw)
         except json.JSONDecodeError:
