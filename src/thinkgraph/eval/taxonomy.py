@@ -13,13 +13,11 @@ from pydantic import BaseModel
 from thinkgraph.errors import StructuredOutputError
 from thinkgraph.eval.metrics import normalize_answer
 from thinkgraph.llm.service import LLM
+from thinkgraph.methods.kgr.method import FINISHED_AT_LIMIT
 from thinkgraph.models import Answer
 
 REACHED_LIMIT = "reached_limit"
 BUDGET_REACHED = "budget_reached"  # the method's call budget ended the run: a limit too
-# kgr's default answers at the step limit from what the chain found (ours; the paper's chain ends there
-# without one): a wrong answer given there is still one the limit cut short.
-FINISHED_AT_LIMIT = "finished_at_limit"
 FOUND_NOT_RETURNED = "answer_found_not_returned"
 WRONG_REASONING_STEP = "wrong_reasoning"
 UNJUDGED = "wrong_answer"
@@ -45,6 +43,8 @@ def trace_text(answer: Answer) -> str:
 
 def mechanical_error(answer: Answer, golds: list[str]) -> str | None:
     """The first two categories, which need no judge; None when neither applies."""
+    # kgr's default answers at the step limit (ours; the paper's chain ends there without one): a wrong
+    # answer given there is still one the limit cut short.
     if answer.stats.get("outcome") in (REACHED_LIMIT, BUDGET_REACHED, FINISHED_AT_LIMIT):
         return REACHED_LIMIT
     seen = f" {normalize_answer(trace_text(answer))} "

@@ -125,7 +125,10 @@ class KGRMethod:
         return "; ".join(notes) or None
 
 
+FINISHED_AT_LIMIT = "finished_at_limit"  # answered at the step limit (finish_at_limit; eval/taxonomy.py reads it)
+
+
 def _outcome(result: SearchResult) -> str:
     if result.best is not None:
-        return "finished_at_limit" if result.best.final is not None else "finished"
+        return FINISHED_AT_LIMIT if result.best.final is not None else "finished"
     return "budget_reached" if result.budget_reached else "reached_limit"
