@@ -81,6 +81,6 @@ class A2RAGConfig(BaseModel):
     rewrite: bool = True
     hitl: bool = False  # propose triples for human review after a verified answer
     # Our bound on LLM calls per question (I_max bounds the retries; this bounds what a raised I_max
-    # or repeated repairs can cost). The defaults need at most 15 (3 attempts of 3 drafts, a verdict
-    # and a rewrite). When spent: abstain.
+    # or repeated repairs can cost). The defaults need at most 14 before repairs (3 attempts of 3 drafts
+    # and a verdict, a rewrite between attempts). When spent: abstain.
     max_calls: int | None = Field(60, ge=1)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -214,11 +214,10 @@ class A2RAGMethod:
         trace.append(TraceStep("controller", "abstain", {"attempts": len(attempts)},
                                {"unverified_draft": last.answer if last else None,
                                 "failure": last.failure if last else None}))
-        # the evidence shown is the question's own retrieval (the first attempt) with every stage run, not a
-        # rewrite's: a weak model's rewrite can drift anywhere, and a stage judged sufficient by a draft
-        # that then failed must not narrow what was found for the question
+        # the evidence shown is the question's own retrieval (the first attempt) as it ran, up to the stage
+        # it stopped at, not a rewrite's: a weak model's rewrite can drift anywhere
         first = attempts[0].state if attempts else None
-        evidence = self._subgraph(self.retriever.complete(first)) if first is not None else EvidenceSubgraph()
+        evidence = self._subgraph(first) if first is not None else EvidenceSubgraph()
         return Answer(question=question, method=self.name, text=None, status=AnswerStatus.ABSTAINED, trace=trace,
                       message=message, evidence=evidence,
                       stats={"stage": "failed", "attempts": len(attempts),
@@ -305,15 +304,15 @@ class A2RAGMethod:
         return parse_rewrite(rewritten) or query
 
     def _verified_evidence(self, attempts: list[Attempt]) -> EvidenceSubgraph:
-        """The evidence of an answer verified after a rewrite: the question's own retrieval first (every
-        stage), then the passages of the rewrite the answer rests on (they are its citations); a weak
-        model's rewrite may drift, and what was found for the question must not be lost."""
+        """The evidence of an answer verified after a rewrite: the rewrite's retrieval the answer rests on
+        first (its citations are among it), then the question's own retrieval as it ran (up to the stage
+        it stopped at); a weak model's rewrite may drift, and what was found for the question stays shown."""
         if len(attempts) == 1 or attempts[0].state is None:
             return attempts[-1].evidence
-        own = self._subgraph(self.retriever.complete(attempts[0].state))
-        seen = {n.id for n in own.nodes}
-        own.nodes += [n for n in attempts[-1].evidence.nodes if n.id not in seen]
-        return own
+        shown = attempts[-1].evidence
+        seen = {n.id for n in shown.nodes}
+        own = self._subgraph(attempts[0].state)
+        return replace(shown, nodes=shown.nodes + [n for n in own.nodes if n.id not in seen])
 
     def _subgraph(self, state: RetrievalState) -> EvidenceSubgraph:
         """What the retriever gathered: the passages handed to the answerer, the seed and fact

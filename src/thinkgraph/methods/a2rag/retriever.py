@@ -165,17 +165,6 @@ class AgenticRetriever:
         """The stages that run, in order (``local_bridge`` off: stage 3 alone)."""
         return STAGES if self.config.local_bridge else STAGES[-1:]
 
-    def complete(self, state: RetrievalState) -> RetrievalState:
-        """``state`` with the stages it did not reach run as well (no model call), recording nothing."""
-        missing = [s for s in self.stages if s not in state.stage_chunks]
-        if missing:
-            query_vec = self.view.embed_query(state.query)
-            quiet = RetrievalState(state.query, state.seeds, state.facts, state.stage_chunks, state.stage,
-                                   walk=state.walk, walk_seeded=state.walk_seeded, order=state.order)
-            for stage in missing:
-                self._run_stage(stage, quiet, list(state.seeds.entities), query_vec)
-        return state
-
     def _run_stage(self, stage: str, state: RetrievalState, seeds: list[int],
                    query_vec: np.ndarray) -> dict[str, Any]:
         c = self.config
