@@ -117,3 +117,25 @@ async def test_a_graph_described_whole_keeps_the_papers_five_actions(kg) -> None
     prompt = backend.requests[0].messages[-1]["content"]
     assert "(5) Finish[answer]: give the final answer (use names or values, not node ids).\nWrite one step" in prompt
     assert "EdgeTypes" not in prompt and "- edge type paper: author/venue -> paper\n\nQuestion: q?" in prompt
+
+
+def test_the_graph_definition_shrinks_to_a_small_context_window(tmp_path: Path) -> None:
+    """A quarter of the model's window at 3 characters a token: 2,048 tokens leave 1,536 characters for the
+    definition (beside the note on other edge types), where the default window shows the full 4,000."""
+    docs, openie = corpus(tmp_path)
+    with ThinkGraph(tmp_path / "many.db", settings=Settings(), embedder=HashEmbedder(), create=True) as tg:
+        tg.index([docs], openie=openie)
+    lengths = {}
+    for window in (2048, 8192):
+        for interaction in ("agent", "explore"):
+            backend = ScriptedBackend(script=["Thought: known.\nAction: Finish[Place 0]"] * 3)
+            settings = Settings.model_validate({"llm": {"context_window": window}})
+            with ThinkGraph.open(tmp_path / "many.db", settings=settings, embedder=HashEmbedder(),
+                                 backend=backend) as tg:
+                tg.ask("Where did Person 7 travel?", "kgr", interaction=interaction, steps=1)
+            prompt = next(m["content"] for r in backend.requests for m in r.messages
+                          if "Graph definition:" in m["content"])
+            definition = prompt.split("Graph definition:\n")[1].split("\n\nQuestion:")[0]
+            lengths[window, interaction] = len(definition)
+    for interaction in ("agent", "explore"):
+        assert lengths[2048, interaction] <= 1536 + 200 < lengths[8192, interaction] <= 4000 + 200, lengths

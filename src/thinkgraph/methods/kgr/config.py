@@ -7,6 +7,9 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+MIN_GRAPH_CHARS = 500  # the least graph definition worth showing (the node types and a few edge types)
+DEFINITION_CHARS_PER_TOKEN = 3  # conservative, as the agent's scratchpad bound (methods/kgr/agent.py)
+
 
 class KGRConfig(BaseModel):
     model_config = ConfigDict(extra="forbid")
@@ -34,7 +37,9 @@ class KGRConfig(BaseModel):
     # (MuSiQue: 20,126, a 472,174-character definition, past any context window). Above the bound
     # the most frequent node and edge types are listed with their counts, and the agent gets one more
     # action, EdgeTypes[node id], to list the edge types of a node (explore lists them per entity).
-    graph_chars: int = Field(4000, ge=500)
+    # The bound also shrinks to a quarter of the model's context window (at 3 characters a token), so a
+    # small window keeps room for the examples, the steps and the reply.
+    graph_chars: int = Field(4000, ge=MIN_GRAPH_CHARS)
     # Explore's entity linking (the paper leaves it open): "shared" (ours) links an extracted name to
     # the index's entity of that name first, as `ppr` links question entities (retrieval/linking.py),
     # and to the nearest node text only when none is named; "vector": the nearest node text alone.
@@ -45,8 +50,10 @@ class KGRConfig(BaseModel):
     # by the shared reply reader (methods/replies.py); the outcome is then "finished_at_limit".
     # False: the paper's form.
     finish_at_limit: bool = True
-    # Ours: a step reply with no action is asked again once in the same conversation (a bounded
-    # repair). In a CoT chain the repair call counts against the n steps, so calls stay <= n.
+    # Ours: a step reply with no action, one that repeats an earlier step (the same action, or one that
+    # finds what an earlier step found), or a Finish that is a placeholder or names what no observation
+    # says is asked again once in the same conversation (a bounded repair). In a CoT chain the repair
+    # call counts against the n steps, so calls stay <= n.
     repair: bool = True
     few_shot: bool = True  # App. F: every prompt carries examples (ours, methods/kgr/examples.py)
     # Our bound, not the paper's: LLM calls per question. The paper's ToT/GoT defaults (n = 10,
@@ -57,3 +64,7 @@ class KGRConfig(BaseModel):
     @property
     def tree_depth(self) -> int:
         return self.depth or self.steps
+
+    def definition_chars(self, context_window: int) -> int:
+        """The graph definition's bound for a model of ``context_window`` tokens (``graph_chars`` at most)."""
+        return max(MIN_GRAPH_CHARS, min(self.graph_chars, context_window * DEFINITION_CHARS_PER_TOKEN // 4))

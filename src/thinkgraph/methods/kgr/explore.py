@@ -42,7 +42,7 @@ class ExploreStepper:
         ``finisher``: the finishing step at the step limit (KGRConfig.finish_at_limit)."""
         self.llm, self.graph, self.config, self.question = llm, graph, config, question
         self.recorder, self.ids, self.linker, self.finisher = recorder, ids, linker, finisher
-        described = graph.description(config.graph_chars)
+        described = graph.description(config.definition_chars(llm.settings.context_window))
         self.graph_definition = described.text + ("" if described.complete else f"\n{EXPLORE_TYPES_NOTE}")
 
     def _examples(self, prompt: str) -> str:

@@ -58,7 +58,8 @@ class KGRMethod:
         if c.interaction == "agent":
             env = GraphEnvironment(graph, retrieve_k=c.retrieve_k, max_neighbors=c.max_neighbors,
                                    max_chars=c.max_observation_chars)
-            return AgentStepper(llm, env, question, recorder, ids, few_shot=c.few_shot, graph_chars=c.graph_chars,
+            return AgentStepper(llm, env, question, recorder, ids, few_shot=c.few_shot,
+                                graph_chars=c.definition_chars(llm.settings.context_window),
                                 limit=c.steps if c.strategy == "cot" else c.tree_depth, finisher=finisher)
         linker = self.ctx.view.entity_linker if c.entity_linking == "shared" else None
         return ExploreStepper(llm, graph, c, question, recorder, ids, linker=linker, finisher=finisher)
