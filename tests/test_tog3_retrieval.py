@@ -93,6 +93,10 @@ async def test_the_evidence_is_the_retrievers_own_ranking_never_blended(open_bri
     answer = await tg.aretrieve(QUESTION, "tog3", top_k=2, retrieval=form)
     own = {str(n.props["doc_id"]) for n in answer.evidence.nodes if n.type == "chunk"}
     assert own == set(docs(answer))  # the cited passages are the Retriever's subgraph's
+    node_doc = {n.id: n.props.get("doc_id") for n in tg.store.iter_nodes(NodeType.CHUNK)}
+    alone = await Retriever(tg.view, ToG3Config(retrieval=form, top_k=2), None).retrieve(QUESTION, [])
+    ranked = [node_doc[c] for c in alone.passages]
+    assert docs(answer) and docs(answer) == ranked[: len(docs(answer))]  # the Retriever's own order, nothing added
     hybrid = docs(await tg.aretrieve(QUESTION, "hybrid", top_k=2))
     assert docs(answer) != hybrid  # (the removed 50/50 blend with BM25 + dense pulled it toward this)
 
