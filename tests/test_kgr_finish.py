@@ -19,6 +19,7 @@ from thinkgraph.config import Settings
 from thinkgraph.llm.backend import ChatRequest
 from thinkgraph.methods.kgr.actions import Action, GraphEnvironment, parse_step
 from thinkgraph.methods.kgr.agent import AgentStepper, grounded
+from thinkgraph.methods.kgr.prompts import AGENT_STEP
 from thinkgraph.methods.kgr.state import SHORT_OBSERVATION, ChainState, Step
 from thinkgraph.methods.kgr.trace import Recorder
 from thinkgraph.testing import ScriptedBackend
@@ -82,6 +83,11 @@ async def test_the_finishing_step_may_abstain_or_fail(open_bridge) -> None:  # n
     answer = await open_bridge(backend).aask(QUESTION + " (again)", "kgr", steps=3)
     assert answer.status == "failed" and answer.text is None and answer.stats["outcome"] == "reached_limit"
     assert "the finishing step gave none: the model repeated the prompt's instructions" in answer.message
+    # nor is one that repeats the step prompt the chain's steps quoted (Gemma 3 270M's finishing reply)
+    copied = AGENT_STEP.split("\n", 1)[0]
+    backend = ScriptedBackend(rules=[(LAST_STEP, copied), (AGENT, bridge_walker)])
+    answer = await open_bridge(backend).aask(QUESTION + " (copied)", "kgr", steps=3)
+    assert answer.status == "failed" and answer.text is None and answer.stats["outcome"] == "reached_limit"
 
 
 async def test_a_chain_of_one_step_and_the_papers_form_have_no_finishing_step(open_bridge) -> None:  # noqa: ANN001

@@ -170,13 +170,15 @@ def markers_only(reply: str) -> bool:
     return bool(_CITE.search(reply)) and not any(ch.isalnum() for ch in text)
 
 
-def read_answer(reply: str, items: Sequence[T], prompt_template: str, *, truncated: bool = False,
+def read_answer(reply: str, items: Sequence[T], prompt_template: str | tuple[str, ...], *, truncated: bool = False,
                 cap: int | None = None) -> AnswerReply[T]:
     """The one reading of an answer reply that every answerer shares: a reply echoing the prompt is a
     failure (the items shown stay cited), "Unknown" in its variants an abstention, a reply cut at the
     completion cap truncated (its text kept), anything else an answer. The citations come from the
-    answer's line, else from the whole reply."""
-    if echoes_instructions(reply, prompt_template) or echoes_instructions(reply, ANSWER_FORMAT) \
+    answer's line, else from the whole reply. ``prompt_template``: the prompt's template, or several when
+    the prompt quotes others (a chain whose steps copied an earlier prompt)."""
+    templates = (prompt_template,) if isinstance(prompt_template, str) else prompt_template
+    if any(echoes_instructions(reply, t) for t in (*templates, ANSWER_FORMAT)) \
             or echoes_instructions(reply, EXAMPLE_WORDS, window=4):
         return AnswerReply(AnswerStatus.FAILED, None, list(items), ECHO_MESSAGE)
     line, rest = answer_part(reply)
@@ -202,7 +204,7 @@ class AskedAnswer(Generic[T]):
 
 
 async def ask_answer(llm: LLM, messages: list[Message], items: Sequence[T], *, step: str,
-                     prompt_template: str) -> AskedAnswer[T]:
+                     prompt_template: str | tuple[str, ...]) -> AskedAnswer[T]:
     """Ask for an answer and read it; a reply of passage numbers only is asked again once, with the
     model's reply and what it lacked (the bounded repair of free-text answers). Still markers only, it is
     a failure that says so."""

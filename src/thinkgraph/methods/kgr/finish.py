@@ -9,7 +9,7 @@ from itertools import count
 
 from thinkgraph.llm.service import LLM
 from thinkgraph.methods.kgr.grounding import chain_nodes, grounding_passages
-from thinkgraph.methods.kgr.prompts import FINISH_AT_LIMIT, FINISH_PASSAGES
+from thinkgraph.methods.kgr.prompts import AGENT_STEP, EXPLORE_THOUGHT, FINISH_AT_LIMIT, FINISH_PASSAGES
 from thinkgraph.methods.kgr.state import ChainState, Step
 from thinkgraph.methods.kgr.trace import Recorder
 from thinkgraph.methods.replies import answer_format, answer_trace, ask_answer
@@ -22,6 +22,9 @@ from thinkgraph.typedkg import TypedGraph
 FINISH_STEP = "kgr.finish"
 PROMPT_OVERHEAD_TOKENS = 300  # the prompt's own words and the answer format
 CHARS_PER_TOKEN = 3  # conservative: the chain is cut by characters before it is counted
+# A reply that repeats the finishing prompt, or the step prompt a chain's steps may have copied (Gemma 3
+# 270M's steps did, and its finishing reply repeated them), has not answered.
+ECHOED = (FINISH_AT_LIMIT, AGENT_STEP, EXPLORE_THOUGHT)
 # The statuses whose reading is the chain's answer (an abstention included: "Unknown" is what it found).
 ANSWERING = (AnswerStatus.ANSWERED, AnswerStatus.ABSTAINED, AnswerStatus.TRUNCATED)
 
@@ -49,7 +52,7 @@ class Finisher:
             answer_format=answer_format(items, self.question),
             passages=FINISH_PASSAGES.format(passages=numbered_passages(passages)) if passages else "")
         asked = await ask_answer(self.llm, [{"role": "user", "content": prompt}], passages, step=FINISH_STEP,
-                                 prompt_template=FINISH_AT_LIMIT)
+                                 prompt_template=ECHOED)
         read = asked.read
         self.recorder.steps.append(answer_trace("reasoner", FINISH_STEP, "FINISH_AT_LIMIT", asked, {
             "state": state.id, "passages": [p.chunk_id for p in passages]}, len(passages)))
