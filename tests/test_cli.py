@@ -135,6 +135,19 @@ def test_corrupt_index_and_bad_config(tmp_path: Path) -> None:
     assert "sk-in-file" not in result.stderr
 
 
+def test_an_answer_that_cites_nothing_still_shows_the_passages_retrieved(built_index: Path) -> None:
+    with FakeOpenAIServer() as server:
+        server.default = Behaviour(content="Unknown")  # every draft: so a2rag abstains
+        env = {"THINKGRAPH_LLM_BASE_URL": server.url, "THINKGRAPH_LLM_MODEL": "m"}
+        result = run("-i", str(built_index), "ask", "Who trained Lena Sorensen?", "-m", "a2rag",
+                     "-o", "tau_g=0", env=env)
+    assert result.returncode == 0, result.stderr
+    assert "Evidence" not in result.stdout
+    listed = result.stdout.split("Passages retrieved (no answer cites them", 1)[1]
+    assert listed.startswith(")\n(1) ") or listed.startswith(", the first 5 of")
+    assert "Lena Sorensen" in listed
+
+
 def test_a2rag_and_review_through_the_cli(built_index: Path) -> None:
     result = run("-i", str(built_index), "ask", "Who made the lens of the Skarn Lighthouse?", "-m", "a2rag",
                  "-o", "k_hops=3", "--trace", "--json")

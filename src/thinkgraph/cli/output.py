@@ -12,7 +12,7 @@ from rich.markup import escape
 
 from thinkgraph.citations import display_quote
 from thinkgraph.errors import ExitCode
-from thinkgraph.models import Answer
+from thinkgraph.models import Answer, NodeType
 
 if TYPE_CHECKING:
     from thinkgraph.config import Settings
@@ -147,6 +147,22 @@ def graph_legend(paths: list[str]) -> str:
     return " (A ~ B: A and B are named in the same passage)" if any(" ~ " in p for p in paths) else ""
 
 
+UNCITED_SHOWN = 5  # passages listed for an answer that cites none (an abstention, a failed reply)
+
+
+def print_uncited_passages(answer: Answer) -> None:
+    """What the method retrieved when no answer cites it: without it an abstention shows only its facts,
+    and the reader cannot see whether the passages held the answer the model did not give."""
+    chunks = [n for n in answer.evidence.nodes if n.type == NodeType.CHUNK]
+    if not chunks:
+        return
+    more = f", the first {UNCITED_SHOWN} of {len(chunks)}" if len(chunks) > UNCITED_SHOWN else ""
+    out.print(f"[bold]Passages retrieved[/bold] (no answer cites them{more})", highlight=False)
+    for i, node in enumerate(chunks[:UNCITED_SHOWN], 1):
+        doc = node.props.get("doc_id", "?")
+        out.print(escape(f"({i}) {doc} ({node.id})\n    {display_quote(node.text, 300)}"), highlight=False)
+
+
 def print_answer(answer: Answer, trace: bool) -> None:
     if answer.text is not None:
         out.print(f"[bold]Answer[/bold] ({answer.method}, {answer.status}): {escape(answer.text)}", highlight=False)
@@ -165,6 +181,8 @@ def print_answer(answer: Answer, trace: bool) -> None:
         score = f" score {c.score:.3f}" if ranked and c.score is not None else ""
         quote = display_quote(c.quote, 400)  # plain text: no **bold** or # heading marks
         out.print(escape(f"[{i}] {c.doc_id} {span}{page} ({c.chunk_id}){score}\n    {quote}"), highlight=False)
+    if not answer.citations:
+        print_uncited_passages(answer)
     if answer.evidence.path_texts:
         out.print(f"[bold]Graph evidence[/bold]{escape(graph_legend(answer.evidence.path_texts))}", highlight=False)
     for path in answer.evidence.path_texts:
