@@ -41,7 +41,8 @@ from thinkgraph.eval.runner import EvalRunner, MethodSpec  # noqa: E402
 
 DATASETS = {"musique": ("musique", "openie_gpt35.jsonl"), "hotpotqa": ("hotpotqa", None)}
 # Each method at its defaults for a small local model (docs/local-models.md says why each setting).
-METHODS = ["none", "naive", "ppr", "ircot", "a2rag", "topg", "tog3", "kgr"]
+# tog3 at horizon K = 1: at the paper's K = 3 one question takes 10-20 minutes here (docs/answer-quality.md).
+METHODS = ["none", "naive", "ppr", "ircot", "a2rag", "topg", "tog3:horizon=1", "kgr"]
 STATUSES = ("answered", "abstained", "failed", "truncated", "error")
 SHIPPED = ROOT / "benchmarks" / "results" / "answer_quality"  # the records docs/answer-quality.md reports
 
@@ -77,7 +78,7 @@ def build_index(path: Path, data: Path, name: str) -> None:
 
 def run(args: argparse.Namespace, base_url: str, model: str) -> None:
     specs = [MethodSpec.parse(m) for m in args.methods]
-    for name in args.datasets.split(","):
+    for name in args.datasets:
         out = args.out / name
         out.mkdir(parents=True, exist_ok=True)
         questions = load_questions(args.data / DATASETS[name][0] / "questions_dev.jsonl", limit=args.questions)
@@ -134,6 +135,21 @@ def row(label: str, rs: list[dict[str, Any]], gold: dict[str, list[str]]) -> dic
             "completion_tokens": median("completion_tokens"), "seconds": median("seconds")}
 
 
+def dataset_names(text: str) -> list[str]:
+    """``--datasets``: known names only (argparse says which are known)."""
+    names = [n.strip() for n in text.split(",") if n.strip()]
+    unknown = [n for n in names if n not in DATASETS]
+    if unknown or not names:
+        raise argparse.ArgumentTypeError(f"unknown dataset(s) {', '.join(unknown) or '(none)'}; "
+                                         f"known: {', '.join(DATASETS)}")
+    return names
+
+
+def median_text(x: float) -> str:
+    """A median count as measured: 7.5 stays 7.5 (an even number of questions), 8.0 reads 8."""
+    return f"{x:.0f}" if float(x).is_integer() else f"{x:.1f}"
+
+
 class NoRecordsError(Exception):
     """The report found no record of any question under --out."""
 
@@ -141,7 +157,7 @@ class NoRecordsError(Exception):
 def report(args: argparse.Namespace) -> str:
     lines = []
     found = 0
-    for name in args.datasets.split(","):
+    for name in args.datasets:
         out = args.out / name
         questions = load_questions(args.data / DATASETS[name][0] / "questions_dev.jsonl", limit=args.questions)
         gold = {q.id: list(q.supporting_ids) for q in questions}
@@ -160,7 +176,8 @@ def report(args: argparse.Namespace) -> str:
             same = [ppr_f1[x["qid"]] for x in rs if x["qid"] in ppr_f1]
             paired = f"{100 * statistics.mean(same):.1f}" if len(same) == len(rs) and rs else "–"
             statuses = " / ".join(str(r["statuses"][s]) for s in STATUSES)
-            calls = f"{r['calls']:.0f}" + (f" ({r['cached_calls']:.0f} cached)" if r["cached_calls"] else "")
+            cached = f" ({median_text(r['cached_calls'])} cached)" if r["cached_calls"] else ""
+            calls = median_text(r["calls"]) + cached
             cached_rows = cached_rows or bool(r["cached_calls"])
             lines.append(f"| {label} | {r['questions']} | {r['em']:.1f} | {r['f1']:.1f} | {paired} | "
                          f"{r['cited_r5']:.1f} | "
@@ -170,7 +187,7 @@ def report(args: argparse.Namespace) -> str:
             lines.append("\n(cached: calls the index's LLM cache answered, an earlier row having asked the same "
                          "prompt; tokens and seconds count only the calls sent to the model)")
     if not found:
-        raise NoRecordsError(f"no answers recorded under {args.out} for {args.datasets} (run first; the "
+        raise NoRecordsError(f"no answers recorded under {args.out} for {','.join(args.datasets)} (run first; the "
                              f"measured ones are in {SHIPPED.relative_to(ROOT)}: --out {SHIPPED.relative_to(ROOT)})")
     meta = args.out / "meta.json"
     if meta.exists():
@@ -182,12 +199,14 @@ def report(args: argparse.Namespace) -> str:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=HelpFormatter)
-    parser.add_argument("command", choices=["run", "report"])
+    parser.add_argument("command", choices=["run", "report"],
+                        help="run: ask what is not recorded yet, then report; report: the tables of the records")
     parser.add_argument("--data", type=Path, default=ROOT.parent / "shared" / "data",
                         help="the folder holding musique/ and hotpotqa/ (corpus.jsonl, questions_dev.jsonl)")
     parser.add_argument("--out", type=Path, default=ROOT / "bench-out" / "answer_quality",
                         help=f"records, indexes and the report's input; the measured records: {SHIPPED}")
-    parser.add_argument("--datasets", default="musique,hotpotqa")
+    parser.add_argument("--datasets", default="musique,hotpotqa", type=dataset_names,
+                        help=f"comma-separated, of {', '.join(DATASETS)}")
     parser.add_argument("--questions", type=int, default=20, help="the first N dev questions of each dataset")
     parser.add_argument("--methods", nargs="+", default=METHODS,
                         help="methods with options as in eval: ppr a2rag:i_max=1,rewrite=false")
@@ -198,8 +217,12 @@ def main() -> None:
     args = parser.parse_args()
     try:
         measure(args)
+        sys.stdout.flush()  # here, where a reader that left (`report | head`) is caught below
     except (InputError, NoRecordsError) as exc:  # a wrong path or an empty --out: one line, not a traceback
         sys.exit(f"error: {exc}")
+    except BrokenPipeError:  # `report | head`: the reader left; nothing more to say
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        sys.exit(141)
 
 
 def measure(args: argparse.Namespace) -> None:

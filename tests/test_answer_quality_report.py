@@ -32,7 +32,7 @@ def test_the_table_pairs_each_method_with_ppr_on_its_own_questions(tmp_path: Pat
         _record("ppr", "q2", 0.5, "answered", [], 1),
         _record("tog3", "q0", 0.0, "abstained", ["d0"], 4), _record("tog3", "q1", 0.0, "failed", [], 6, failures=2),
         "{not json"]) + "\n")
-    args = argparse.Namespace(datasets="musique", out=tmp_path / "out", data=tmp_path / "data", questions=3)
+    args = argparse.Namespace(datasets=["musique"], out=tmp_path / "out", data=tmp_path / "data", questions=3)
     table = answer_quality.report(args)
     rows = {line.split(" | ")[0].strip("| "): line.split(" | ") for line in table.splitlines()
             if line.startswith("| ppr") or line.startswith("| tog3")}
@@ -54,7 +54,7 @@ def test_calls_the_llm_cache_answered_count_as_calls_and_are_marked(tmp_path: Pa
     cached = json.loads(_record("a2rag:triple_check=off", "q0", 1.0, "answered", [], 0))
     cached["cost"]["cached_calls"] = 2
     (out / "records.jsonl").write_text(_record("ppr", "q0", 1.0, "answered", [], 1) + "\n" + json.dumps(cached) + "\n")
-    args = argparse.Namespace(datasets="musique", out=tmp_path / "out", data=tmp_path / "data", questions=1)
+    args = argparse.Namespace(datasets=["musique"], out=tmp_path / "out", data=tmp_path / "data", questions=1)
     table = answer_quality.report(args)
     rows = {line.split(" | ")[0].strip("| "): line.split(" | ") for line in table.splitlines() if line.startswith("| ")}
     assert rows["a2rag:triple_check=off"][8] == "2 (2 cached)" and rows["ppr"][8] == "1"
@@ -67,6 +67,40 @@ def test_a_report_of_an_empty_out_says_where_the_measured_records_are(tmp_path: 
     data = tmp_path / "data" / "musique"
     data.mkdir(parents=True)
     (data / "questions_dev.jsonl").write_text(json.dumps({"id": "q0", "question": "Q?", "answer": "A"}) + "\n")
-    args = argparse.Namespace(datasets="musique", out=tmp_path / "nothing", data=tmp_path / "data", questions=3)
+    args = argparse.Namespace(datasets=["musique"], out=tmp_path / "nothing", data=tmp_path / "data", questions=3)
     with pytest.raises(answer_quality.NoRecordsError, match="benchmarks/results/answer_quality"):
         answer_quality.report(args)
+
+
+def test_a_median_between_two_counts_is_shown_as_measured() -> None:
+    assert answer_quality.median_text(7.5) == "7.5" and answer_quality.median_text(8.0) == "8"
+
+
+def test_an_unknown_dataset_is_a_one_line_usage_error() -> None:
+    import subprocess
+    import sys
+
+    script = Path(answer_quality.__file__)
+    run = subprocess.run([sys.executable, str(script), "report", "--datasets", "musique,nosuch"],
+                         capture_output=True, text=True, timeout=120)
+    assert run.returncode == 2 and "Traceback" not in run.stderr
+    assert "unknown dataset(s) nosuch; known: musique, hotpotqa" in run.stderr.strip().splitlines()[-1]
+
+
+def test_a_reader_that_leaves_ends_the_report_quietly(tmp_path: Path) -> None:
+    """`report | head -3`: the pipe closes before the table is written; exit 141, no traceback."""
+    import subprocess
+    import sys
+
+    data = tmp_path / "data" / "musique"
+    data.mkdir(parents=True)
+    (data / "questions_dev.jsonl").write_text(json.dumps({"id": "q0", "question": "Q?", "answer": "A"}) + "\n")
+    (tmp_path / "out" / "musique").mkdir(parents=True)
+    (tmp_path / "out" / "musique" / "records.jsonl").write_text(_record("ppr", "q0", 1.0, "answered", [], 1) + "\n")
+    child = subprocess.Popen([sys.executable, str(Path(answer_quality.__file__)), "report", "--datasets", "musique",
+                              "--data", str(tmp_path / "data"), "--out", str(tmp_path / "out")],
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    assert child.stdout is not None and child.stderr is not None
+    child.stdout.close()  # the reader is gone before anything is written
+    stderr = child.stderr.read().decode()
+    assert child.wait(timeout=120) == 141 and "Traceback" not in stderr and "BrokenPipe" not in stderr
