@@ -292,3 +292,21 @@ async def test_error_taxonomy_of_wrong_answers(kg, tmp_path: Path) -> None:  # n
     at_limit = await tg.aask("Who is Aiko?", "kgr", steps=2, repair=False)
     assert at_limit.stats["outcome"] == "finished_at_limit"
     assert mechanical_error(at_limit, ["Somebody Else"]) == REACHED_LIMIT
+
+
+def test_explore_reads_the_last_finish_that_names_an_answer() -> None:
+    from thinkgraph.methods.kgr.explore import finish_answer
+
+    quoted = ('I will write "Finish[answer]" to say I am done.\nTherefore the next thought is:\n'
+              "Finish[Christopher Nolan and Sathish Kalathil]")
+    assert finish_answer(quoted) == "Christopher Nolan and Sathish Kalathil"  # not 'answer]" to say ... Finish[...'
+    assert finish_answer("I am done: Finish[answer]") is None  # the format's placeholder alone: not finished
+    assert finish_answer("Finish[1867 [2]]") == "1867 [2]" and finish_answer("Look at the paper.") is None
+
+
+async def test_an_explore_thought_that_quotes_the_placeholder_explores_on(kg) -> None:  # noqa: ANN001
+    backend = ScriptedBackend(script=["I need the authors, then I write Finish[answer].",
+                                      "Finish[Maria Lindqvist, Tomasz Nowak]"], rules=explore_rules())
+    answer = await kg(backend).aask("Who wrote the graph reasoning paper?", "kgr", interaction="explore")
+    assert answer.text == "Maria Lindqvist, Tomasz Nowak" and answer.stats["steps"] == 2
+    assert calls(backend, "relations of this entity") >= 1  # the first thought explored the graph
