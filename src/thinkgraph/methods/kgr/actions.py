@@ -19,9 +19,11 @@ ACTION_NAMES = ("RetrieveNode", "NodeFeature", "NeighborCheck", "NodeDegree", "F
 _ALIASES = {"neighbourcheck": "NeighborCheck", "neighborcheck": "NeighborCheck", "retrievenode": "RetrieveNode",
             "nodefeature": "NodeFeature", "nodedegree": "NodeDegree", "finish": "Finish", "edgetypes": "EdgeTypes"}
 _ONE_ARGUMENT = ("RetrieveNode", "Finish", "EdgeTypes")
-# the argument may hold one level of brackets: Finish[1867 [2]] (a citation marker copied into the answer)
+# an action's argument in brackets, holding at most one level of brackets itself: Finish[1867 [2]] (a
+# citation marker copied into the answer); explore mode reads its Finish with it too
+BRACKETED_ARGUMENT = r"\[((?:[^\[\]]|\[[^\[\]]*\])*)\]"
 _ACTION = re.compile(r"\b(RetrieveNode|NodeFeature|Neighbou?rCheck|NodeDegree|Finish|EdgeTypes)\s*"
-                     r"\[((?:[^\[\]]|\[[^\[\]]*\])*)\]", re.IGNORECASE | re.DOTALL)
+                     + BRACKETED_ARGUMENT, re.IGNORECASE | re.DOTALL)
 _N = r"\s*(?:\d+|<\s*n\s*>)?\s*"  # a step's number, or the "<n>" of the format line copied as it is
 _THOUGHT = re.compile(rf"^\s*(?:Thought{_N}:)?\s*(.*?)\s*(?:Action{_N}:|$)", re.IGNORECASE | re.DOTALL)
 PASSAGE_TYPE = "passage"  # a corpus-built graph's passage nodes (methods/kgr/grounding.py)

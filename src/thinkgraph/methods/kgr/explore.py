@@ -11,7 +11,7 @@ from itertools import count
 
 from thinkgraph.config import CallKind
 from thinkgraph.llm.service import LLM
-from thinkgraph.methods.kgr.actions import is_placeholder
+from thinkgraph.methods.kgr.actions import BRACKETED_ARGUMENT, is_placeholder
 from thinkgraph.methods.kgr.config import KGRConfig
 from thinkgraph.methods.kgr.examples import examples
 from thinkgraph.methods.kgr.finish import Finisher
@@ -31,8 +31,7 @@ from thinkgraph.methods.kgr.trace import Recorder
 from thinkgraph.retrieval.linking import EntityLinker
 from thinkgraph.typedkg import TypedGraph
 
-# Finish[answer], its argument holding at most one level of brackets ("Finish[1867 [2]]"), as the agent reads it
-_FINISH = re.compile(r"Finish\s*\[((?:[^\[\]]|\[[^\[\]]*\])*)\]", re.IGNORECASE)
+_FINISH = re.compile(r"Finish\s*" + BRACKETED_ARGUMENT, re.IGNORECASE)  # read as the agent reads it
 _YES = re.compile(r"^\W*yes\b", re.IGNORECASE)
 
 
