@@ -77,6 +77,9 @@ def _wait_healthy(proc: subprocess.Popen, url: str) -> None:
     raise RuntimeError(f"server at {url} did not start")
 
 
+MINIMUM_WAIT_FACTOR = 20  # run_clients: how much longer than asked the clients may run to reach a minimum
+
+
 @dataclass
 class Tally:
     """What the clients saw: the documents acknowledged as present per workspace, latencies, and
@@ -97,6 +100,11 @@ class Tally:
         with self.lock:
             self.problems.append(text)
 
+    def reached(self, minimum: dict[str, int]) -> bool:
+        """Whether each kind of request has been made at least ``minimum[kind]`` times."""
+        with self.lock:
+            return all(len(self.latencies[kind]) >= n for kind, n in minimum.items())
+
     def summary(self) -> dict[str, dict[str, float]]:
         out = {}
         for kind, values in self.latencies.items():
@@ -106,13 +114,14 @@ class Tally:
         return out
 
 
-def _client(number: int, workspaces: list[str], urls: list[str], until: float, tally: Tally) -> None:
+def _client(number: int, workspaces: list[str], urls: list[str], until: float, tally: Tally,
+            minimum: dict[str, int], hard_stop: float) -> None:
     rng = random.Random(number)
     ws = workspaces[number % len(workspaces)]
     mine: list[str] = []
     made = 0
     with httpx.Client(timeout=120) as http:
-        while time.time() < until:
+        while time.time() < until or (not tally.reached(minimum) and time.time() < hard_stop):
             base = rng.choice(urls)
             roll = rng.random()
             started = time.perf_counter()
@@ -151,12 +160,18 @@ def _client(number: int, workspaces: list[str], urls: list[str], until: float, t
         tally.live.setdefault(ws, set()).update(mine)
 
 
-def run_clients(urls: list[str], workspaces: list[str], clients: int, seconds: float) -> Tally:
+def run_clients(urls: list[str], workspaces: list[str], clients: int, seconds: float,
+                minimum: dict[str, int] | None = None) -> Tally:
+    """Clients for ``seconds``, and on past them until each kind of request in ``minimum`` was made that
+    often (a loaded machine serves fewer in the time; a test counts requests, not throughput), at most
+    MINIMUM_WAIT_FACTOR times as long."""
     for ws in workspaces:
         httpx.post(f"{urls[0]}/v1/workspaces/{ws}", timeout=60).raise_for_status()
     tally = Tally(live={ws: set() for ws in workspaces})
     until = time.time() + seconds
-    threads = [threading.Thread(target=_client, args=(n, workspaces, urls, until, tally)) for n in range(clients)]
+    hard_stop = time.time() + seconds * MINIMUM_WAIT_FACTOR
+    threads = [threading.Thread(target=_client, args=(n, workspaces, urls, until, tally, minimum or {}, hard_stop))
+               for n in range(clients)]
     for t in threads:
         t.start()
     for t in threads:

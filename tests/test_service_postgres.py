@@ -12,6 +12,7 @@ from service_scenario import check_final, postgres_workspace, run_clients, serve
 
 CLIENTS = 9
 SECONDS = 8.0
+MINIMUM = {"upload": 10, "delete": 2, "ask": 5}  # requests made before the clients stop, however loaded the machine
 
 
 def test_two_servers_over_one_database_lose_nothing(pg_url, tmp_path: Path) -> None:  # noqa: ANN001
@@ -19,11 +20,11 @@ def test_two_servers_over_one_database_lose_nothing(pg_url, tmp_path: Path) -> N
     config = tmp_path / "tg.toml"
     config.write_text('[embedding]\nprovider = "hashing"\ndim = 64\n[index]\nextractor = "nolm"\n', "utf-8")
     with servers(store_url, config) as urls:
-        tally = run_clients(urls, ["alpha", "beta", "gamma"], CLIENTS, SECONDS)
+        tally = run_clients(urls, ["alpha", "beta", "gamma"], CLIENTS, SECONDS, minimum=MINIMUM)
         problems = check_final(postgres_workspace(store_url), urls, tally)
         listed = [httpx.get(f"{url}/v1/workspaces", timeout=30).json() for url in urls]
     assert problems == []
     assert listed == [["alpha", "beta", "gamma"]] * 2
     counts = tally.summary()
-    assert counts["upload"]["count"] >= 10 and counts["delete"]["count"] >= 2 and counts["ask"]["count"] >= 5
+    assert all(counts[kind]["count"] >= n for kind, n in MINIMUM.items()), counts
     assert sum(len(docs) for docs in tally.live.values()) > 0

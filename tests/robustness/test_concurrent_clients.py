@@ -14,6 +14,7 @@ from thinkgraph.service.workspaces import INDEX_FILE
 LONG = bool(os.environ.get("THINKGRAPH_ROBUSTNESS_LONG"))
 CLIENTS = 50 if LONG else 8
 SECONDS = 60.0 if LONG else 8.0
+MINIMUM = {"upload": 5, "ask": 3}  # requests made before the clients stop, however loaded the machine
 
 
 def test_clients_racing_on_sqlite_workspaces_lose_nothing(tmp_path: Path, figures: Callable[..., None]) -> None:
@@ -21,7 +22,7 @@ def test_clients_racing_on_sqlite_workspaces_lose_nothing(tmp_path: Path, figure
     config.write_text('[embedding]\nprovider = "hashing"\ndim = 64\n[index]\nextractor = "nolm"\n', "utf-8")
     root = tmp_path / "ws"
     with servers(None, config, count=1, root=root, workers=2) as urls:
-        tally = run_clients(urls, ["alpha", "beta"], CLIENTS, SECONDS)
+        tally = run_clients(urls, ["alpha", "beta"], CLIENTS, SECONDS, minimum=MINIMUM)
         problems = check_final(lambda ws: str(root / ws / INDEX_FILE), urls, tally)
     counts = tally.summary()
     store_problems = len(problems) - len(tally.problems)  # end state: documents missing, extra or doubled
@@ -30,4 +31,4 @@ def test_clients_racing_on_sqlite_workspaces_lose_nothing(tmp_path: Path, figure
             foreign_citations=tally.foreign_citations,
             failed_requests=len(tally.problems) - tally.foreign_citations)
     assert problems == []
-    assert counts["upload"]["count"] >= 5 and counts["ask"]["count"] >= 3
+    assert all(counts[kind]["count"] >= n for kind, n in MINIMUM.items()), counts
