@@ -84,6 +84,9 @@ class LLMSettings(_Section):
     backoff_s: float = 1.0  # first retry delay; doubles each retry, capped at 30 s
     concurrency: int = 8
     max_repairs: int = 2  # re-asks when structured output fails to parse
+    # Ask for token log-probabilities with yes/no verdicts, read as P(yes) (llm/judgement.py); false for a
+    # server that refuses the request fields (the verdict as written decides then).
+    logprobs: bool = True
     budget_calls: int | None = None  # stop a run cleanly after this many uncached calls
     budget_tokens: int | None = None
 

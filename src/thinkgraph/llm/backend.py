@@ -35,6 +35,9 @@ class ChatRequest:
     structured: dict[str, Any] = field(default_factory=dict)
     stop: tuple[str, ...] = ()
     seed: int | None = None  # OpenAI-compatible servers that sample honour it (vLLM, llama.cpp, OpenAI)
+    # Ask for each generated token's log-probability and its ``top_logprobs`` alternatives (a verdict's
+    # P(yes), llm/judgement.py); servers that do not return them are read without.
+    top_logprobs: int | None = None
 
     @property
     def response_format(self) -> dict[str, Any] | None:
@@ -52,6 +55,9 @@ class ChatRequest:
             body["stop"] = list(self.stop)
         if self.seed is not None:
             body["seed"] = self.seed
+        if self.top_logprobs is not None:
+            body["logprobs"] = True
+            body["top_logprobs"] = self.top_logprobs
         if stream:
             body["stream"] = True
         return body
@@ -65,6 +71,9 @@ class ChatResult:
     seconds: float = 0.0
     finish_reason: str | None = None  # "length" when the completion cap cut the reply
     extra: dict[str, Any] = field(default_factory=dict)
+    # The generated tokens with their log-probability and alternatives, when asked for and returned:
+    # [(token, [(alternative, logprob), ...]), ...]
+    token_logprobs: list[tuple[str, list[tuple[str, float]]]] = field(default_factory=list)
 
 
 class ResponseFormatRejected(LLMError):
@@ -106,7 +115,31 @@ def parse_completion(body: bytes) -> ChatResult:
     usage = data.get("usage") if isinstance(data.get("usage"), dict) else {}
     return ChatResult(text=text, prompt_tokens=_int(usage.get("prompt_tokens")),
                       completion_tokens=_int(usage.get("completion_tokens")),
-                      finish_reason=choice.get("finish_reason") if isinstance(choice, dict) else None)
+                      finish_reason=choice.get("finish_reason") if isinstance(choice, dict) else None,
+                      token_logprobs=parse_logprobs(choice.get("logprobs") if isinstance(choice, dict) else None))
+
+
+def parse_logprobs(value: object) -> list[tuple[str, list[tuple[str, float]]]]:
+    """The OpenAI form ``{"content": [{"token", "logprob", "top_logprobs": [{"token", "logprob"}]}]}``
+    as (token, alternatives) pairs, the chosen token among its alternatives; [] when absent or malformed
+    (a server without log-probabilities is read without them)."""
+    content = value.get("content") if isinstance(value, dict) else None
+    if not isinstance(content, list):
+        return []
+    out: list[tuple[str, list[tuple[str, float]]]] = []
+    for item in content:
+        if not isinstance(item, dict) or not isinstance(item.get("token"), str):
+            return []
+        tops = [(t["token"], float(t["logprob"])) for t in item.get("top_logprobs") or []
+                if isinstance(t, dict) and isinstance(t.get("token"), str) and _number(t.get("logprob"))]
+        if _number(item.get("logprob")) and all(tok != item["token"] for tok, _ in tops):
+            tops.append((item["token"], float(item["logprob"])))
+        out.append((item["token"], tops))
+    return out
+
+
+def _number(value: object) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
 
 
 def _int(value: object) -> int:

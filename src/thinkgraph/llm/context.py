@@ -34,11 +34,22 @@ def upper_bound_tokens(messages: Sequence[dict[str, str]]) -> int:
     return int(raw * SAFETY_FACTOR)
 
 
+def _protected_tail(content: str) -> tuple[str, str]:
+    """A message split into the part a cut may shorten and its last paragraph, which it keeps when
+    short (a quarter of the message at most): the prompt layout puts the question there
+    (methods/layout.py), and a prompt cut to fit must still ask it."""
+    head, sep, tail = content.rpartition("\n\n")
+    if not sep or not head or len(tail) * 4 > len(content):
+        return content, ""
+    return head, sep + tail
+
+
 def fit_messages(
     messages: Sequence[Message], *, context_window: int, max_tokens: int, counter: TokenCounter
 ) -> tuple[list[dict[str, str]], bool]:
-    """Messages that fit ``context_window - max_tokens``: the longest message is cut at its end
-    until the whole fits. Returns the messages and whether anything was cut."""
+    """Messages that fit ``context_window - max_tokens``: the longest message is cut at its end (before
+    its last paragraph, the question, when that is short) until the whole fits. Returns the messages
+    and whether anything was cut."""
     fitted: list[dict[str, str]] = [{"role": m["role"], "content": m["content"]} for m in messages]
     allowed = context_window - max_tokens
     if allowed <= 0:
@@ -49,13 +60,14 @@ def fit_messages(
     cut = False
     while total > allowed:
         longest = max(range(len(fitted)), key=lambda i: len(fitted[i]["content"]))
-        content = fitted[longest]["content"]
-        own = counter.count(content)
+        head, tail = _protected_tail(fitted[longest]["content"])
+        head = head.removesuffix(TRUNCATION_MARK)  # cut again: one mark
+        own = counter.count(head)
         excess = int((total - allowed) / SAFETY_FACTOR) + 8
         keep = max(0, own - excess)
         if keep == 0 and own == 0:
             break
-        fitted[longest]["content"] = counter.truncate(content, keep) + TRUNCATION_MARK
+        fitted[longest]["content"] = counter.truncate(head, keep) + TRUNCATION_MARK + tail
         cut = True
         new_total = prompt_tokens(fitted, counter)
         if new_total >= total:

@@ -29,6 +29,7 @@ from thinkgraph.llm.dialects import (
     remember_form,
     structured_fields,
 )
+from thinkgraph.llm.judgement import TOP_LOGPROBS, verdict_probabilities
 from thinkgraph.llm.structured import JSONExtractionError, extract_json, json_values, strip_reasoning
 from thinkgraph.models import Cost
 from thinkgraph.tokens import TokenCounter
@@ -181,23 +182,41 @@ class LLM:
                    max_tokens: int | None = None) -> T:
         """A reply validated against ``schema``; re-asks up to ``max_repairs`` times, then raises
         StructuredOutputError (counted in ``meter.parse_failures``). Only valid replies are cached."""
+        value, _ = await self._structured(messages, schema, step=step, kind=kind, max_tokens=max_tokens, keys=())
+        return value
+
+    async def judge(self, messages: list[Message], schema: type[T], *, keys: Sequence[str], step: str,
+                    kind: CallKind = "verdict", max_tokens: int | None = None) -> tuple[T, dict[str, float]]:
+        """A structured verdict (as ``json``) with P(yes) of each of its "yes"/"no" fields ``keys``, read
+        from the verdict tokens' log-probabilities (llm/judgement.py) when the server returns them
+        (``[llm] logprobs``); a field without them is absent from the probabilities. Cached with them."""
+        return await self._structured(messages, schema, step=step, kind=kind, max_tokens=max_tokens,
+                                      keys=tuple(keys) if self.settings.logprobs else ())
+
+    async def _structured(self, messages: list[Message], schema: type[T], *, step: str, kind: CallKind,
+                          max_tokens: int | None, keys: tuple[str, ...]) -> tuple[T, dict[str, float]]:
         max_tokens = max_tokens or self.settings.max_tokens.for_kind(kind)
         schema_json = json_schema_of(schema)
-        params = {"max_tokens": max_tokens, "t": self.settings.temperature, "schema": schema_json,
-                  "seed": self.settings.seed}
+        params: dict[str, Any] = {"max_tokens": max_tokens, "t": self.settings.temperature, "schema": schema_json,
+                                  "seed": self.settings.seed}
+        if keys:
+            params["logprobs"] = list(keys)
         key = cache_key(self.model, messages, params)
         cached = self._cached(key, step)
         if cached is not None:
+            value_part, probabilities = (cached.get("value"), cached.get("p_yes", {})) if keys and \
+                isinstance(cached, dict) and "value" in cached else (cached, {})
             try:
-                return schema.model_validate(cached)
-            except ValidationError:
+                return schema.model_validate(value_part), {str(k): float(v) for k, v in probabilities.items()}
+            except (ValidationError, AttributeError, TypeError, ValueError):
                 log.warning("ignoring a cache entry that no longer validates for %s", step)
         conversation = list(messages)
         error = "unknown"
         for attempt in range(1 + self.settings.max_repairs):
             if attempt:
                 self.meter.repairs += 1
-            result = await self._call(conversation, step=step, max_tokens=max_tokens, schema=schema)
+            result = await self._call(conversation, step=step, max_tokens=max_tokens, schema=schema,
+                                      top_logprobs=TOP_LOGPROBS if keys else None)
             try:
                 value = _first_valid(schema, result.text)
             except (JSONExtractionError, ValidationError) as exc:
@@ -206,9 +225,11 @@ class LLM:
                                 {"role": "user", "content": REPAIR_PROMPT.format(
                                     error=error, schema=json.dumps(schema_json))}]
                 continue
+            probabilities = verdict_probabilities(result.token_logprobs, keys) if keys else {}
             if self.cache is not None:
-                self.cache.cache_put(key, value.model_dump(mode="json", by_alias=True))
-            return value
+                dumped = value.model_dump(mode="json", by_alias=True)
+                self.cache.cache_put(key, {"value": dumped, "p_yes": probabilities} if keys else dumped)
+            return value, probabilities
         self.meter.parse_failures += 1
         raise StructuredOutputError(f"{step}: no valid structured reply after "
                                     f"{1 + self.settings.max_repairs} attempts ({error})")
@@ -250,7 +271,8 @@ class LLM:
             remember_form(self.memory, self.endpoint, self.model, form)
 
     async def _call(self, messages: list[Message], *, step: str, max_tokens: int, stop: tuple[str, ...] = (),
-                    schema: type[BaseModel] | None = None, on_delta: Any = None) -> ChatResult:
+                    schema: type[BaseModel] | None = None, on_delta: Any = None,
+                    top_logprobs: int | None = None) -> ChatResult:
         self.meter.check_budget()
         fitted, cut = fit_messages(messages, context_window=self.settings.context_window,
                                    max_tokens=max_tokens, counter=self.counter)
@@ -263,7 +285,8 @@ class LLM:
                     if form is not None and schema is not None else {}
                 request = ChatRequest(messages=tuple(fitted), model=self.model,
                                       temperature=self.settings.temperature, max_tokens=max_tokens,
-                                      structured=structured, stop=stop, seed=self.settings.seed)
+                                      structured=structured, stop=stop, seed=self.settings.seed,
+                                      top_logprobs=top_logprobs)
                 started = time.perf_counter()
                 try:
                     result = await self.backend.chat(request, on_delta) if on_delta else \

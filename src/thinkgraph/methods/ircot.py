@@ -100,7 +100,9 @@ class IRCoTMethod:
                 break
             thoughts.append(thought)
             query = thought
-        stats = {"retriever": c.retriever, "reader": c.reader, "chain_answer": text}
+        # steps: reasoning steps taken (1: the chain stated its answer at once, so the reader saw one retrieval)
+        stats = {"retriever": c.retriever, "reader": c.reader, "chain_answer": text,
+                 "steps": len(thoughts) + (text is not None)}
         if c.reader == "separate":
             answer = await answer_from_evidence(llm, question, self.name, Evidence(question, passages), trace)
             answer.stats = stats

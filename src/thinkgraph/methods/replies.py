@@ -35,7 +35,8 @@ _CITE_GROUP = re.compile(r"\[\s*\d+(?:\s*[,;]\s*\d+)+\s*\]")  # "[1, 3]" written
 _LABEL = r"^[\s*#>-]*(?:final\s+|short\s+)?answer\s*[*]*\s*[:：]\s*[*]*[ \t]*"
 _ANSWER_LABEL = re.compile(_LABEL, re.IGNORECASE)  # at the start of one line
 _LABEL_ANYWHERE = re.compile(_LABEL, re.IGNORECASE | re.MULTILINE)  # at the start of any line of a reply
-_REASONING_LABEL = re.compile(r"^[\s*#>-]*(?:reasoning|thought|thoughts|explanation|because)\b", re.IGNORECASE)
+_REASONING_LABEL = re.compile(r"^[\s*#>-]*(?:reasoning|thought|thoughts|explanation|because|asks for|facts)\b",
+                              re.IGNORECASE)
 _LEAD_IN = re.compile(r"^(?:so,?\s+|therefore,?\s+|thus,?\s+)?(?:the\s+(?:final\s+|short\s+)?answer\s+"
                       r"(?:to\s+the\s+question\s+)?is\s*[:：]?\s*)", re.IGNORECASE)
 # Where an explanation starts after the answer on the same line.
@@ -148,10 +149,10 @@ def answer_so_far(raw: str) -> str:
     """The part of a reply being streamed that will be the answer: after the "Answer:" label when the
     reply starts with reasoning or with the label, nothing while the start could still become one."""
     lead = raw.lstrip(" \t\n*#>-").casefold()
-    for label in ("reasoning:", "answer:"):
+    for label in ("reasoning:", "answer:", "asks for:", "facts:"):
         if label.startswith(lead[:len(label)]) and len(lead) < len(label):
             return ""  # "Reas", "Ans": may still be a label
-    if lead.startswith(("reasoning", "thought", "answer")):
+    if lead.startswith(("reasoning", "thought", "answer", "asks for", "facts")):
         labels = list(_LABEL_ANYWHERE.finditer(raw))
         return raw[labels[-1].end():] if labels else ""
     return raw

@@ -6,47 +6,25 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from thinkgraph.methods.base import NO_LLM_MESSAGE
-from thinkgraph.methods.replies import answer_format, answer_trace, ask_answer
+from thinkgraph.methods.layout import Notes
+from thinkgraph.methods.reader import ReaderInput, fit_passages, numbered_passages, read
 from thinkgraph.models import Answer, AnswerStatus, Citation, EvidenceSubgraph, Node, TraceStep
 from thinkgraph.retrieval.evidence import Evidence, ScoredPassage
-from thinkgraph.tokens import TokenCounter
+
+__all__ = ["answer_from_evidence", "citations_for", "evidence_only", "evidence_subgraph", "fit_passages",
+           "numbered_passages", "path_notes"]
 
 if TYPE_CHECKING:  # (types only: an LLM-free ask does not load the HTTP client)
-    from thinkgraph.llm.service import LLM, Message
+    from thinkgraph.llm.service import LLM
 
 ANSWER_STEP = "answer.from_passages"
-PROMPT_OVERHEAD_TOKENS = 260  # the prompt's own words and the answer format
-
-ANSWER_PROMPT = """Answer the question using only the numbered passages below (the question is at the end).
-{paths}
-Passages:
-{passages}
-
-{answer_format}"""
+PROMPT_OVERHEAD_TOKENS = 260  # the prompt's own words and the answer format (the papers' own templates)
+PATHS_TITLE = "Entity paths linking the question to the passages"
 
 
-def _paths_block(evidence: Evidence) -> str:
-    if not evidence.paths:
-        return ""
-    lines = "\n".join("- " + " ".join(p) for p in evidence.paths[:5])
-    return f"\nEntity paths linking the question to the passages:\n{lines}\n"
-
-
-def fit_passages(passages: list[ScoredPassage], budget_tokens: int, counter: TokenCounter) -> list[ScoredPassage]:
-    """Passages in rank order while they fit the budget (the rest are left out, not cut)."""
-    kept: list[ScoredPassage] = []
-    used = 0
-    for p in passages:
-        cost = counter.count(p.text) + 12
-        if used + cost > budget_tokens and kept:
-            break
-        kept.append(p)
-        used += cost
-    return kept
-
-
-def numbered_passages(passages: Sequence[ScoredPassage], sep: str = "\n\n") -> str:
-    return sep.join(f"[{i}] {p.title + ': ' if p.title else ''}{p.text}" for i, p in enumerate(passages, 1))
+def path_notes(evidence: Evidence) -> list[Notes]:
+    """The walk's entity paths to the passages, as the reader's notes (the first five)."""
+    return [Notes(PATHS_TITLE, [" ".join(p) for p in evidence.paths[:5]])] if evidence.paths else []
 
 
 def citations_for(passages: list[ScoredPassage]) -> list[Citation]:
@@ -77,17 +55,11 @@ def evidence_only(question: str, method: str, evidence: Evidence, trace: list[Tr
 
 async def answer_from_evidence(llm: LLM, question: str, method: str, evidence: Evidence,
                                trace: list[TraceStep]) -> Answer:
-    budget = llm.settings.context_window - llm.settings.max_tokens.answer - PROMPT_OVERHEAD_TOKENS \
-        - llm.counter.count(question)
-    passages = fit_passages(evidence.passages, budget, llm.counter)
-    numbered = numbered_passages(passages)
-    messages: list[Message] = [{"role": "user", "content": ANSWER_PROMPT.format(
-        paths=_paths_block(evidence), passages=numbered, answer_format=answer_format(question=question))}]
-    asked = await ask_answer(llm, messages, passages, step=ANSWER_STEP, prompt_template=ANSWER_PROMPT)
-    trace.append(answer_trace("responder", ANSWER_STEP, "ANSWER_PROMPT", asked, {
-        "passages": [p.chunk_id for p in passages], "left_out": len(evidence.passages) - len(passages)},
-        len(passages)))
-    read = asked.read
-    return Answer(question=question, method=method, text=read.text, status=read.status, message=read.message,
-                  citations=citations_for(read.cited), evidence=evidence_subgraph(evidence, read.cited),
-                  trace=trace)
+    """The one reader (methods/reader.py) over the retrieved passages in their order, the entity paths
+    beside them."""
+    asked, _ = await read(llm, ReaderInput(question, evidence.passages, path_notes(evidence)), step=ANSWER_STEP,
+                          trace=trace)
+    read_reply = asked.read
+    return Answer(question=question, method=method, text=read_reply.text, status=read_reply.status,
+                  message=read_reply.message, citations=citations_for(read_reply.cited),
+                  evidence=evidence_subgraph(evidence, read_reply.cited), trace=trace)

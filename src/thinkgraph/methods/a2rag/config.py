@@ -57,7 +57,12 @@ class A2RAGConfig(BaseModel):
     evidence_order: Literal["stage", "interleaved", "shared_walk"] = "stage"
     # Evidence handed to the answerer per stage (chunks), and the triples shown alongside.
     evidence_chunks: int = Field(5, ge=1)
-    max_triples: int = Field(40, ge=0)
+    # Facts shown beside the passages (ours; the paper leaves it open): those stated in the passages shown
+    # first, then by cosine to the query. 10: a 1.5B model read past the relevant few among 40.
+    max_triples: int = Field(10, ge=0)
+    # The answer step. "shared" (the default): the one reader (methods/reader.py) over the stage's
+    # passages with its facts as notes. "paper": the ANSWER template (facts, then passages).
+    reader: Literal["shared", "paper"] = "shared"
     # Sufficiency after each stage (§III-C.4). "answer" (ours, the default): the answerer drafts an
     # answer from the evidence so far and a draft of "Unknown" escalates, so the check costs no call
     # of its own and the draft of the sufficient stage is the candidate answer (the paper's 2.0 calls
@@ -66,7 +71,9 @@ class A2RAGConfig(BaseModel):
     # "verified" (ours): a stage suffices when its draft is an answer that passes Triple-Check, so a
     # rejected draft escalates to the next stage instead of ending the attempt (a small model's draft
     # is seldom "Unknown"; Triple-Check then tells that the stage's evidence did not hold the answer).
-    sufficiency: Literal["answer", "llm", "all", "verified"] = "answer"
+    # The default is "verified", the paper's stage-wise sufficiency judged on what each stage found: with
+    # "answer" a small model's draft was seldom "Unknown", so 18 of 20 questions stopped at stage 1.
+    sufficiency: Literal["answer", "llm", "all", "verified"] = "verified"
     # A pre-check before a stage's draft (ours, off by default): the stage is drafted only when the
     # passages it shows hold the shared walk's best N; otherwise it escalates without a draft. It judges
     # the walk, not the stage (with N = evidence_chunks and evidence_order="shared_walk" every draft
@@ -76,6 +83,11 @@ class A2RAGConfig(BaseModel):
     # verdict, the failure type still the first failed of rel, grd, ans; "separate": three calls; "off":
     # the ablation without Triple-Check (the first candidate answer stands unverified, no rewrite).
     triple_check: Literal["joint", "separate", "off"] = "joint"
+    # Every verdict writes its reason first and "yes"/"no" last; where the server returns
+    # log-probabilities it passes when P(yes) >= the threshold (ours: 0.5 until calibrated on the dev
+    # questions, benchmarks/calibrate_verdicts.py).
+    check_threshold: float = Field(0.5, ge=0.0, le=1.0)
+    sufficiency_threshold: float = Field(0.5, ge=0.0, le=1.0)
     # Failure-aware rewrite (eq. 6). False: the ablation without rewrite (a failed check ends the
     # attempts: the same query would retrieve and fail the same way).
     rewrite: bool = True

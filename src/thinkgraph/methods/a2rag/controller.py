@@ -10,18 +10,17 @@ import numpy as np
 
 from thinkgraph.errors import CallBudgetReached
 from thinkgraph.llm.echo import echoes_instructions
-from thinkgraph.llm.service import LLM
+from thinkgraph.llm.service import LLM, Message
 from thinkgraph.methods.a2rag.config import A2RAGConfig
 from thinkgraph.methods.a2rag.hitl import propose_triples
-from thinkgraph.methods.a2rag.prompts import (
-    ANSWER,
-    REWRITE,
-)
-from thinkgraph.methods.a2rag.retriever import AgenticRetriever, Judge, RetrievalState
+from thinkgraph.methods.a2rag.prompts import ANSWER, REWRITE, REWRITE_AGAIN
+from thinkgraph.methods.a2rag.retriever import FACTS_TITLE, AgenticRetriever, Judge, RetrievalState
 from thinkgraph.methods.a2rag.verify import Verifier
 from thinkgraph.methods.base import NO_LLM_MESSAGE, MethodContext
+from thinkgraph.methods.layout import Notes, evidence_block, question_prompt
 from thinkgraph.methods.none import NoRetrievalMethod
-from thinkgraph.methods.replies import ECHO_MESSAGE, answer_format, read_answer
+from thinkgraph.methods.reader import READER_INSTRUCTION
+from thinkgraph.methods.replies import ECHO_MESSAGE, answer_format, ask_answer, read_answer
 from thinkgraph.methods.synthesis import citations_for, numbered_passages
 from thinkgraph.models import Answer, AnswerStatus, EvidenceSubgraph, Node, NodeType, TraceStep
 from thinkgraph.retrieval.evidence import ScoredPassage
@@ -64,8 +63,15 @@ class A2RAGMethod:
     def __post_init__(self) -> None:
         self.retriever = AgenticRetriever(self.ctx.view, self.config, self.ctx.llm,
                                           walk_settings=self.ctx.settings.retrieval)
-        self.verifier = Verifier(self.ctx.llm, joint=self.config.triple_check == "joint") \
+        self.verifier = Verifier(self.ctx.llm, joint=self.config.triple_check == "joint",
+                                 check_threshold=self.config.check_threshold,
+                                 sufficiency_threshold=self.config.sufficiency_threshold) \
             if self.ctx.llm is not None else None
+
+    @property
+    def _template(self) -> str:
+        """The answer step's instructions (what an echoing reply repeats)."""
+        return READER_INSTRUCTION if self.config.reader == "shared" else ANSWER
 
     @property
     def unusable_verdicts(self) -> int:
@@ -160,27 +166,37 @@ class A2RAGMethod:
                 break  # Alg. 1 rewrites here too, but no retry is left to use the rewrite (or rewrite is off)
             rewritten = await self._rewrite(llm, query, reply, state, failure, reason)
             trace.append(TraceStep("controller", f"rewrite.{failure}", {"reason": reason}, {"query": rewritten}))
-            if " ".join(rewritten.casefold().split()) == " ".join(query.casefold().split()):
+            if _same(rewritten, query):  # asked again once, told why
+                rewritten = await self._rewrite(llm, query, reply, state, failure, reason, again=True)
+                trace.append(TraceStep("controller", f"rewrite.{failure}.again", {"reason": "repeated the question"},
+                                       {"query": rewritten}))
+            if _same(rewritten, query):
                 break  # the same query again would retrieve and fail the same way: no retry is worth its calls
             query = rewritten
         return None
 
     async def _check(self, query: str, reply: str, state: RetrievalState,
                      trace: list[TraceStep]) -> tuple[str | None, str]:
-        """Triple-Check of the candidate against the evidence it was drafted from (None: passed); an
-        echo of the prompt fails without a call. ``triple_check="off"`` (the ablation) passes it."""
+        """Triple-Check of the candidate as read (its answer, not its reasoning or markers) against the
+        passages it cites (None: passed); an echo of the prompt or a draft that states no answer fails
+        without a call. ``triple_check="off"`` (the ablation) passes it."""
         assert self.verifier is not None  # (an LLM is set)
-        if echoes_instructions(reply, ANSWER):
+        if echoes_instructions(reply, self._template):
             return "ans", ECHO_MESSAGE
         if self.config.triple_check == "off":
             return None, ""
-        return await self.verifier.triple_check(query, reply, self.retriever.evidence_text(state), trace)
+        passages = self.retriever.passages(state.ranked_chunks()[: self.config.evidence_chunks])
+        read = read_answer(reply, passages, self._template)
+        if read.status != AnswerStatus.ANSWERED or not read.text:
+            return "ans", f"the draft states no answer ({read.status})"
+        evidence = evidence_block(numbered_passages(read.cited))
+        return await self.verifier.triple_check(query, read.text, evidence, trace)
 
     async def _verified(self, question: str, llm: LLM, reply: str, state: RetrievalState,
                         passages: list[ScoredPassage],
                         attempts: list[Attempt], trace: list[TraceStep]) -> Answer:
         self.stage_counts[state.stage] += 1
-        read = read_answer(reply, passages, ANSWER)
+        read = read_answer(reply, passages, self._template)
         text, used = read.text, read.cited
         checked = self.config.triple_check != "off"
         status = AnswerStatus.ANSWERED
@@ -251,7 +267,7 @@ class A2RAGMethod:
                 return False
             passages = self.retriever.passages(state.ranked_chunks()[: self.config.evidence_chunks])
             reply = await self._generate(llm, state.query, state, passages)
-            read = read_answer(reply, passages, ANSWER)
+            read = read_answer(reply, passages, self._template)
             sufficient = read.status == AnswerStatus.ANSWERED
             trace.append(TraceStep("responder", DRAFT_STEP, {"query": state.query, "stage": state.stage},
                                    {"reply": reply, "sufficient": sufficient}))
@@ -284,22 +300,35 @@ class A2RAGMethod:
         return [c for c in best if c not in shown]
 
     async def _generate(self, llm: LLM, query: str, state: RetrievalState, passages: list[ScoredPassage]) -> str:
-        triples = "\n".join(self.retriever.triples_text(self.retriever.prompt_facts(state))) or "(none)"
-        numbered = numbered_passages(passages, sep="\n") or "(none)"
-        prompt = ANSWER.format(question=query, triples=triples, passages=numbered,
-                               answer_format=answer_format(question=query))
-        return (await llm.text([{"role": "user", "content": prompt}], step="a2rag.answer", kind="answer")).strip()
+        """A draft answer from the stage's passages and facts (the reply as written; the marker-only
+        repair of ``ask_answer`` included): the one reader's prompt, or the paper's ANSWER template."""
+        facts = self.retriever.triples_text(self.retriever.prompt_facts(state))
+        if self.config.reader == "shared":
+            evidence = evidence_block(numbered_passages(passages), [Notes(FACTS_TITLE, facts)])
+            messages = question_prompt(evidence, READER_INSTRUCTION, query)
+        else:
+            prompt = ANSWER.format(question=query, triples="\n".join(facts) or "(none)",
+                                   passages=numbered_passages(passages, sep="\n") or "(none)",
+                                   answer_format=answer_format(question=query))
+            messages = [{"role": "user", "content": prompt}]
+        asked = await ask_answer(llm, messages, passages, step=DRAFT_STEP, prompt_template=self._template)
+        return asked.replies[-1]
 
     async def _rewrite(self, llm: LLM, query: str, reply: str, state: RetrievalState, failure: str,
-                       reason: str) -> str:
-        """Eq. 6: q^(i+1) = Rewrite(q^(i), a^(i), E^(i), type^(i)), the evidence E included."""
+                       reason: str, *, again: bool = False) -> str:
+        """Eq. 6: q^(i+1) = Rewrite(q^(i), a^(i), E^(i), type^(i)), the evidence E included; ``again``:
+        the first rewrite repeated the question, and the model is told so."""
         prompt = REWRITE[failure].format(question=query, answer=reply, reason=reason,
                                          evidence=self.retriever.evidence_text(state))
-        rewritten = (await llm.text([{"role": "user", "content": prompt}], step=f"a2rag.rewrite.{failure}",
-                                     kind="query")).strip()
+        messages: list[Message] = [{"role": "user", "content": prompt}]
+        if again:
+            messages += [{"role": "assistant", "content": query}, {"role": "user", "content": REWRITE_AGAIN}]
+        step = f"a2rag.rewrite.{failure}" + (".again" if again else "")
+        rewritten = (await llm.text(messages, step=step, kind="query")).strip()
         # An echo of our instructions is no question, whichever prompt it repeats (Gemma 3 270M returned the
         # answer prompt's first line to a rewrite): the loop ends rather than search with it.
-        if any(echoes_instructions(rewritten, template) for template in (REWRITE[failure], ANSWER)):
+        if any(echoes_instructions(rewritten, template) for template in (REWRITE[failure], ANSWER, READER_INSTRUCTION,
+                                                                        REWRITE_AGAIN)):
             return query
         return parse_rewrite(rewritten) or query
 
@@ -325,6 +354,10 @@ class A2RAGMethod:
         shown = state.facts[: self.config.max_triples]
         return EvidenceSubgraph(nodes=nodes, path_texts=self.retriever.triples_text(state.facts),
                                 paths=[[g.ids[f.subject], g.ids[f.object]] for f in shown])
+
+
+def _same(a: str, b: str) -> bool:
+    return " ".join(a.casefold().split()).rstrip("?. ") == " ".join(b.casefold().split()).rstrip("?. ")
 
 
 def parse_rewrite(reply: str) -> str:

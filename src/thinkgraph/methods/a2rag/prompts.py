@@ -7,13 +7,13 @@ Reply with JSON only: {{"entities": ["..."], "relations": ["..."]}}
 
 Question: {question}"""
 
-SUFFICIENCY = """Decide whether the evidence below is enough to answer the question.
-Reply with JSON only: {{"sufficient": true or false, "missing": "what is still missing, if anything"}}
-
-Question: {question}
-
-Evidence:
-{evidence}"""
+# The judgements write their reason first and the verdict last ("yes"/"no", constrained by the server's
+# structured output; where it returns log-probabilities the verdict is P(yes) against a threshold).
+# Each follows methods/layout.py: preamble, the evidence, the instruction, the question last.
+SUFFICIENCY = """Decide whether the evidence above is enough to answer the question.
+First write in one sentence what the evidence states that bears on the question and what is still
+missing, then the verdict: "yes" if the evidence is enough, "no" if it is not.
+Reply with JSON only: {"missing": "one sentence", "verdict": "yes" or "no"}"""
 
 ANSWER = """Answer the question using only the evidence below (facts from a knowledge graph and
 numbered source passages).
@@ -28,45 +28,35 @@ Passages:
 
 {answer_format}"""
 
-CHECK_RELEVANCE = """Is the evidence below about what the question asks? Judge the evidence only,
-not any answer.
-Reply with JSON only: {{"pass": true or false, "reason": "one sentence"}}
+CHECK_RELEVANCE = """Is the evidence above about what the question asks? Judge the evidence only,
+not any answer. First write your reason in one sentence, then the verdict, "yes" or "no".
+Reply with JSON only: {"reason": "one sentence", "verdict": "yes" or "no"}"""
 
-Question: {question}
+CHECK_GROUNDING = """Is every claim in this answer supported by the evidence above: {answer}
+An answer that adds facts the evidence does not state is not grounded. First write your reason in one
+sentence, then the verdict, "yes" or "no".
+Reply with JSON only: {{"reason": "one sentence", "verdict": "yes" or "no"}}"""
 
-Evidence:
-{evidence}"""
+CHECK_ADEQUACY = """Does this answer fully resolve the question (the right kind of answer, every part and
+constraint of the question addressed): {answer}
+"Unknown" does not resolve it. First write your reason in one sentence, then the verdict, "yes" or "no".
+Reply with JSON only: {{"reason": "one sentence", "verdict": "yes" or "no"}}"""
 
-CHECK_GROUNDING = """Is every claim in the answer supported by the evidence below? An answer that adds
-facts the evidence does not state is not grounded.
-Reply with JSON only: {{"pass": true or false, "reason": "one sentence"}}
-
-Answer: {answer}
-
-Evidence:
-{evidence}"""
-
-CHECK_ADEQUACY = """Does the answer fully resolve the question (the right kind of answer, every part
-and constraint of the question addressed)? "Unknown" does not resolve it.
-Reply with JSON only: {{"pass": true or false, "reason": "one sentence"}}
-
-Question: {question}
-Answer: {answer}"""
-
-TRIPLE_CHECK = """Check the answer below against the question and the evidence on three points, in order:
+TRIPLE_CHECK = """Check this answer to the question against the evidence above: {answer}
+Judge three points, in order:
 1. relevant: is the evidence about what the question asks? Judge the evidence only, not the answer.
 2. grounded: is every claim of the answer stated in the evidence? An answer that adds facts the
    evidence does not state is not grounded.
 3. resolves: does the answer fully resolve the question (the right kind of answer, every part and
    constraint of the question addressed)? "Unknown" does not resolve it.
-Reply with JSON only: {{"relevant": true or false, "grounded": true or false, "resolves": true or false,
-"reason": "one sentence on the first point that fails, or ok"}}
+First write your reason in one sentence, then each verdict, "yes" or "no".
+Reply with JSON only: {{"reason": "one sentence", "relevant": "yes" or "no", "grounded": "yes" or "no",
+"resolves": "yes" or "no"}}"""
 
-Question: {question}
-Answer: {answer}
-
-Evidence:
-{evidence}"""
+# A rewrite that repeated the question is asked again once, with this told to it.
+REWRITE_AGAIN = ("Your rewrite is the question itself, word for word, so searching with it would find the "
+                 "same evidence again. Write a different question: name the entity and the relation that "
+                 "must be found, more precisely. Reply with the rewritten question only.")
 
 # Eq. 6: each rewrite sees the question, the failed answer, the evidence E it was checked against and
 # the verifier's reason, and is conditioned on the failure type.

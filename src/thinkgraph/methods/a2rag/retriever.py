@@ -18,6 +18,8 @@ from thinkgraph.methods.a2rag.graph import STRUCTURAL_PREDICATES, EntityGraph, F
 from thinkgraph.methods.a2rag.seeds import SeedAligner, Seeds, SeedVocabulary
 from thinkgraph.methods.a2rag.stages import bridge_facts, local_facts, ppr_map_back
 from thinkgraph.methods.a2rag.walk import SeededWalk, WalkScores
+from thinkgraph.methods.layout import Notes, evidence_block
+from thinkgraph.methods.reader import numbered_passages
 from thinkgraph.models import NodeType, TraceStep
 from thinkgraph.retrieval.evidence import ScoredPassage, passages_from_scores
 from thinkgraph.retrieval.views import IndexView
@@ -26,6 +28,7 @@ STAGES = ("local", "bridge", "ppr")
 DENSE_FALLBACK = "dense_fallback"  # stage 3 without any seed in the graph: dense retrieval over chunks
 ENTITY_GRAPH_MEMO = "a2rag.entity_graph"
 SEED_VOCABULARY_MEMO = "a2rag.seed_vocabulary"
+FACTS_TITLE = "Facts from the knowledge graph (subject, relation, object)"
 
 
 @dataclass
@@ -102,7 +105,14 @@ class AgenticRetriever:
         structure, not statements) from the passages shown first, then the others, ``max_triples`` in all."""
         shown = set(state.ranked_chunks()[: self.config.evidence_chunks])
         stated = [f for f in state.facts if f.predicate not in STRUCTURAL_PREDICATES]
-        return sorted(stated, key=lambda f: not shown.intersection(f.chunks))[: self.config.max_triples]
+        if not stated or not self.config.max_triples:
+            return []
+        names = self.graph.names
+        texts = [f"{names[f.subject]} {f.predicate} {names[f.object]}" for f in stated]
+        cosine = self.view.embedder.embed(texts) @ self.view.embed_query(state.query)
+        order = sorted(range(len(stated)),
+                       key=lambda i: (not shown.intersection(stated[i].chunks), -float(cosine[i]), i))
+        return [stated[i] for i in order[: self.config.max_triples]]
 
     def passages(self, chunk_ids: list[str]) -> list[ScoredPassage]:
         return passages_from_scores(self.view.store, [(c, 0.0) for c in chunk_ids])
@@ -211,7 +221,8 @@ class AgenticRetriever:
                 "dense_fallback": not top}
 
     def evidence_text(self, state: RetrievalState) -> str:
+        """The stage's evidence as its draft shows it (methods/layout.py), so that a verdict on it reuses
+        the draft's prompt prefix."""
         passages = self.passages(state.ranked_chunks()[: self.config.evidence_chunks])
-        triples = "\n".join(self.triples_text(self.prompt_facts(state))) or "(none)"
-        body = "\n".join(f"[{i}] {p.title + ': ' if p.title else ''}{p.text}" for i, p in enumerate(passages, 1))
-        return f"Facts:\n{triples}\n\nPassages:\n{body or '(none)'}"
+        facts = self.triples_text(self.prompt_facts(state))
+        return evidence_block(numbered_passages(passages), [Notes(FACTS_TITLE, facts)])

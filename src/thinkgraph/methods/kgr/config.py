@@ -50,6 +50,13 @@ class KGRConfig(BaseModel):
     # by the shared reply reader (methods/replies.py); the outcome is then "finished_at_limit".
     # False: the paper's form.
     finish_at_limit: bool = True
+    # The answer. "shared" (the default, on a corpus-built index): when the chain ends, finished or at
+    # its limit, the one reader (methods/reader.py) answers from the passages behind the nodes it visited,
+    # with the relations it followed and its own Finish[...] beside them (then no finishing step runs at
+    # the limit: the reader is it). "paper": the chain's Finish[...] is the answer. An imported typed
+    # graph has no passages, so its answer is the chain's either way.
+    reader: Literal["shared", "paper"] = "shared"
+    reader_passages: int = Field(8, ge=1)  # passages the reader reads (ours)
     # Ours: a step reply with no action, one that repeats an earlier step (the same action, or one that
     # finds what an earlier step found), or a Finish that is a placeholder or names what no observation
     # says is asked again once in the same conversation (a bounded repair). In a CoT chain the repair

@@ -14,6 +14,7 @@ from thinkgraph.methods.kgr.config import KGRConfig
 from thinkgraph.methods.kgr.explore import ExploreStepper
 from thinkgraph.methods.kgr.finish import Finisher
 from thinkgraph.methods.kgr.grounding import chain_nodes, corpus_built, grounding_passages
+from thinkgraph.methods.kgr.reading import read_chain
 from thinkgraph.methods.kgr.search import Evaluator, SearchResult, Stepper, run_chain, run_tree
 from thinkgraph.methods.kgr.state import ChainState
 from thinkgraph.methods.kgr.trace import Recorder
@@ -48,12 +49,27 @@ class KGRMethod:
         recorder = Recorder(self.ctx.trace)
         with llm.meter.limit(self.config.max_calls):
             result = await self._search(llm, graph, question, recorder)
-        return self._answer(question, graph, result, recorder)
+        answer = self._answer(question, graph, result, recorder)
+        chain = result.best or result.last
+        if not self._reads(graph) or chain is None or result.budget_reached:
+            return answer
+        reply = await read_chain(llm, self.ctx.store, graph, question, chain, recorder.steps,
+                                 self.config.reader_passages)
+        if reply is None:
+            return answer
+        answer.text, answer.status, answer.citations = reply.text, reply.status, citations_for(reply.cited)
+        answer.message = "; ".join(m for m in (answer.message, reply.message) if m) or None
+        answer.stats["reader"] = "shared"
+        return answer
+
+    def _reads(self, graph: TypedGraph) -> bool:
+        """Whether the one reader answers (reader="shared" on a corpus-built graph, which has passages)."""
+        return self.config.reader == "shared" and corpus_built(graph)
 
     def stepper(self, llm: LLM, graph: TypedGraph, question: str, recorder: Recorder, ids: count[int]) -> Stepper:
         c = self.config
         finisher = None
-        if c.finish_at_limit:
+        if c.finish_at_limit and not self._reads(graph):  # the reader answers at the limit too
             finisher = Finisher(llm, graph, self.ctx.store if corpus_built(graph) else None, question, recorder, ids)
         if c.interaction == "agent":
             env = GraphEnvironment(graph, retrieve_k=c.retrieve_k, max_neighbors=c.max_neighbors,
@@ -69,7 +85,8 @@ class KGRMethod:
         root = ChainState(0)
         stepper = self.stepper(llm, graph, question, recorder, ids)
         if self.config.strategy == "cot":
-            return await run_chain(stepper, root, self.config.steps, finish_at_limit=self.config.finish_at_limit,
+            return await run_chain(stepper, root, self.config.steps,
+                                   finish_at_limit=self.config.finish_at_limit and not self._reads(graph),
                                    repair=self.config.repair and self.config.interaction == "agent")
         evaluator = Evaluator(llm, question, self.config.evaluator, recorder, few_shot=self.config.few_shot)
         return await run_tree(stepper, evaluator, root, self.config, merge=self.config.strategy == "got")

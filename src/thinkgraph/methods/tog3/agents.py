@@ -73,7 +73,11 @@ class Retriever:
         vecs = np.vstack([vec, self.view.embedder.embed(keywords)]) if keywords else vec[None, :]
         if self.config.retrieval == "paper":
             top = self._vector_hits(vecs, self._types())
-            graph = self.rerank(self._expand(top), vec)
+            graph = self._expand(top)
+            if self.config.fill_passages:  # App. A's 5 passages: the nearest chunks join the expansion's
+                near = self._vector_hits(vecs, [NodeType.CHUNK])[: self.config.context_passages]
+                graph.passages = list(dict.fromkeys([*graph.passages, *(nid for _, _, nid in near)]))
+            graph = self.rerank(graph, vec)
             walk: dict[str, object] = {}
         else:
             top, walk = self._walk_and_vectors(text, vec, vecs)

@@ -20,6 +20,19 @@ class ToG3Config(BaseModel):
     retrieval: Literal["shared", "paper"] = "paper"
     top_k: int = 5  # App. A: the Retriever returns the top-5 nodes (per node group in "shared")
     context_passages: int = 5  # App. A: Responser/Reflector use the top-5 retrieved passages
+    # App. A's 5 passages per subgraph. True (the default): the paper form's passage pool is the top
+    # nodes' expansion together with the context_passages chunks nearest the query, reranked, so the
+    # Responser sees 5 passages. False (the earlier form): the expansion of the top-5 nodes alone, where
+    # top nodes of other types left 1-3 passages.
+    fill_passages: bool = True
+    # The Reflector's sufficiency verdict is written after its reason ("yes"/"no"); where the server
+    # returns log-probabilities, the round is sufficient when P(yes) >= this (ours; 0.5 until calibrated,
+    # benchmarks/calibrate_verdicts.py).
+    reflector_threshold: float = Field(0.5, ge=0.0, le=1.0)
+    # The final answer step (a* = pi_resp^final(q, H_K)). "shared" (the default): the one reader
+    # (methods/reader.py) over the trajectory's passages, with the sub-answers that are not "Unknown"
+    # and the final subgraph's triples beside them. "paper": the FINAL template of App. J.
+    reader: Literal["shared", "paper"] = "shared"
     max_keywords: int = 10  # keyword expansion ('^'-separated); the paper leaves the count open
     horizon: int = Field(3, ge=1)  # K (Alg. 2): at most K evolutions of query and subgraph
     max_triplets_per_chunk: int = 2  # App. A, for triplets extracted on the fly

@@ -8,19 +8,19 @@ from collections import Counter
 from dataclasses import dataclass, field
 from functools import cached_property
 
-from pydantic import BaseModel
-
 from thinkgraph.errors import CallBudgetReached, StructuredOutputError
 from thinkgraph.ids import entity_id
+from thinkgraph.llm.judgement import YesNoVerdict, judged
 from thinkgraph.llm.service import LLM
 from thinkgraph.methods.base import NO_LLM_MESSAGE, MethodContext
+from thinkgraph.methods.layout import question_prompt
 from thinkgraph.methods.synthesis import citations_for
 from thinkgraph.methods.tog3.agents import Retriever
 from thinkgraph.methods.tog3.config import ToG3Config
 from thinkgraph.methods.tog3.constructor import Constructor
 from thinkgraph.methods.tog3.prompts import EVOLVE_QUERY, REASONING, RESPOND, SUFFICIENCY
 from thinkgraph.methods.tog3.subgraph import Subgraph
-from thinkgraph.methods.tog3.trajectory import Trajectory, synthesise
+from thinkgraph.methods.tog3.trajectory import Trajectory, read_trajectory, synthesise
 from thinkgraph.models import Answer, AnswerStatus, Edge, EdgeType, EvidenceSubgraph, Node, NodeType, TraceStep
 from thinkgraph.retrieval.evidence import passages_from_scores
 
@@ -51,11 +51,6 @@ OUTCOME_WORDS = {
     "horizon": "the evidence was still judged insufficient at the horizon K",
     "budget_reached": "the call budget ended the loop",
 }
-
-
-class Reward(BaseModel):
-    sufficient: bool
-    reason: str = ""
 
 
 @dataclass
@@ -119,7 +114,8 @@ class ToG3Method:
             run.outcome = "budget_reached"
             trace.append(TraceStep("controller", "budget_reached", {"max_calls": c.max_calls}, {}))
         self.rounds[run.rounds] += 1
-        read, shown = await synthesise(llm, self.ctx.store, run, self.retriever, trace)
+        synthesis = synthesise if c.reader == "paper" else read_trajectory
+        read, shown = await synthesis(llm, self.ctx.store, run, self.retriever, trace)
         notes = [m for m in [read.message] if m]
         notes.append(f"{run.rounds} round(s), {len(run.steps)} evolution(s) of the query and subgraph: "
                      f"{OUTCOME_WORDS.get(run.outcome, run.outcome)}")
@@ -170,31 +166,33 @@ class ToG3Method:
         """The Responser: a_k from (q, G_k, H_k) (Alg. 2 line 4), or an evolved sub-query's answer on
         its evolved subgraph."""
         steps = self._reasoning(run)
-        prompt = RESPOND.format(context=self.retriever.context(graph), query=query,
-                                reasoning=REASONING.format(steps=steps) if steps else "")
-        answer = (await llm.text([{"role": "user", "content": prompt}], step="tog3.respond", kind="answer")).strip()
+        instruction = RESPOND.format(reasoning=REASONING.format(steps=steps) if steps else "")
+        messages = question_prompt(self.retriever.context(graph), instruction, query)
+        answer = (await llm.text(messages, step="tog3.respond", kind="answer")).strip()
         trace.append(TraceStep("responser", "respond", {"query": query, "history": len(run.steps),
                                                         "sub_query": query != run.question},
                                {"answer": answer}, prompt="RESPOND"))
         return answer
 
     async def _reward(self, llm: LLM, q: str, graph: Subgraph, answer: str, trace: list[TraceStep]) -> int:
-        prompt = SUFFICIENCY.format(query=q, answer=answer, context=self.retriever.context(graph))
+        """The Reflector's sufficiency reward: its reason first, then yes/no, held to P(yes) >=
+        ``reflector_threshold`` where the server gives log-probabilities."""
+        messages = question_prompt(self.retriever.context(graph), SUFFICIENCY.format(answer=answer or "(none)"), q)
         try:
-            verdict = await llm.json([{"role": "user", "content": prompt}], Reward, step="tog3.reflect", kind="verdict")
-            reward = int(verdict.sufficient)
-            reason = verdict.reason
+            verdict, p_yes = await llm.judge(messages, YesNoVerdict, keys=("verdict",), step="tog3.reflect")
+            judgement = judged(verdict, p_yes, "verdict", self.config.reflector_threshold, verdict.reason)
+            outputs = judgement.trace()
+            reward = int(judgement.passed)
         except StructuredOutputError as exc:  # counted by the LLM layer; unsure means keep looking
-            reward, reason = 0, f"unparsed: {exc}"
-        trace.append(TraceStep("reflector", "sufficiency", {}, {"reward": reward, "reason": reason},
-                               prompt="SUFFICIENCY"))
+            reward, outputs = 0, {"reason": f"unparsed: {exc}"}
+        trace.append(TraceStep("reflector", "sufficiency", {}, {"reward": reward, **outputs}, prompt="SUFFICIENCY"))
         return reward
 
     async def _evolve_query(self, llm: LLM, run: Trajectory, graph: Subgraph, trace: list[TraceStep]) -> str | None:
         steps = self._reasoning(run)
-        prompt = EVOLVE_QUERY.format(query=run.question, context=self.retriever.context(graph),
-                                     reasoning=f"\n{steps}" if steps else " None")
-        reply = (await llm.text([{"role": "user", "content": prompt}], step="tog3.evolve_query", kind="query")).strip()
+        instruction = EVOLVE_QUERY.format(reasoning=f"\n{steps}" if steps else " None")
+        messages = question_prompt(self.retriever.context(graph), instruction, run.question)
+        reply = (await llm.text(messages, step="tog3.evolve_query", kind="query")).strip()
         sub_query = parse_sub_query(reply)
         trace.append(TraceStep("reflector", "evolve_query", {}, {"sub_query": sub_query}, prompt="EVOLVE_QUERY"))
         return sub_query

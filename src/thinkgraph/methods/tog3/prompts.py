@@ -6,53 +6,42 @@ Reply on one line, keywords separated by '^', like: keyword one^keyword two^keyw
 
 Query: {query}"""
 
-RESPOND = """Answer the query using only the context below, not prior knowledge, and add nothing the
+# The Responser, Reflector and evolution steps of one round share the prompt layout of methods/layout.py
+# (preamble, the subgraph's context, the step's instruction, the query last), so a local server reads the
+# round's context once.
+RESPOND = """Answer the query using only the context above, not prior knowledge, and add nothing the
 context does not state. If the context does not determine the answer, reply exactly "Unknown".
-
-Context:
-{context}
-{reasoning}
-Query: {query}
-Answer:"""
+{reasoning}Reply with the answer only."""
 
 # The history H_k as the Responser and the Reflector see it (sub-question -> its answer).
-REASONING = """
-Reasoning so far (sub-question -> answer):
+REASONING = """Reasoning so far (sub-question -> answer):
 {steps}
 """
 
-SUFFICIENCY = """Judge whether the context below is sufficient to answer the query, given the answer
-that was drawn from it.
-Reply with JSON only: {{"sufficient": true or false, "reason": "one sentence"}}
+# Reason first, verdict last ("yes"/"no", constrained; its P(yes) is held to reflector_threshold).
+SUFFICIENCY = """Judge whether the context above is sufficient to answer the query, given the answer
+that was drawn from it: {answer}
+First write in one sentence what the context states that bears on the query and what it lacks, then
+the verdict: "yes" if the context is sufficient, "no" if it is not.
+Reply with JSON only: {{"reason": "one sentence", "verdict": "yes" or "no"}}"""
 
-Query: {query}
-Answer drawn from the context: {answer}
-
-Context:
-{context}"""
-
-EVOLVE_QUERY = """The original question is: {query}
-Context from a knowledge source and the reasoning so far are given below. Write the next question
-that can be answered from the knowledge source and moves towards answering the original question:
-it may be the original question itself or one of its parts, but never unrelated to it. If no further
-information can be extracted, reply exactly None.
+EVOLVE_QUERY = """The query at the end is the original question. Write the next question that can be
+answered from a knowledge source like the context above and moves towards answering the original
+question: it may be the original question itself or one of its parts, but never unrelated to it. If no
+further information can be extracted, reply exactly None.
 
 Examples
 Question: In which city was the founder of the company that makes the Lumo desk lamp born?
-Context: Product pages naming the makers of desk lamps
 Reasoning so far: None
 Next question: Which company makes the Lumo desk lamp?
 
 Question: In which city was the founder of the company that makes the Lumo desk lamp born?
-Context: Company histories with their founders
 Reasoning so far:
 - Which company makes the Lumo desk lamp? -> Brightwell Lighting.
 Next question: Who founded Brightwell Lighting?
 
-Question: {query}
-Context: {context}
 Reasoning so far:{reasoning}
-Next question:"""
+Reply with "Next question: <the question>" only."""
 
 REFINE = """Below is a sub-graph of a knowledge graph as triples "subject -> relation -> object", and a query.
 Refine it: remove triples unrelated to the query or noisy, write entity names consistently, and add

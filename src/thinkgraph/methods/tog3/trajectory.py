@@ -6,7 +6,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from thinkgraph.llm.service import LLM
-from thinkgraph.methods.replies import AnswerReply, answer_format, answer_trace, ask_answer
+from thinkgraph.methods.layout import Notes
+from thinkgraph.methods.reader import ReaderInput, read
+from thinkgraph.methods.replies import AnswerReply, answer_format, answer_trace, ask_answer, is_abstention
 from thinkgraph.methods.synthesis import PROMPT_OVERHEAD_TOKENS, fit_passages, numbered_passages
 from thinkgraph.methods.tog3.agents import Retriever
 from thinkgraph.methods.tog3.prompts import FINAL
@@ -49,6 +51,12 @@ class Trajectory:
             if k < len(self.steps):
                 out.append(f"- {self.steps[k].sub_query} -> {self.steps[k].sub_answer}")
         return out
+
+    def known_answers(self) -> list[str]:
+        """The sub-questions answered along the way, "Unknown" (an abstention) left out: an unanswered
+        sub-question tells the reader nothing but invites it to abstain."""
+        pairs = [(self.question, a) for a in self.answers] + [(s.sub_query, s.sub_answer) for s in self.steps]
+        return list(dict.fromkeys(f"{q} -> {a}" for q, a in pairs if a.strip() and not is_abstention(a)))
 
     def passage_ids(self) -> list[str]:
         """Passages of every subgraph, interleaved by rank (each subgraph's best first), once each."""
@@ -95,4 +103,20 @@ async def synthesise(llm: LLM, store: GraphStore, run: Trajectory, retriever: Re
     trace.append(answer_trace("responser", "final", "FINAL", asked, {
         "rounds": run.rounds, "evolutions": len(run.steps), "passages": [p.chunk_id for p in shown],
         "left_out": len(candidates) - len(shown)}, len(shown)))
+    return asked.read, shown
+
+
+async def read_trajectory(llm: LLM, store: GraphStore, run: Trajectory, retriever: Retriever,
+                          trace: list[TraceStep]) -> tuple[AnswerReply[ScoredPassage], list[ScoredPassage]]:
+    """The final answer by the one reader (``reader="shared"``): the trajectory's passages (each
+    subgraph's best first), with the sub-answers that are not "Unknown", the final subgraph's triples
+    and the community summaries as its notes."""
+    limit = retriever.config.max_triples_shown
+    notes = [Notes("Sub-questions answered along the way (sub-question -> answer)", run.known_answers()),
+             Notes("Facts from the knowledge graph (subject -> relation -> object)",
+                   [f"{s} -> {p} -> {o}" for s, p, o in run.triples(limit)]),
+             Notes("Summaries of related parts of the graph", [n.text for n in store.get_nodes(run.communities())])]
+    candidates = passages_from_scores(store, [(cid, 0.0) for cid in run.passage_ids()])
+    asked, shown = await read(llm, ReaderInput(run.question, candidates, notes), step="tog3.final", trace=trace,
+                              agent="responser", inputs={"rounds": run.rounds, "evolutions": len(run.steps)})
     return asked.read, shown

@@ -38,6 +38,17 @@ class ToPGConfig(BaseModel):
     # NextQ still run. (Naive mode has no Select in the paper either.)
     select: bool = True
     max_iter: int = 3  # Local mode iterations (the paper evaluates 1 and 3)
+    # Local mode's answer. "shared" (the default): Eval is a stop judgement (reason first, "yes"/"no"
+    # last) and the one reader (methods/reader.py) answers from the passages the collected facts come
+    # from, the facts beside them; after max_iter the reader answers from what was collected (it may
+    # abstain). "paper": Eval's JSON verdict carries the answer, written from the propositions alone.
+    reader: Literal["shared", "paper"] = "shared"
+    # Passages the shared reader reads: those of the first collected facts, in the facts' order (ours: 5,
+    # as `ppr` reads; every fact collected is listed beside them, up to 30).
+    reader_passages: int = Field(5, ge=1)
+    # P(yes) at or above which Eval stops the loop, where the server gives log-probabilities (ours: 0.5
+    # until calibrated, benchmarks/calibrate_verdicts.py); else the written verdict decides.
+    eval_threshold: float = Field(0.5, ge=0.0, le=1.0)
     max_next_questions: int = 3  # sub-questions NextQ may ask per iteration (our bound)
     # Global mode (ToPG §2.3.3, App. B.3-B.5, Table 5)
     breadth: int = 10  # m: sub-queries and partitions

@@ -19,9 +19,10 @@ from thinkgraph.methods.topg.entry import EntryPoints
 from thinkgraph.methods.topg.global_mode import CommunityReporter, GlobalExplorer, SelectFn
 from thinkgraph.methods.topg.graph import PropositionGraph, proposition_graph
 from thinkgraph.methods.topg.prompts import EVAL, NAIVE_ANSWER, NEXT_QUESTIONS, SELECT
+from thinkgraph.methods.topg.reading import FactReader
 from thinkgraph.methods.topg.suggest import Suggester
 from thinkgraph.models import Answer, AnswerStatus, EvidenceSubgraph, Node, TraceStep
-from thinkgraph.retrieval.evidence import passages_from_scores
+from thinkgraph.retrieval.evidence import ScoredPassage, passages_from_scores
 
 # Global answers rest on hundreds of facts: they cite (and return) the passages of the first ones. Naive
 # and local answers return every passage of their facts (at most (1 + max_iter * max_next_questions) * k).
@@ -163,7 +164,7 @@ class ToPGMethod:
 
     def _answer(self, question: str, text: str | None, status: AnswerStatus, props: list[int],
                 trace: list[TraceStep], message: str | None = None, *, collected: Sequence[int] = (),
-                budget_reached: bool = False) -> Answer:
+                budget_reached: bool = False, cited: Sequence[ScoredPassage] | None = None) -> Answer:
         """``props``: the facts the answer rests on, in the method's own order (Eval's, the answerer's
         citations, or s_loc as collected: the entry's by cosine, then each walk's by PPR on M); their
         passages are the citations. The evidence is those facts, then the rest of ``collected`` (what the
@@ -172,7 +173,8 @@ class ToPGMethod:
         g = self.suggester.graph
         facts = list(dict.fromkeys([*props, *collected]))
         cap = MAX_CITED_PASSAGES if self.config.mode == "global" else None
-        passages = passages_from_scores(self.ctx.store, [(c, 0.0) for c in self.suggester.passages_of(props)[:cap]])
+        passages = list(cited) if cited is not None else \
+            passages_from_scores(self.ctx.store, [(c, 0.0) for c in self.suggester.passages_of(props)[:cap]])
         nodes = [Node(g.ids[p], "proposition", g.texts[p]) for p in facts]
         nodes += [Node(n.id, "chunk", n.text, {"doc_id": n.props.get("doc_id")})
                   for n in self.ctx.store.get_nodes(self.suggester.passages_of(facts)[:cap])]
@@ -275,6 +277,12 @@ class ToPGMethod:
             pool, pool_new = pool_new, []
             if llm is None:
                 continue
+            if c.reader == "shared":
+                if await self.fact_reader.answerable(llm, question, found, trace, iteration + 1) \
+                        or iteration + 1 == c.max_iter:
+                    return await self._read(llm, question, found, trace)
+                queries = await self._next_questions(llm, question, found, trace) or [question]
+                continue
             verdict = await self._eval(llm, question, found, trace, iteration)
             if verdict is not None and verdict.answerable and verdict.answer.strip():
                 used = [found[n - 1] for n in dict.fromkeys(verdict.facts) if 1 <= n <= len(found)] or found
@@ -283,6 +291,16 @@ class ToPGMethod:
             if iteration + 1 < c.max_iter:
                 queries = await self._next_questions(llm, question, found, trace) or [question]
         return None
+
+    @cached_property
+    def fact_reader(self) -> FactReader:
+        return FactReader(self.suggester, self.ctx.store, self.config.eval_threshold, self.config.reader_passages)
+
+    async def _read(self, llm: LLM, question: str, found: list[int], trace: list[TraceStep]) -> Answer:
+        """The one reader's answer from the collected facts' passages; it cites what it read."""
+        read = await self.fact_reader.answer(llm, question, found, trace)
+        return self._answer(question, read.text, read.status, found, trace, read.message, collected=found,
+                            cited=read.cited)
 
     async def _global(self, question: str, llm: LLM) -> Answer:
         """Alg. 2-3 and the report. Under the call budget (one call kept for the report), a budget

@@ -23,6 +23,13 @@ Facts:
 
 Question: {question}"""
 
+# Eval as a stop judgement (reader="shared"): the reason first, the verdict last; the one reader answers.
+EVAL_STOP = """Can the question be answered from the facts above? The answer may need two or more facts
+combined: the first fact leads to the next, and the last gives what the question finally asks for.
+First write in one sentence which facts give the answer, or what is still missing, then the verdict:
+"yes" if the facts answer the question, "no" if they do not.
+Reply with JSON only: {"reason": "one sentence", "verdict": "yes" or "no"}"""
+
 NEXT_QUESTIONS = """The facts below are not yet enough to answer the question. Write up to {max_questions}
 short, targeted sub-questions whose answers would supply what is missing (for example the next hop
 of a multi-hop question, naming the entity found so far).

@@ -1,0 +1,59 @@
+"""ToPG's stop and answer with the one reader (``reader="shared"``): Eval asks only whether the collected
+facts answer the question, its reason first and "yes"/"no" last (P(yes) against ``eval_threshold``
+where the server gives log-probabilities); the answer is then read by the shared reader from the
+passages the facts come from, in the facts' order, with the facts beside them. The paper's Eval, which
+writes the answer inside its JSON verdict from the bare propositions, is ``reader="paper"``."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from thinkgraph.errors import StructuredOutputError
+from thinkgraph.llm.judgement import YesNoVerdict, judged
+from thinkgraph.llm.service import LLM
+from thinkgraph.methods.layout import Notes, question_prompt
+from thinkgraph.methods.reader import ReaderInput, read
+from thinkgraph.methods.replies import AnswerReply
+from thinkgraph.methods.topg.prompts import EVAL_STOP
+from thinkgraph.methods.topg.suggest import Suggester
+from thinkgraph.models import TraceStep
+from thinkgraph.retrieval.evidence import ScoredPassage, passages_from_scores
+from thinkgraph.store.base import GraphStore
+
+FACTS_TITLE = "Facts selected from the knowledge graph"
+MAX_NOTED_FACTS = 30  # the facts shown beside the passages (their passages carry the rest)
+
+
+@dataclass
+class FactReader:
+    suggester: Suggester
+    store: GraphStore
+    threshold: float
+    passages: int  # how many the reader reads
+
+    def facts(self, props: Sequence[int]) -> str:
+        return "\n".join(f"[{i}] {self.suggester.graph.texts[p]}" for i, p in enumerate(props, 1))
+
+    async def answerable(self, llm: LLM, question: str, found: Sequence[int], trace: list[TraceStep],
+                         iteration: int) -> bool:
+        """Eval as a stop judgement; an unusable verdict is "not yet" (the loop goes on)."""
+        messages = question_prompt(f"Facts:\n{self.facts(found) or '(none)'}", EVAL_STOP, question)
+        try:
+            verdict, p_yes = await llm.judge(messages, YesNoVerdict, keys=("verdict",), step="topg.eval")
+        except StructuredOutputError:
+            return False
+        judgement = judged(verdict, p_yes, "verdict", self.threshold, verdict.reason)
+        trace.append(TraceStep("evaluator", "eval", {"iteration": iteration, "facts": len(found)},
+                               {"answerable": judgement.passed, **judgement.trace()}))
+        return judgement.passed
+
+    async def answer(self, llm: LLM, question: str, found: Sequence[int],
+                     trace: list[TraceStep]) -> AnswerReply[ScoredPassage]:
+        """The one reader over the passages of the collected facts, the facts as its notes."""
+        ids = self.suggester.passages_of(found)[: self.passages]
+        passages = passages_from_scores(self.store, [(c, 0.0) for c in ids])
+        notes = [Notes(FACTS_TITLE, [self.suggester.graph.texts[p] for p in found[:MAX_NOTED_FACTS]])]
+        asked, _ = await read(llm, ReaderInput(question, passages, notes), step="topg.answer", trace=trace,
+                              inputs={"facts": len(found)})
+        return asked.read

@@ -1,0 +1,212 @@
+"""The one reader as the final step of a2rag, tog3, topg and kgr, each fed its own steps' evidence and
+notes (``reader="paper"`` keeping the paper's template), and the judgements that decide on the way:
+P(yes) against a method's threshold, a2rag's escalation past a draft that states no answer, and a
+rewrite that repeats the question asked again once."""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+
+import pytest
+
+from thinkgraph.llm.backend import ChatRequest, ChatResult
+from thinkgraph.methods.reader import READER_INSTRUCTION
+from thinkgraph.testing import ScriptedBackend
+
+QUESTION = "Where is the company that Alice Stone founded based?"
+BRIDGE = "based in Rivertown"
+CHECK = "Check this answer"
+
+
+def prompt_of(request: ChatRequest) -> str:
+    return request.messages[-1]["content"]
+
+
+def number_of(prompt: str, text: str) -> int | None:
+    line = next((ln for ln in prompt.splitlines() if text in ln and re.match(r"\[\d+\]", ln)), None)
+    return int(line[1:line.index("]")]) if line else None
+
+
+def reader_reply(request: ChatRequest) -> str:
+    """Reads as a careful model: Rivertown when both hops are shown, else Unknown."""
+    prompt = prompt_of(request)
+    a, b = number_of(prompt, "Alice Stone founded Acme"), number_of(prompt, BRIDGE)
+    if a is None or b is None:
+        return "Asks for: a place\nFacts: no passage says where Acme Corp is.\nAnswer: Unknown"
+    return f"Asks for: a place\nFacts: Alice Stone founded Acme Corp [{a}]; Acme Corp is {BRIDGE} [{b}].\n" \
+           f"Answer: Rivertown [{a}][{b}]"
+
+
+def all_yes(request: ChatRequest) -> str:
+    return json.dumps({"reason": "stated", "relevant": "yes", "grounded": "yes", "resolves": "yes"})
+
+
+class LogprobScripted(ScriptedBackend):
+    """A scripted backend that also returns log-probabilities for verdict fields: P(yes) of each field
+    named in ``p_yes`` (the written verdicts stay as scripted)."""
+
+    def __init__(self, rules: list, p_yes: dict[str, float]) -> None:  # noqa: ANN001
+        super().__init__(rules=rules)
+        self.p_yes = p_yes
+
+    async def chat(self, request: ChatRequest, on_delta: object = None) -> ChatResult:
+        result = await super().chat(request)
+        if request.top_logprobs:
+            result.token_logprobs = self._tokens(result.text)
+        return result
+
+    def _tokens(self, text: str) -> list[tuple[str, list[tuple[str, float]]]]:
+        tokens: list[tuple[str, list[tuple[str, float]]]] = []
+        rest = text
+        for match in re.finditer(r'"(\w+)": "(yes|no)"', text):
+            key, value = match.group(1), match.group(2)
+            head, rest = rest.split(match.group(0), 1)
+            p = self.p_yes.get(key, 1.0 if value == "yes" else 0.0)
+            alternatives = [(w, math.log(q)) for w, q in (("yes", p), ("no", 1 - p)) if q > 0]
+            tokens += [(head + f'"{key}": "', []), (value, alternatives), ('"', [])]
+        return tokens + [(rest, [])]
+
+
+@pytest.mark.parametrize("threshold, status", [(0.5, "abstained"), (0.1, "answered")])
+def test_a2rag_holds_p_yes_to_its_threshold_not_the_written_verdict(open_bridge, threshold: float,
+                                                                  status: str) -> None:  # noqa: ANN001
+    """Every check is written "yes", but P(grounded) is 0.2: it fails at 0.5 and passes at 0.1."""
+    backend = LogprobScripted([("Asks for:", reader_reply), (CHECK, all_yes)], {"grounded": 0.2})
+    with open_bridge(backend) as tg:
+        answer = tg.ask(QUESTION, method="a2rag", check_threshold=threshold, rewrite=False)
+    assert answer.status == status
+    checks = [s for s in answer.trace if s.action == "check"]
+    assert checks and checks[0].outputs["p_yes"]["grd"] == pytest.approx(0.2)
+    assert all("logprobs" in r.payload() for r in backend.requests if CHECK in prompt_of(r))
+
+
+def test_a2rag_escalates_past_a_draft_with_no_answer_and_checks_only_what_is_cited(open_bridge) -> None:  # noqa: ANN001
+    """The default (verified sufficiency): the local stage's draft is Unknown, which fails without a
+    Triple-Check call; the next stage's draft answers and is checked against the passages it cites."""
+    backend = ScriptedBackend(rules=[("Asks for:", reader_reply), (CHECK, all_yes)])
+    with open_bridge(backend) as tg:
+        answer = tg.ask(QUESTION, method="a2rag")
+    assert answer.status == "answered" and answer.text == "Rivertown" and answer.stats["stage"] != "local"
+    drafts = [r for r in backend.requests if READER_INSTRUCTION in prompt_of(r)]
+    checks = [prompt_of(r) for r in backend.requests if CHECK in prompt_of(r)]
+    assert len(drafts) >= 2 and len(checks) == 1  # the Unknown draft cost no check
+    shown = re.findall(r"^\[\d+\] .*$", checks[0], re.MULTILINE)
+    assert len(shown) == 2 and all("Alice Stone founded" in s or BRIDGE in s for s in shown)
+    assert "Check this answer to the question against the evidence above: Rivertown\n" in checks[0]
+    first = next(s for s in answer.trace if s.action == "a2rag.answer")
+    assert first.inputs["stage"] == "local" and first.outputs["sufficient"] is False
+
+
+def test_a2rag_asks_a_rewrite_that_repeats_the_question_again_once(open_bridge) -> None:  # noqa: ANN001
+    rewrites = iter([QUESTION, "Which town is Acme Corp based in?"])
+    backend = ScriptedBackend(rules=[("is the question itself, word for word", lambda r: next(rewrites)),
+                                     ("Reply with the rewritten question only", lambda r: next(rewrites)),
+                                     ("Asks for:", "Asks for: a place\nFacts: none.\nAnswer: Unknown")])
+    with open_bridge(backend) as tg:
+        answer = tg.ask(QUESTION, method="a2rag", i_max=1)
+    actions = [s.action for s in answer.trace]
+    again = next(s for s in answer.trace if s.action.endswith(".again"))
+    assert again.outputs["query"] == "Which town is Acme Corp based in?"
+    assert answer.stats["attempts"] == 2 and actions.count("abstain") == 1
+    seconds = [r for r in backend.requests if "is the question itself" in json.dumps(r.messages)]
+    assert len(seconds) == 1 and seconds[0].messages[1] == {"role": "assistant", "content": QUESTION}
+
+
+@pytest.mark.parametrize("reader", ["shared", "paper"])
+def test_a2rag_reader_switch(open_bridge, reader: str) -> None:  # noqa: ANN001
+    paper = "Answer the question using only the evidence below"
+    backend = ScriptedBackend(rules=[("Asks for:", reader_reply), (paper, "Rivertown [1]"), (CHECK, all_yes)])
+    with open_bridge(backend) as tg:
+        answer = tg.ask(QUESTION, method="a2rag", reader=reader, sufficiency="all")
+    drafts = [prompt_of(r) for r in backend.requests if CHECK not in prompt_of(r)]
+    assert answer.text == "Rivertown"
+    assert all((READER_INSTRUCTION in d) == (reader == "shared") and (paper in d) == (reader == "paper")
+               for d in drafts)
+
+
+def tog3_backend(final_rule: tuple[str, object]) -> ScriptedBackend:
+    responses = iter(["Unknown", "Acme Corp"])
+    return ScriptedBackend(rules=[("Give up to", "Acme Corp^Alice Stone"),
+                                  ("Answer the query using only the context", lambda r: next(responses)),
+                                  ("Judge whether the context", '{"reason": "the town is missing", "verdict": "no"}'),
+                                  ("Write the next question", "Next question: Which company did Alice Stone found?"),
+                                  ("Refine it:", "None"), ("build a small knowledge graph", '{"entities": []}'),
+                                  final_rule])
+
+
+def test_tog3_reads_the_trajectory_with_its_known_sub_answers(open_bridge) -> None:  # noqa: ANN001
+    backend = tog3_backend(("Asks for:", reader_reply))
+    with open_bridge(backend) as tg:
+        answer = tg.ask(QUESTION, method="tog3", horizon=1, use_communities=False)
+    final = prompt_of(backend.requests[-1])
+    assert READER_INSTRUCTION in final
+    notes = final.split("Sub-questions answered along the way", 1)[1].split("\n\n", 1)[0]
+    assert "- Which company did Alice Stone found? -> Acme Corp" in notes and "Unknown" not in notes
+    assert answer.stats["outcome"] == "horizon" and next(s for s in answer.trace if s.action == "tog3.final")
+    reflect = next(s for s in answer.trace if s.action == "sufficiency")
+    assert reflect.outputs["reward"] == 0 and reflect.outputs["reason"] == "the town is missing"
+
+
+def test_tog3_reader_paper_is_the_final_template(open_bridge) -> None:  # noqa: ANN001
+    backend = tog3_backend(("reasoning trajectory and the evidence", "Answer: Rivertown [1]"))
+    with open_bridge(backend) as tg:
+        answer = tg.ask(QUESTION, method="tog3", horizon=1, use_communities=False, reader="paper")
+    assert answer.text == "Rivertown" and READER_INSTRUCTION not in prompt_of(backend.requests[-1])
+
+
+def keep_all(request: ChatRequest) -> str:
+    return json.dumps({"keep": list(range(1, 30))})
+
+
+def test_topg_eval_stops_and_the_reader_answers_from_the_facts_passages(open_bridge) -> None:  # noqa: ANN001
+    verdicts = iter(["no", "yes"])
+    backend = ScriptedBackend(rules=[
+        ("Keep only the facts", keep_all),
+        ("Can the question be answered from the facts above",
+         lambda r: json.dumps({"reason": "one hop", "verdict": next(verdicts)})),
+        ("targeted sub-questions", json.dumps({"questions": ["Where is Acme Corp based?"]})),
+        ("Asks for:", reader_reply)])
+    with open_bridge(backend) as tg:
+        answer = tg.ask(QUESTION, method="topg", k=3)
+    assert answer.text == "Rivertown" and answer.status == "answered"
+    verdicts_read = [s.outputs["answerable"] for s in answer.trace if s.action == "eval"]
+    assert verdicts_read[0] is False and verdicts_read[-1] is True  # (an unchanged prompt is the cache's)
+    final = prompt_of(backend.requests[-1])
+    assert "Facts selected from the knowledge graph:" in final and final.index("Facts selected") < final.index(
+        "Passages:")
+    assert {c.quote for c in answer.citations} == {"Alice Stone founded Acme Corp in 1990.",
+                                                    "Acme Corp is based in Rivertown."}
+
+
+def test_topg_reads_what_it_collected_at_max_iter_and_may_abstain(open_bridge) -> None:  # noqa: ANN001
+    backend = ScriptedBackend(rules=[
+        ("Keep only the facts", json.dumps({"keep": []})),
+        ("Can the question be answered from the facts above", json.dumps({"reason": "none", "verdict": "no"})),
+        ("targeted sub-questions", json.dumps({"questions": []})), ("Asks for:", reader_reply)])
+    with open_bridge(backend) as tg:
+        answer = tg.ask("What is the airspeed of a swallow?", method="topg", max_iter=2, k=3)
+    assert answer.status == "abstained" and any(s.action == "topg.answer" for s in answer.trace)
+
+
+@pytest.mark.parametrize("reader, text", [("shared", "Rivertown"), ("paper", "Acme Corp")])
+async def test_kgr_reads_the_passages_behind_the_chain(open_bridge, reader: str, text: str) -> None:  # noqa: ANN001
+    """The chain stops at the bridge entity (Finish[Acme Corp]); the reader, given the passages behind
+    the nodes it visited, answers the last hop. ``reader="paper"`` keeps the chain's Finish."""
+    tg = open_bridge()
+    alice = next(n for n in tg.store.iter_nodes("entity") if n.text == "Alice Stone")
+    acme = next(n for n in tg.store.iter_nodes("entity") if n.text == "Acme Corp")
+    tg.close()
+    backend = ScriptedBackend(script=[f"Thought: find her.\nAction: RetrieveNode[{alice.text}]",
+                                      f"Thought: the company.\nAction: RetrieveNode[{acme.text}]",
+                                      "Thought: done.\nAction: Finish[Acme Corp]"],
+                              rules=[("Asks for:", reader_reply)])
+    tg = open_bridge(backend)
+    answer = await tg.aask(QUESTION, "kgr", reader=reader)
+    assert answer.text == text
+    read = [s for s in answer.trace if s.action == "kgr.read"]
+    assert bool(read) == (reader == "shared")
+    if read:
+        assert "The graph search's own answer:\n- Acme Corp" in prompt_of(backend.requests[-1])
+        assert answer.stats["reader"] == "shared" and len(answer.citations) == 2
