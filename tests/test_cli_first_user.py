@@ -138,8 +138,8 @@ def test_a_new_index_that_nothing_was_indexed_into_is_not_left_behind(tmp_path: 
     index = tmp_path / "new.db"
     done = run("-i", str(index), "index", str(empty))
     assert done.returncode == ExitCode.INPUT and "skipped " in done.stdout
-    assert done.stderr.strip() == ("error: nothing was indexed: every input was skipped (and no index was left at "
-                                   f"{index})")
+    assert done.stderr.strip() == ("error: nothing was indexed: every input was skipped (1 empty); no index was left "
+                                   f"at {index}")
     assert not index.exists() and list(tmp_path.iterdir()) == [empty]
     refused = run("-i", str(index), "index", str(SAMPLE_CORPUS), "--extractor", "llm")  # an error before the first
     assert refused.returncode == ExitCode.USAGE and not index.exists()  # document: no index either

@@ -39,7 +39,8 @@ def test_bad_files_are_skipped_with_reasons(tmp_path: Path) -> None:
     (tmp_path / "binary.txt").write_bytes(b"abc\x00\x01\x02")
     (tmp_path / "latin1.txt").write_bytes("caf\xe9".encode("latin-1"))
     (tmp_path / "big.md").write_text("x" * 5000, encoding="utf-8")
-    (tmp_path / "notes.docx").write_bytes(b"PK")  # not matched by the include globs
+    (tmp_path / "notes.docx").write_bytes(b"PK")  # a Word file that is not one: skipped with a reason
+    (tmp_path / "photo.png").write_bytes(b"\x89PNG")  # a type thinkgraph does not read: listed, not left out
     (tmp_path / "notes.pdf").write_bytes(b"%PDF")  # matched, unreadable: skipped with a reason
     docs, skipped = _split(list(load_paths([tmp_path], max_bytes=1000)))
     assert [d.id for d in docs] == ["ok.txt"]
@@ -48,14 +49,15 @@ def test_bad_files_are_skipped_with_reasons(tmp_path: Path) -> None:
     assert reasons["binary.txt"] == "binary file"
     assert reasons["latin1.txt"].startswith("not UTF-8")
     assert reasons["big.md"].startswith("too large")
-    assert "notes.docx" not in reasons and "unreadable PDF" in reasons["notes.pdf"]
+    assert reasons["notes.docx"].startswith("unreadable Word file") and "unreadable PDF" in reasons["notes.pdf"]
+    assert reasons["photo.png"].startswith("unsupported file type '.png'")
 
 
 def test_explicit_unsupported_file_and_missing_path(tmp_path: Path) -> None:
-    docx = tmp_path / "a.docx"
-    docx.write_bytes(b"PK\x03\x04")
-    (item,) = list(load_paths([docx]))
-    assert isinstance(item, Skipped) and "unsupported file type '.docx'" in item.reason
+    image = tmp_path / "a.png"
+    image.write_bytes(b"\x89PNG")
+    (item,) = list(load_paths([image]))
+    assert isinstance(item, Skipped) and "unsupported file type '.png'" in item.reason
     with pytest.raises(InputError, match="no such file"):
         list(load_paths([tmp_path / "nope"]))
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Iterable, Sequence, Sized
+from collections.abc import Iterable, Iterator, Sequence, Sized
 from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from thinkgraph.embed.base import Embedder
     from thinkgraph.index.extract_import import ImportedFacts
     from thinkgraph.index.extractor import Extractor
+    from thinkgraph.index.loaders import Skipped
     from thinkgraph.index.pipeline import IndexReport, Progress
     from thinkgraph.llm.backend import ChatBackend
     from thinkgraph.llm.service import LLM
@@ -31,6 +32,14 @@ if TYPE_CHECKING:
 __all__ = ["DEFAULT_INDEX", "DEFAULT_METHOD", "ThinkGraph"]
 
 DEFAULT_INDEX = "thinkgraph.db"
+
+
+def _noting_skips(items: Iterable[SourceDocument | Skipped], into: list[Skipped]) -> Iterator[SourceDocument | Skipped]:
+    """``items`` as they come, with each skipped one also added to ``into``."""
+    for item in items:
+        if not isinstance(item, SourceDocument):
+            into.append(item)
+        yield item
 
 
 class ThinkGraph:
@@ -146,9 +155,10 @@ class ThinkGraph:
         """``rebuild_derived``: rebuild synonyms and communities from the whole graph instead of
         updating them with what changed."""
         from thinkgraph.index.extractors import imported_facts, triple_documents
-        from thinkgraph.index.loaders import Skipped, load_paths
+        from thinkgraph.index.loaders import MALFORMED, load_paths
         from thinkgraph.index.pipeline import Indexer
-        from thinkgraph.index.report import index_call_counts, kept_extractor, record_llm_calls
+        from thinkgraph.index.report import count_skip, index_call_counts, kept_extractor, record_llm_calls
+        from thinkgraph.index.skiplog import record_skipped
 
         if extractor is None and triples and not paths and isinstance(documents, Sized) and not len(documents):
             extractor = "import"  # only triples, no document to extract: an imported graph, as with --openie
@@ -156,23 +166,36 @@ class ThinkGraph:
         recorded = self.store.get_meta("extractor")  # (the run records its own once it extracts a document)
         s = self.settings.index
         items: list[Iterable[SourceDocument | Skipped]] = [documents]
+        skipped: list[Skipped] = []  # the files of ``paths`` not indexed, kept in the index for `documents --skipped`
         if paths:
-            items.append(load_paths(paths, include=s.include, exclude=s.exclude, max_bytes=s.max_file_bytes))
+            items.append(_noting_skips(load_paths(paths, include=s.include, exclude=s.exclude,
+                                                  max_bytes=s.max_file_bytes, index_file=self.store.path), skipped))
         items.append(triple_documents(ex, triples))
         indexer = Indexer(self.store, self.embedder, ex, s, llm=self.llm, counter=self.counter, progress=progress,
                           rebuild_derived=rebuild_derived)
         calls_before = index_call_counts(self.llm.meter.steps) if self.llm is not None else {}
         report = await indexer.run(item for group in items for item in group)
+        if paths and not report.stopped:
+            record_skipped(self.store, paths, skipped)
         report.extractor, report.extractor_kept = ex.name, kept_extractor(recorded, ex.name, report.unchanged)
         if self.llm is not None:  # the calls the run made (summaries too, which no flag asked for): said
             record_llm_calls(report, calls_before, index_call_counts(self.llm.meter.steps))
         facts = imported_facts(ex)
         if facts is not None:
-            report.skipped.extend(facts.skipped)
-            report.skipped.extend(self._unplaced_facts(facts))
+            for line in facts.skipped:
+                count_skip(report, line, MALFORMED)
+            for line in self._unplaced_facts(facts):
+                count_skip(report, line, "no such document")
         self.mark_changed()  # the graph changed (also for other processes sharing the index)
         report.timings.update(await asyncio.to_thread(self._prepare_view))
         return report
+
+    def skipped_files(self) -> list[Skipped]:
+        """The files the runs on this index skipped, with their reasons (the latest run per folder)."""
+        from thinkgraph.index.skiplog import skipped_files
+
+        self._require_index()
+        return skipped_files(self.store)
 
     def _prepare_view(self) -> dict[str, float]:
         """Build the retrieval view of the index as it now is ([index] prepare_view); its seconds."""
@@ -304,6 +327,7 @@ class ThinkGraph:
         from thinkgraph.methods import catalog
         from thinkgraph.methods.base import MethodContext
         from thinkgraph.methods.run import check_question, run_method
+        from thinkgraph.retrieval.citation_places import place_citations
 
         check_question(question, self.settings.ask.max_question_chars)
         self._require_index()
@@ -320,7 +344,9 @@ class ThinkGraph:
             self._no_passages(record.name, reads_typed_graph=catalog.IndexPart.TYPED_KG in record.reads)
         ctx = MethodContext(store=self.store, view=self.view, settings=self.settings,
                             llm=self.llm if use_llm else None)
-        return await run_method(record.build(ctx, config), question, top_k=top_k)
+        answer = await run_method(record.build(ctx, config), question, top_k=top_k)
+        place_citations(answer, self.store)
+        return answer
 
     def ask(self, question: str, method: str = DEFAULT_METHOD, **options: Any) -> Answer:
         return run_sync(self.aask(question, method, **options))

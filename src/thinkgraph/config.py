@@ -16,7 +16,9 @@ from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, m
 
 from thinkgraph.errors import ConfigError
 
-DEFAULT_INCLUDE = ("*.txt", "*.md", "*.markdown", "*.jsonl", "*.html", "*.htm", "*.pdf")  # files taken from folders
+# Files taken from folders: every format `index` reads (docs/command-line.md lists them, and the extra some need).
+DEFAULT_INCLUDE = ("*.txt", "*.md", "*.markdown", "*.jsonl", "*.html", "*.htm", "*.pdf", "*.docx", "*.pptx",
+                   "*.xlsx", "*.xlsm", "*.csv", "*.tsv", "*.epub", "*.odt")
 
 DEFAULT_CONFIG_FILE = "thinkgraph.toml"
 DEFAULT_EMBED_MODEL = "all-MiniLM-L6-v2"

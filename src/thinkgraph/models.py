@@ -88,6 +88,17 @@ class DocumentRecord:
 
 
 @dataclass(frozen=True, slots=True)
+class Part:
+    """A place in a converted file that a reader can find again (a slide, a sheet, a chapter, a section)
+    and the offset where its text starts in the document's text. ``rows``: for a table, the offset of
+    each row kept and that row's number in the file (a spreadsheet's row 7 is row 7 wherever it lands)."""
+
+    start: int
+    label: str  # "slide 3", "sheet 'Sales'", "chapter 2 'The Keeper'", "section 'Results'"; "" for a bare table
+    rows: tuple[tuple[int, int], ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
 class SourceDocument:
     """A document as loaded from disk, before indexing."""
 
@@ -96,6 +107,7 @@ class SourceDocument:
     text: str
     source: str
     page_starts: tuple[int, ...] = ()  # PDF: character offset where each page starts
+    parts: tuple[Part, ...] = ()  # slides, sheets, chapters, sections: where each starts (converted files)
 
 
 @dataclass(frozen=True, slots=True)
@@ -132,6 +144,12 @@ class Citation:
     quote: str
     score: float | None = None
     page: int | None = None  # 1-based page of ``start`` for paged documents (PDF)
+    # Where in the file the quote is, as a reader looks for it: "slide 3", "sheet 'Sales', rows 4-6",
+    # "chapter 2 'The Keeper'", "page 4" (None for plain text)
+    location: str | None = None
+    # The quote as a reader sees it, without Markdown's marks ("**bold**", "# "); ``quote`` keeps the
+    # document's own characters at start-end
+    plain_quote: str | None = None
 
 
 @dataclass(slots=True)

@@ -33,8 +33,10 @@ from thinkgraph.models import DocStatus
 @one_line_errors
 def index(
     ctx: typer.Context,
-    paths: list[Path] = typer.Argument(None, help="Files or directories (.txt .md .html .pdf .jsonl)."),
-    extractor: str | None = typer.Option(None, "--extractor", "-e", help="llm | propositions | import | nolm | spacy"),
+    paths: list[Path] = typer.Argument(None, help="Files or directories (.txt .md .html .pdf .jsonl; .docx .pptx "
+                                       ".xlsx .csv .epub .odt: docs/command-line.md)."),
+    extractor: str | None = typer.Option(None, "--extractor", "-e", help="nolm (the default: model-free, or "
+                                         "[index] extractor in the config) | spacy | llm | propositions | import"),
     openie: Path | None = typer.Option(None, "--openie", help="Precomputed OpenIE JSONL to import."),
     triples: list[Path] = typer.Option([], "--triples", help="Triple file(s) (TSV/CSV) to import."),
     include: list[str] = typer.Option([], "--include", help="Glob of files to take from directories."),
@@ -98,12 +100,18 @@ def documents(
     ctx: typer.Context,
     status: str | None = typer.Option(None, "--status", help="Only documents with this status "
                                       "(pending, processing, done, failed)."),
+    skipped: bool = typer.Option(False, "--skipped", help="List the files `index` skipped, with the reason."),
     as_json: bool = typer.Option(False, "--json", help="Print as JSON."),
 ) -> None:
-    """List the indexed documents with their status (and why a failed one failed)."""
+    """List the indexed documents with their status (and why a failed one failed), or the skipped files."""
     valid = [s.value for s in DocStatus]
     if status is not None and status not in valid:
         raise UsageError(f"unknown status {status!r}; valid: {', '.join(valid)}")
+    if skipped:
+        if status is not None:
+            raise UsageError("give --skipped or --status, not both")
+        _skipped_files(ctx, as_json)
+        return
     with open_index(ctx, create=False) as tg:
         docs = tg.store.list_documents(DocStatus(status) if status else None)
     if as_json:
@@ -114,6 +122,20 @@ def documents(
         table.add_column(col)
     for d in docs:
         table.add_row(escape(d.id), escape(d.title or ""), str(d.status), f"{d.n_chars:,}", escape(d.error or ""))
+    out.print(table)
+
+
+def _skipped_files(ctx: typer.Context, as_json: bool) -> None:
+    with open_index(ctx, create=False) as tg:
+        files = tg.skipped_files()
+    if as_json:
+        print(json.dumps([dataclasses.asdict(f) for f in files], indent=2, ensure_ascii=False))
+        return
+    table = Table(title=f"{counted(len(files), 'skipped file')} (the latest `thinkgraph index` of each folder)")
+    for col in ("source", "kind", "reason"):
+        table.add_column(col)
+    for f in files:
+        table.add_row(escape(f.source), escape(f.kind), escape(f.reason))
     out.print(table)
 
 
@@ -129,8 +151,7 @@ def inspect(
     if as_json:
         print(json.dumps(stats, indent=2))
         return
-    out.print(escape(f"index {stats['index']} ({stats['size_bytes'] / 1e6:.1f} MB), embedding "
-                     f"{stats['embedding_model']} ({stats['embedding_dim']}), extractor {stats['extractor']}"))
+    out.print(escape(f"index {stats['index']} ({stats['size_bytes'] / 1e6:.1f} MB), {_model_line(stats)}"))
     for title, key in (("documents", "documents"), ("nodes", "nodes"), ("edges", "edges"),
                        ("communities by level", "communities_by_level"),
                        ("extraction failures", "extraction_failures")):
@@ -169,6 +190,13 @@ def inspect(
         for name, seconds in stats["stage_timings"].items():
             timings.add_row(name, f"{seconds:.1f}")
         out.print(timings)
+
+
+def _model_line(stats: dict[str, object]) -> str:
+    """The embedding model and extractor, or what a run that stopped before its first document left."""
+    model = (f"embedding {stats['embedding_model']} ({stats['embedding_dim']})" if stats["embedding_model"]
+             else "embedding not recorded yet (no passage was embedded: run `thinkgraph index` to finish)")
+    return f"{model}, extractor {stats['extractor'] or 'not recorded yet'}"
 
 
 @app.command()

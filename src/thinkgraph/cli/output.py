@@ -12,6 +12,7 @@ from rich.markup import escape
 
 from thinkgraph.citations import display_quote
 from thinkgraph.errors import ExitCode
+from thinkgraph.index.extras import INSTALL_HINT, NEEDS_EXTRA
 from thinkgraph.models import Answer, NodeType
 
 if TYPE_CHECKING:
@@ -56,7 +57,7 @@ SLOWEST_STAGES = 3
 def print_index_report(report: IndexReport) -> None:
     out.print(f"indexed {counted(report.indexed, 'document')} ({counted(report.chunks, 'chunk')}), "
               f"{report.unchanged} unchanged, {report.updated} updated, {report.failed} failed, "
-              f"{len(report.skipped)} skipped")
+              f"{len(report.skipped)} skipped{skip_kinds(report)}", highlight=False)
     if report.communities_skipped:
         communities = "skipped (setting index.communities; only tog3 reads them)"
     elif "communities" in report.rebuilt_stages:
@@ -77,6 +78,12 @@ def print_index_report(report: IndexReport) -> None:
         out.print(f"  skipped {escape(line)}", highlight=False)
     if len(report.skipped) > 20:
         out.print(f"  ... and {len(report.skipped) - 20} more skipped")
+
+
+def skip_kinds(report: IndexReport) -> str:
+    """`` (2 needs an extra, 1 unsupported type)``: the skipped inputs counted by why."""
+    kinds = sorted(report.skipped_by_kind.items(), key=lambda kv: (-kv[1], kv[0]))
+    return f" ({', '.join(f'{n} {kind}' for kind, n in kinds)})" if kinds else ""
 
 
 def kept_extraction_warning(report: IndexReport) -> str | None:
@@ -126,9 +133,11 @@ def finish_index(report: IndexReport, failed: list[str], *, removed: str | None 
                   "(see `thinkgraph documents --status failed`; run again to retry)", highlight=False)
         raise typer.Exit(ExitCode.PARTIAL)
     if report.skipped and not (report.indexed or report.unchanged or report.updated):
-        where = f" (and no index was left at {removed})" if removed else ""
-        err.print(f"[red]error:[/red] nothing was indexed: every input was skipped{escape(where)}", highlight=False,
-                  soft_wrap=True)
+        where = f"; no index was left at {removed}" if removed else ""
+        extra = f"; {INSTALL_HINT} reads the files that need an extra" if report.skipped_by_kind.get(NEEDS_EXTRA) \
+            else ""
+        err.print(f"[red]error:[/red] nothing was indexed: every input was skipped{escape(skip_kinds(report))}"
+                  f"{escape(extra)}{escape(where)}", highlight=False, soft_wrap=True)
         raise typer.Exit(ExitCode.INPUT)
 
 
@@ -177,7 +186,7 @@ def print_answer(answer: Answer, trace: bool) -> None:
     ranked = any(c.score for c in answer.citations)  # a method that does not score passages shows no score
     for i, c in enumerate(answer.citations, 1):
         span = f"chars {c.start}-{c.end}" if c.start is not None else "span unknown"
-        page = f", page {c.page}" if c.page else ""
+        page = f", {c.location}" if c.location else f", page {c.page}" if c.page else ""
         score = f" score {c.score:.3f}" if ranked and c.score is not None else ""
         quote = display_quote(c.quote, 400)  # plain text: no **bold** or # heading marks
         out.print(escape(f"[{i}] {c.doc_id} {span}{page} ({c.chunk_id}){score}\n    {quote}"), highlight=False)

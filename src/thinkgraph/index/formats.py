@@ -1,16 +1,22 @@
 """Documents beyond plain text: PDF (its text layer, one page after another, with the character
 offset where each page starts, so citations can name pages), HTML (visible text, scripts and styles
-dropped) and Markdown (its source, titled by its first heading). An empty, binary or image-only document is an
-InputError naming the file, never a hang."""
+dropped) and Markdown (its source, titled by its first heading); Word, PowerPoint, Excel, CSV, EPUB
+and OpenDocument files through their converters (format_office, format_tables, format_books), with
+the slides, sheets, chapters and sections a citation names. An empty, binary or image-only document
+is an InputError naming the file, never a hang; a format whose package is missing is a NeedsExtra."""
 
 from __future__ import annotations
 
 import io
 import logging
-from dataclasses import dataclass, field
+from collections.abc import Callable
 from pathlib import PurePath
 
 from thinkgraph.errors import InputError
+from thinkgraph.index.convert import EmptyDocument, NotTextDocument, ParsedDocument
+from thinkgraph.index.format_books import parse_epub, parse_odt
+from thinkgraph.index.format_office import parse_docx, parse_pptx
+from thinkgraph.index.format_tables import parse_csv, parse_xlsx
 
 log = logging.getLogger(__name__)
 
@@ -18,18 +24,21 @@ PDF_SUFFIXES = {".pdf"}
 HTML_SUFFIXES = {".html", ".htm"}
 MARKDOWN_SUFFIXES = {".md", ".markdown"}
 PAGE_SEPARATOR = "\n\n"
+# The converted formats, by extension (the office extra's packages read all but CSV).
+CONVERTERS: dict[str, Callable[[str, bytes], ParsedDocument]] = {
+    ".docx": parse_docx, ".pptx": parse_pptx, ".xlsx": parse_xlsx, ".xlsm": parse_xlsx,
+    ".csv": parse_csv, ".tsv": parse_csv, ".epub": parse_epub, ".odt": parse_odt,
+}
+CONVERTED_SUFFIXES = frozenset(CONVERTERS)
 
-
-@dataclass(frozen=True, slots=True)
-class ParsedDocument:
-    text: str
-    title: str | None = None
-    page_starts: tuple[int, ...] = field(default_factory=tuple)  # PDF: offset of each page's first char
+__all__ = ["CONVERTED_SUFFIXES", "ParsedDocument", "page_of", "parse_document"]
 
 
 def parse_document(name: str, data: bytes) -> ParsedDocument:
     suffix = PurePath(name).suffix.lower()
-    if suffix in PDF_SUFFIXES or data.startswith(b"%PDF-"):
+    if suffix in CONVERTERS:
+        parsed = CONVERTERS[suffix](name, data)
+    elif suffix in PDF_SUFFIXES or data.startswith(b"%PDF-"):
         parsed = parse_pdf(name, data)
     elif suffix in HTML_SUFFIXES:
         parsed = parse_html(_decode(name, data))
@@ -38,17 +47,17 @@ def parse_document(name: str, data: bytes) -> ParsedDocument:
     else:
         parsed = ParsedDocument(_decode(name, data))
     if not parsed.text.strip():
-        raise InputError(f"{name}: no text found (empty document)")
+        raise EmptyDocument(f"{name}: no text found (empty document)")
     return parsed
 
 
 def _decode(name: str, data: bytes) -> str:
     if b"\x00" in data[:8192]:
-        raise InputError(f"{name}: binary file, not text")
+        raise NotTextDocument(f"{name}: binary file, not text")
     try:
         return data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
-        raise InputError(f"{name}: not UTF-8 (byte {exc.start})") from exc
+        raise NotTextDocument(f"{name}: not UTF-8 (byte {exc.start})") from exc
 
 
 def parse_pdf(name: str, data: bytes) -> ParsedDocument:
@@ -61,7 +70,7 @@ def parse_pdf(name: str, data: bytes) -> ParsedDocument:
     except (PdfReadError, ValueError, KeyError, OSError) as exc:
         raise InputError(f"{name}: unreadable PDF ({exc})") from exc
     if not any(pages):
-        raise InputError(f"{name}: the PDF has no text layer ({len(pages)} pages; image-only or empty)")
+        raise EmptyDocument(f"{name}: the PDF has no text layer ({len(pages)} pages; image-only or empty)")
     starts, text = [], ""
     for page in pages:
         starts.append(len(text))

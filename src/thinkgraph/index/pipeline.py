@@ -24,9 +24,9 @@ from thinkgraph.index.chunking import chunk_document
 from thinkgraph.index.derived import Progress, update_derived
 from thinkgraph.index.embedding_stage import EmbedWorker
 from thinkgraph.index.extractor import Extractor
-from thinkgraph.index.loaders import Skipped
+from thinkgraph.index.loaders import DUPLICATE, Skipped
 from thinkgraph.index.records import GraphRecords, document_records, extraction_records
-from thinkgraph.index.report import IndexReport
+from thinkgraph.index.report import IndexReport, count_skip
 from thinkgraph.index.stages import StageTimer, bump_graph_version, store_timings, writing
 from thinkgraph.index.summaries import first_sentences, llm_summary
 from thinkgraph.llm.service import LLM
@@ -150,7 +150,7 @@ class Indexer:
         with self.store.transaction():
             for item in group:
                 if isinstance(item, Skipped):
-                    report.skipped.append(f"{item.source}: {item.reason}")
+                    count_skip(report, f"{item.source}: {item.reason}", item.kind)
                     log.warning("skipped %s: %s", item.source, item.reason)
                 elif self._admit(item, report, seen_ids):
                     admitted.append(item)
@@ -159,7 +159,7 @@ class Indexer:
     def _admit(self, doc: SourceDocument, report: IndexReport, seen_ids: set[str]) -> bool:
         """Decide whether a loaded document needs (re)processing; records it as pending if so."""
         if doc.id in seen_ids:
-            report.skipped.append(f"{doc.source}: duplicate document id {doc.id!r} in this run")
+            count_skip(report, f"{doc.source}: duplicate document id {doc.id!r} in this run", DUPLICATE)
             return False
         seen_ids.add(doc.id)
         if not self.claims.take_document(doc):  # another run is on it; taken over at the end if need be
@@ -182,7 +182,7 @@ class Indexer:
             report.updated += 1
         twin = self.store.find_document_by_hash(digest)
         if twin is not None and twin.id != doc.id:
-            report.skipped.append(f"{doc.source}: same content as document {twin.id!r}")
+            count_skip(report, f"{doc.source}: same content as document {twin.id!r}", DUPLICATE)
             return False
         if existing is None or changed:
             self.store.upsert_document(DocumentRecord(id=doc.id, source=doc.source, title=doc.title,

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from thinkgraph.ids import document_node_id, entity_id, normalize_name, proposition_id, triplet_id
+from thinkgraph.locations import PARTS_PROP, location, parts_to_props
 from thinkgraph.models import Chunk, Edge, EdgeType, Node, NodeType, Provenance, SourceDocument
 from thinkgraph.store.common import edge_key
 
@@ -56,16 +57,19 @@ class GraphRecords:
 
 
 def document_records(doc: SourceDocument, chunks: list[Chunk], summary: str = "") -> GraphRecords:
-    """The document node (its text is the summary, or the title) with its chunks."""
+    """The document node (its text is the summary, or the title) with its chunks; a converted file's
+    parts (slides, sheets, chapters) are kept on the document node, and each chunk says where it lies."""
     out = GraphRecords()
     doc_node = document_node_id(doc.id)
     out.nodes.append(Node(doc_node, NodeType.DOCUMENT, summary or doc.title or doc.id,
                           {"doc_id": doc.id, "source": doc.source, "title": doc.title,
-                           **({"page_starts": list(doc.page_starts)} if doc.page_starts else {})}))
+                           **({"page_starts": list(doc.page_starts)} if doc.page_starts else {}),
+                           **({PARTS_PROP: parts_to_props(doc.parts)} if doc.parts else {})}))
     for chunk in chunks:
+        where = location(doc.parts, chunk.start, chunk.end) if doc.parts else None
         out.nodes.append(Node(chunk.id, NodeType.CHUNK, chunk.text,
                               {"doc_id": doc.id, "title": doc.title, "index": chunk.index,
-                               "n_tokens": chunk.n_tokens}))
+                               "n_tokens": chunk.n_tokens, **({"location": where} if where else {})}))
         out.provenance.append(Provenance(chunk.id, doc.id, chunk.id, chunk.start, chunk.end))
         edge = Edge(chunk.id, doc_node, EdgeType.PART_OF)
         out.edges.append(edge)

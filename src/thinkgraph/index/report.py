@@ -18,7 +18,8 @@ class IndexReport:
     failed: int = 0
     chunks: int = 0
     extraction_failures: int = 0
-    skipped: list[str] = field(default_factory=list)
+    skipped: list[str] = field(default_factory=list)  # "SOURCE: REASON", one per file or record not indexed
+    skipped_by_kind: dict[str, int] = field(default_factory=dict)  # their count per kind of reason (loaders.py)
     synonyms: int = 0
     synonyms_searched: int = 0  # entities whose synonyms this run searched (the new ones, or all on a rebuild)
     communities: int = 0
@@ -36,6 +37,11 @@ class IndexReport:
     # The extractor the index was built with, when this run's is another and met unchanged documents:
     # those keep their extraction (only new and changed documents are extracted again).
     extractor_kept: str | None = None
+
+
+def count_skip(report: IndexReport, line: str, kind: str) -> None:
+    report.skipped.append(line)
+    report.skipped_by_kind[kind] = report.skipped_by_kind.get(kind, 0) + 1
 
 
 def kept_extractor(recorded: str | None, used: str, unchanged: int) -> str | None:
