@@ -32,7 +32,7 @@ def ask(
 ) -> None:
     """Answer a question (or, with no LLM configured, show the retrieved evidence)."""
     if question == "-":  # a long question, or one from a pipe: the argument list has a size limit
-        question = sys.stdin.read()
+        question = sys.stdin.read().strip()  # (the newline that ends what was piped is no part of it)
     options = _parse_options(option)
     if "top_k" in options:  # -o top_k=N is --top-k N
         if top_k is not None:

@@ -22,7 +22,8 @@ if TYPE_CHECKING:
     from thinkgraph.llm.backend import ChatBackend
 
 # The metadata every passage carries, in both frameworks (docs/python.md).
-METADATA_KEYS = ("kind", "doc_id", "title", "chunk_id", "start", "end", "page", "score", "method", "quote")
+METADATA_KEYS = ("kind", "doc_id", "title", "chunk_id", "start", "end", "page", "location", "score",
+                 "method", "quote")
 
 
 def require(module: str, extra: str) -> None:
@@ -115,7 +116,8 @@ def _passage_span(graph: ThinkGraph, citation: Citation) -> tuple[int | None, in
 
 def _metadata(citation: Citation, method: str, title: str | None) -> dict[str, Any]:
     return {"kind": "passage", "doc_id": citation.doc_id, "title": title, "chunk_id": citation.chunk_id,
-            "start": citation.start, "end": citation.end, "page": citation.page, "score": citation.score,
+            "start": citation.start, "end": citation.end, "page": citation.page,
+            "location": citation.location, "score": citation.score,
             "method": method, "quote": citation.quote}
 
 

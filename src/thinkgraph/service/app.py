@@ -87,6 +87,11 @@ def _status(exc: ThinkgraphError) -> int:
 def _validation_message(exc: RequestValidationError) -> str:
     parts = []
     for error in exc.errors()[:3]:
+        if error.get("type") == "json_invalid":  # its location is a character offset, not a field
+            why = (error.get("ctx") or {}).get("error") or error.get("msg", "JSON decode error")
+            at = [p for p in error.get("loc", ()) if isinstance(p, int)]
+            parts.append(f"the request body is not valid JSON: {why}" + (f" at character {at[0]}" if at else ""))
+            continue
         where = ".".join(str(p) for p in error.get("loc", ()) if p != "body")
         parts.append(f"{where or 'body'}: {error.get('msg', 'invalid')}")
     return "; ".join(parts)

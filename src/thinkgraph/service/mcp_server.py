@@ -25,7 +25,7 @@ MAX_CITATIONS = 10
 
 def _citation(c: Citation) -> dict[str, Any]:
     return {"doc_id": c.doc_id, "chunk_id": c.chunk_id, "start": c.start, "end": c.end, "page": c.page,
-            "quote": excerpt(c.quote, MAX_QUOTE_CHARS)}
+            "location": c.location, "quote": excerpt(c.quote, MAX_QUOTE_CHARS)}
 
 
 def answer_payload(answer: Answer) -> dict[str, Any]:

@@ -3,8 +3,9 @@ at once or in the background with progress), re-index, delete, status."""
 
 from __future__ import annotations
 
+import dataclasses
 import re
-from pathlib import PurePosixPath, PureWindowsPath
+from pathlib import PurePath, PurePosixPath, PureWindowsPath
 
 from fastapi import APIRouter, File, Form, Query, Request, UploadFile
 
@@ -12,6 +13,7 @@ from thinkgraph.api import ThinkGraph
 from thinkgraph.errors import InputError, NotFoundError
 from thinkgraph.ids import document_node_id
 from thinkgraph.index.formats import parse_document
+from thinkgraph.locations import PARTS_PROP, parts_from_props
 from thinkgraph.models import EdgeType, NodeType, SourceDocument
 from thinkgraph.service.jobs import Job, Jobs
 from thinkgraph.service.method_info import method_infos
@@ -116,8 +118,9 @@ async def put_document(request: Request, ws: str, doc_id: str, body: DocumentIn,
 async def _parsed(upload: UploadFile) -> SourceDocument:
     name = document_id_from_filename(upload.filename or "")
     parsed = parse_document(name, await upload.read())
-    return SourceDocument(id=name, title=parsed.title or name, text=parsed.text, source=f"upload:{name}",
-                          page_starts=parsed.page_starts)
+    # titled as `thinkgraph index` titles the same file: its own title, or its name without the extension
+    return SourceDocument(id=name, title=parsed.title or PurePath(name).stem or name, text=parsed.text,
+                          source=f"upload:{name}", page_starts=parsed.page_starts, parts=parsed.parts)
 
 
 @router.post("/workspaces/{ws}/documents")
@@ -126,7 +129,7 @@ async def upload_document(request: Request, ws: str, file: UploadFile = File(...
     """One file (.txt .md .html .pdf); its id is its base name unless ``doc_id`` is given."""
     doc = await _parsed(file)
     if doc_id:
-        doc = SourceDocument(id=doc_id, title=doc.title, text=doc.text, source=doc.source, page_starts=doc.page_starts)
+        doc = dataclasses.replace(doc, id=doc_id)
     return await _write(request, ws, doc, wait)
 
 
@@ -181,8 +184,10 @@ async def reindex_document(request: Request, ws: str, doc_id: str, wait: bool = 
         raise InputError(f"document {doc_id!r} has no stored text to index again; upload it again")
     node = tg.store.get_node(document_node_id(doc_id))
     pages = tuple(node.props.get("page_starts") or ()) if node else ()
+    parts = tuple(parts_from_props(node.props.get(PARTS_PROP))) if node else ()
     await jobs(request).write(ws, lambda writer: writer.remove_document(doc_id, rebuild=False))
-    doc = SourceDocument(id=doc_id, title=record.title, text=text, source=record.source, page_starts=pages)
+    doc = SourceDocument(id=doc_id, title=record.title, text=text, source=record.source, page_starts=pages,
+                         parts=parts)
     return await _write(request, ws, doc, wait)
 
 

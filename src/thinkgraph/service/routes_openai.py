@@ -55,7 +55,7 @@ def sources_text(citations: list[dict[str, Any]]) -> str:
     """The numbered sources appended to a reply (citations as JSON objects)."""
     lines = []
     for i, c in enumerate(citations, 1):
-        page = f" p. {c['page']}" if c.get("page") else ""
+        page = f", {c['location']}" if c.get("location") else f" p. {c['page']}" if c.get("page") else ""
         lines.append(f"[{i}] {c['doc_id']}{page}: {display_quote(str(c.get('quote', '')), 160)}")
     return "\n\nSources:\n" + "\n".join(lines) if lines else ""
 

@@ -64,6 +64,9 @@ class SQLiteStore(SQLiteEdgeQueries, SQLiteVectors, SQLiteBookkeeping, Revisions
             self._check_or_init()
         except sqlite3.DatabaseError as exc:
             folder = self.path.parent
+            if not folder.is_dir():
+                raise IndexFileError(f"cannot create {self.path}: the folder {folder} does not exist "
+                                     "(create it first, or give another --index)") from exc
             if not self.read_only and not os.access(folder, os.W_OK):
                 raise IndexFileError(f"cannot write {self.path}: the folder {folder} is read-only (SQLite keeps its "
                                      "journal beside the index); copy the index to a writable folder") from exc

@@ -97,7 +97,7 @@
     $("citations").innerHTML = "";
     answer.citations.forEach((c, i) => {
       const link = TG.el("a", { class: "citation", href: "#", onclick: (e) => { e.preventDefault(); TG.showPassage(c.chunk_id, c.start, c.end, c.page); } },
-        TG.el("strong", { text: `${c.doc_id}${c.page ? ` p. ${c.page}` : ""}` }), " ", TG.el("q", { text: TG.short(c.quote.replace(/\s+/g, " "), 240) }));
+        TG.el("strong", { text: `${c.doc_id}${c.location ? `, ${c.location}` : c.page ? ` p. ${c.page}` : ""}` }), " ", TG.el("q", { text: TG.short((c.plain_quote ?? c.quote).replace(/\s+/g, " "), 240) }));
       $("citations").append(TG.el("li", {}, link));
       if (i === 0) TG.showPassage(c.chunk_id, c.start, c.end, c.page);
     });
