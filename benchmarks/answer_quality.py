@@ -30,7 +30,10 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))  # the server launcher the tests use
+sys.path.insert(0, str(ROOT / "benchmarks"))  # answer_pairs, when run from elsewhere
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
+
+from answer_pairs import paired_table  # noqa: E402
 
 from thinkgraph.api import ThinkGraph  # noqa: E402
 from thinkgraph.config import Settings  # noqa: E402
@@ -183,6 +186,7 @@ def report(args: argparse.Namespace) -> str:
                          f"{r['cited_r5']:.1f} | "
                          f"{statuses} | {r['unusable_pct']:.1f} | {calls} | {r['prompt_tokens']:.0f} | "
                          f"{r['completion_tokens']:.0f} | {r['seconds']:.1f} |")
+        lines += paired_table(records, gold)
         if cached_rows:
             lines.append("\n(cached: calls the index's LLM cache answered, an earlier row having asked the same "
                          "prompt; tokens and seconds count only the calls sent to the model)")

@@ -34,8 +34,11 @@ def test_the_table_pairs_each_method_with_ppr_on_its_own_questions(tmp_path: Pat
         "{not json"]) + "\n")
     args = argparse.Namespace(datasets=["musique"], out=tmp_path / "out", data=tmp_path / "data", questions=3)
     table = answer_quality.report(args)
+    table, paired = table.split("\nPaired with", 1)
     rows = {line.split(" | ")[0].strip("| "): line.split(" | ") for line in table.splitlines()
             if line.startswith("| ppr") or line.startswith("| tog3")}
+    # the paired table: tog3 lost q0 to ppr (0.0 against 1.0) and tied q1; it abstained once
+    assert "| tog3 | 2 | 0 / 1 | 0 | – | – | 1 (0) | – |" in paired
     assert rows["ppr"][1:5] == ["3", "33.3", "50.0", "50.0"]  # n, EM, F1, ppr's F1 on the same questions
     assert rows["ppr"][5] == "50.0"  # cited R@5: (1 + 0.5 + 0) / 3
     assert rows["tog3"][1:5] == ["2", "0.0", "0.0", "50.0"]  # ppr scored 1.0 and 0.0 on tog3's two questions
@@ -56,7 +59,8 @@ def test_calls_the_llm_cache_answered_count_as_calls_and_are_marked(tmp_path: Pa
     (out / "records.jsonl").write_text(_record("ppr", "q0", 1.0, "answered", [], 1) + "\n" + json.dumps(cached) + "\n")
     args = argparse.Namespace(datasets=["musique"], out=tmp_path / "out", data=tmp_path / "data", questions=1)
     table = answer_quality.report(args)
-    rows = {line.split(" | ")[0].strip("| "): line.split(" | ") for line in table.splitlines() if line.startswith("| ")}
+    first = table.split("\nPaired with", 1)[0]
+    rows = {line.split(" | ")[0].strip("| "): line.split(" | ") for line in first.splitlines() if line.startswith("| ")}
     assert rows["a2rag:triple_check=off"][8] == "2 (2 cached)" and rows["ppr"][8] == "1"
     assert "tokens and seconds count only the calls sent to the model" in table
 

@@ -19,6 +19,7 @@ from thinkgraph.eval.datasets import Question
 from thinkgraph.eval.judges import judge_correct
 from thinkgraph.eval.metrics import exact_match, percentile, recall_at_k, rouge_l, substring_match, token_f1
 from thinkgraph.eval.taxonomy import error_type
+from thinkgraph.eval.verdicts import verdict_log
 from thinkgraph.methods import catalog
 from thinkgraph.models import Answer, AnswerStatus
 
@@ -228,7 +229,8 @@ class EvalRunner:
                 await error_type(answer, list(q.answers), self.tg.llm if self.judge else None)
         return base | {"status": answer.status, "answer": answer.text, "retrieved": retrieved, "cited": cited,
                        "metrics": metrics, "cost": asdict(answer.cost), "stats": stats,
-                       "judge_failures": judge_failures, "message": answer.message, "llm": llm_counters(answer)}
+                       "judge_failures": judge_failures, "message": answer.message, "llm": llm_counters(answer),
+                       **({"verdicts": verdicts} if (verdicts := verdict_log(answer)) else {})}
 
     def summary(self, questions: Sequence[Question]) -> list[dict[str, Any]]:
         wanted = {q.id for q in questions}

@@ -92,6 +92,7 @@ class Verifier:
         trace.append(TraceStep("verifier", "check", {}, {
             **{c: judgements[key].passed for c, key in zip(CHECKS, JOINT_KEYS, strict=True)},
             "p_yes": {c: judgements[key].p_yes for c, key in zip(CHECKS, JOINT_KEYS, strict=True)},
+            "written": {c: getattr(verdict, key) for c, key in zip(CHECKS, JOINT_KEYS, strict=True)},
             "threshold": self.check_threshold, "failure": failure, "reason": verdict.reason}))
         return failure, verdict.reason if failure else ""
 

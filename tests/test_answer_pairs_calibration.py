@@ -1,0 +1,61 @@
+"""The paired columns of the answer-quality report (both evidences holding gold, wins and losses,
+abstentions with gold, ircot's first-step stops), the verdict log evaluation records keep, and the
+calibration of a verdict's P(yes) threshold from it."""
+
+from __future__ import annotations
+
+import pytest
+
+from support import load_benchmark
+from thinkgraph.eval.verdicts import verdict_log
+from thinkgraph.models import Answer, AnswerStatus, TraceStep
+
+pairs = load_benchmark("answer_pairs")
+calibrate = load_benchmark("calibrate_verdicts")
+GOLD = {"q0": ["g0"], "q1": ["g1"], "q2": ["g2"]}
+
+
+def record(label: str, qid: str, f1: float, retrieved: list[str], status: str = "answered",
+           steps: int | None = None) -> dict:
+    method = label.split(":")[0]
+    return {"label": label, "method": method, "qid": qid, "status": status, "retrieved": retrieved,
+            "metrics": {"f1": f1}, "stats": {} if steps is None else {"steps": steps}}
+
+
+def test_the_paired_row_counts_what_each_column_says() -> None:
+    baseline = {r["qid"]: r for r in [record("ppr", "q0", 1.0, ["g0"]), record("ppr", "q1", 0.5, ["g1"]),
+                                      record("ppr", "q2", 0.0, ["x"])]}
+    mine = [record("a2rag", "q0", 0.0, ["g0"], "abstained"), record("a2rag", "q1", 1.0, ["g1", "y"]),
+            record("a2rag", "q2", 0.5, ["g2"])]
+    row = pairs.paired_row("a2rag", mine, baseline, GOLD)
+    assert (row["paired"], row["wins"], row["losses"]) == (3, 2, 1)
+    assert row["both_gold"] == 2 and row["f1_both"] == pytest.approx(50.0) and row["baseline_f1_both"] == 75.0
+    assert (row["abstained"], row["abstained_with_gold"]) == (1, 1) and row["first_step_stops"] is None
+    ircot = [record("ircot", "q0", 1.0, ["g0"], steps=1), record("ircot", "q1", 1.0, ["g1"], steps=3)]
+    assert pairs.paired_row("ircot", ircot, baseline, GOLD)["first_step_stops"] == 1
+    table = pairs.paired_table([*baseline.values(), *mine], GOLD)
+    assert any(line.startswith("| a2rag | 3 | 2 / 1 | 2 | 50.0 | 75.0 | 1 (1) | – |") for line in table)
+
+
+def test_the_verdict_log_keeps_each_p_yes_with_the_answer_it_judged() -> None:
+    trace = [TraceStep("responder", "a2rag.answer", {}, {"reply": "Asks for: a place\nAnswer: Rivertown [1]"}),
+             TraceStep("verifier", "check", {}, {"p_yes": {"rel": 0.9, "grd": 0.2}, "written": {"rel": "yes",
+                                                                                               "grd": "yes"}}),
+             TraceStep("reflector", "sufficiency", {}, {"reward": 0})]  # no P(yes): not logged
+    log = verdict_log(Answer(question="q", method="a2rag", text=None, status=AnswerStatus.ABSTAINED, trace=trace))
+    assert [(v["field"], v["p_yes"], v["written"]) for v in log] == [("rel", 0.9, "yes"), ("grd", 0.2, "yes")]
+    assert log[0]["judged"].endswith("Rivertown [1]") and calibrate.answer_of(log[0]["judged"]) == "Rivertown"
+
+
+def test_calibration_labels_each_verdict_by_its_judged_answer_and_picks_the_separating_threshold() -> None:
+    golds = {"q0": ["Rivertown"], "q1": ["Paris"]}
+    records = [{"method": "a2rag", "qid": "q0", "answer": None, "verdicts": [
+                   {"step": "check", "field": "grd", "p_yes": 0.7, "written": "yes", "judged": "Answer: Rivertown"}]},
+               {"method": "a2rag", "qid": "q1", "answer": None, "verdicts": [
+                   {"step": "check", "field": "grd", "p_yes": 0.4, "written": "yes", "judged": "Answer: Lyon"},
+                   {"step": "check", "field": "rel", "p_yes": None, "written": "yes", "judged": "Answer: Lyon"}]}]
+    groups = calibrate.points(records, golds, 0.5)
+    assert groups == {"a2rag check.grd": [(0.7, True, True), (0.4, False, True)]}
+    lines, chosen = calibrate.curve(groups["a2rag check.grd"])
+    assert 0.4 < chosen <= 0.7 and len(lines) == len(calibrate.THRESHOLDS)
+    assert "| 0.50 | 100 | 100 | 0 |" in lines  # at 0.5 the right draft passes and the wrong one fails
