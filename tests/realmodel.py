@@ -60,26 +60,66 @@ def _free_port() -> int:
         return int(s.getsockname()[1])
 
 
+THREADS_ENV = "THINKGRAPH_LLAMA_THREADS"
+
+
+def physical_cores() -> int:
+    """The machine's physical cores, as scripts/local_model.sh counts them (never 0): on Linux the distinct
+    cores (hyperthread siblings once) of the CPUs this process may run on, on macOS ``hw.physicalcpu``,
+    else the CPUs it may run on."""
+    allowed = sorted(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else []
+    cores: set[str] = set()
+    for cpu in allowed:
+        topology = Path(f"/sys/devices/system/cpu/cpu{cpu}/topology")
+        siblings = next((f for f in (topology / "core_cpus_list", topology / "thread_siblings_list") if f.exists()),
+                        None)
+        if siblings is None:
+            cores.clear()
+            break
+        cores.add(siblings.read_text().strip())
+    if cores:
+        return len(cores)
+    if sys.platform == "darwin":
+        with contextlib.suppress(OSError, ValueError, subprocess.SubprocessError):
+            n = int(subprocess.run(["sysctl", "-n", "hw.physicalcpu"], capture_output=True, text=True,
+                                   timeout=10).stdout)
+            if n > 0:
+                return n
+    return max(1, len(allowed) or os.cpu_count() or 1)
+
+
 def default_threads() -> int:
-    """Every core but one: the client (thinkgraph, pytest) works beside the server, and llama.cpp's
-    decoding threads spin-wait on each other when a core is taken (22.8 tokens/s with one thread
-    against 0.9 with two, measured with another server running on this 2-core machine)."""
-    return max(1, (os.cpu_count() or 2) - 1)
+    """The server's threads when a caller names none: every physical core, as scripts/local_model.sh
+    serves, or THINKGRAPH_LLAMA_THREADS (1 on a machine shared with other work: llama.cpp's threads
+    spin-wait on each other, and with another server on this 2-core machine Gemma 3 270M wrote 22.8
+    tokens/s on one thread against 0.9 on two)."""
+    value = os.environ.get(THREADS_ENV, "").strip()
+    if value:
+        if not value.isdigit() or int(value) < 1:
+            raise ValueError(f"{THREADS_ENV} must be a number of threads (1 or more), not {value!r}")
+        return int(value)
+    return physical_cores()
 
 
 class LlamaServer:
     """``python -m llama_cpp.server`` on a free loopback port, stopped on exit."""
 
     def __init__(self, model: Path, log: Path, *, n_ctx: int = 8192, n_threads: int | None = None,
-                 packaged: PackagedModel | None = None) -> None:
+                 packaged: PackagedModel | None = None, cache_size: int | None = None) -> None:
+        """``n_threads`` writes and reads prompts (``--n_threads`` and ``--n_threads_batch``, as
+        scripts/local_model.sh's ``--threads``); None: ``default_threads()``. ``cache_size``: llama-cpp-python's
+        prompt cache of that many bytes (``--cache true --cache_size``, as the script serves); None: none."""
         # The session's Gemma server of the real-model tests (no ``packaged``) runs with llama-cpp-python's
         # default chat format, as those tests were written against; ``of`` serves a model as users do.
         self.alias = (packaged or get_model(DEFAULT_MODEL)).alias
         self.port = _free_port()
         self.log = log
+        self.threads = n_threads or default_threads()
         self.command = [sys.executable, "-m", "llama_cpp.server", "--model", str(model), "--model_alias",
                         self.alias, "--host", "127.0.0.1", "--port", str(self.port), "--n_ctx", str(n_ctx),
-                        "--n_threads", str(n_threads or default_threads())]
+                        "--n_threads", str(self.threads), "--n_threads_batch", str(self.threads)]
+        if cache_size is not None:
+            self.command += ["--cache", "true", "--cache_size", str(cache_size)]
         if packaged is not None and packaged.chat_format:
             self.command += ["--chat_format", packaged.chat_format]
         self.process: subprocess.Popen[bytes] | None = None
