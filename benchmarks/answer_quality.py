@@ -3,7 +3,7 @@ and HotpotQA dev, with exact match, F1, Recall@5 of the cited passages, statuses
 whose reply stayed unusable after the bounded repair, calls, tokens and seconds per question.
 
 By default it starts llama-cpp-python's server with Qwen2.5-Coder-1.5B-Instruct (``--model-name
-qwen-1.5b``; ``bash scripts/local_model.sh qwen-1.5b`` installs it) at one decoding thread; give
+qwen-1.5b``; ``bash scripts/local_model.sh qwen-1.5b`` installs it) on every physical core (``--threads``); give
 ``--base-url``/``--model`` to measure any other OpenAI-compatible server. Each dataset is indexed once
 (MuSiQue with its GPT-3.5 OpenIE triples, HotpotQA with the model-free extractor) under ``--out``, and
 answers go through ``thinkgraph eval``'s runner: one JSON line per (method, question), so a killed or
@@ -217,7 +217,9 @@ def main() -> None:
     parser.add_argument("--model-name", default="qwen-1.5b", help="a packaged model to serve: gemma-270m | qwen-1.5b")
     parser.add_argument("--base-url", help="an OpenAI-compatible server to measure instead of starting one")
     parser.add_argument("--model", help="the model name the --base-url server answers to")
-    parser.add_argument("--threads", type=int, default=1, help="the server's decoding threads")
+    parser.add_argument("--threads", type=int, default=None,
+                        help="the server's threads (writing and reading prompts); default: every physical core "
+                             "(1 when other work shares the machine)")
     args = parser.parse_args()
     try:
         measure(args)
