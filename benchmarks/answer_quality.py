@@ -135,6 +135,7 @@ def row(label: str, rs: list[dict[str, Any]], gold: dict[str, list[str]]) -> dic
             "unusable_pct": 100 * unusable / calls if calls else 0.0,
             "calls": statistics.median([all_calls(r) for r in rs]) if rs else 0.0,
             "cached_calls": median("cached_calls"), "prompt_tokens": median("prompt_tokens"),
+            "prompt_tokens_read": median("prompt_tokens_read"),
             "completion_tokens": median("completion_tokens"), "seconds": median("seconds")}
 
 
@@ -169,7 +170,7 @@ def report(args: argparse.Namespace) -> str:
         labels = list(dict.fromkeys(r["label"] for r in records))
         lines += [f"\n{name} (first {len(questions)} dev questions)\n",
                   "| method | n | EM | F1 | ppr's F1, same questions | cited R@5 | answered / abstained / failed / "
-                  "truncated / error | unusable % of calls | calls | prompt tok | completion tok | s |",
+                  "truncated / error | unusable % of calls | calls | prompt tok sent (read) | completion tok | s |",
                   "|---|---|---|---|---|---|---|---|---|---|---|---|"]
         ppr_f1 = {x["qid"]: x["metrics"].get("f1", 0.0) for x in records if x["label"] == "ppr"}
         cached_rows = False
@@ -182,9 +183,11 @@ def report(args: argparse.Namespace) -> str:
             cached = f" ({median_text(r['cached_calls'])} cached)" if r["cached_calls"] else ""
             calls = median_text(r["calls"]) + cached
             cached_rows = cached_rows or bool(r["cached_calls"])
+            # tokens the server evaluated where it reports them (llama.cpp); llama-cpp-python does not
+            read = f" ({r['prompt_tokens_read']:.0f})" if r["prompt_tokens_read"] else ""
             lines.append(f"| {label} | {r['questions']} | {r['em']:.1f} | {r['f1']:.1f} | {paired} | "
                          f"{r['cited_r5']:.1f} | "
-                         f"{statuses} | {r['unusable_pct']:.1f} | {calls} | {r['prompt_tokens']:.0f} | "
+                         f"{statuses} | {r['unusable_pct']:.1f} | {calls} | {r['prompt_tokens']:.0f}{read} | "
                          f"{r['completion_tokens']:.0f} | {r['seconds']:.1f} |")
         lines += paired_table(records, gold)
         if cached_rows:

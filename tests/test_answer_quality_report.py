@@ -20,6 +20,13 @@ def _record(label: str, qid: str, f1: float, status: str, cited: list[str], call
                        "llm": {"repairs": 0, "parse_failures": failures}})
 
 
+def read(line: str, tokens: int = 40) -> str:
+    """A record whose server reported the prompt tokens it evaluated."""
+    record = json.loads(line)
+    record["cost"]["prompt_tokens_read"] = tokens
+    return json.dumps(record)
+
+
 def test_the_table_pairs_each_method_with_ppr_on_its_own_questions(tmp_path: Path) -> None:
     data = tmp_path / "data" / "musique"
     data.mkdir(parents=True)
@@ -28,8 +35,8 @@ def test_the_table_pairs_each_method_with_ppr_on_its_own_questions(tmp_path: Pat
     out = tmp_path / "out" / "musique"
     out.mkdir(parents=True)
     (out / "records.jsonl").write_text("\n".join([
-        _record("ppr", "q0", 1.0, "answered", ["d0", "x"], 1), _record("ppr", "q1", 0.0, "answered", ["d1"], 1),
-        _record("ppr", "q2", 0.5, "answered", [], 1),
+        read(_record("ppr", "q0", 1.0, "answered", ["d0", "x"], 1)),
+        read(_record("ppr", "q1", 0.0, "answered", ["d1"], 1)), read(_record("ppr", "q2", 0.5, "answered", [], 1)),
         _record("tog3", "q0", 0.0, "abstained", ["d0"], 4), _record("tog3", "q1", 0.0, "failed", [], 6, failures=2),
         "{not json"]) + "\n")
     args = argparse.Namespace(datasets=["musique"], out=tmp_path / "out", data=tmp_path / "data", questions=3)
@@ -44,6 +51,7 @@ def test_the_table_pairs_each_method_with_ppr_on_its_own_questions(tmp_path: Pat
     assert rows["tog3"][1:5] == ["2", "0.0", "0.0", "50.0"]  # ppr scored 1.0 and 0.0 on tog3's two questions
     assert rows["tog3"][6] == "0 / 1 / 1 / 0 / 0" and rows["tog3"][7] == "20.0"  # 2 unusable of 10 calls
     assert rows["tog3"][8] == "5"  # median calls
+    assert rows["tog3"][9] == "500" and rows["ppr"][9] == "100 (40)"  # sent, and read where the server says
 
 
 def test_calls_the_llm_cache_answered_count_as_calls_and_are_marked(tmp_path: Path) -> None:

@@ -126,3 +126,13 @@ async def test_without_logprobs_the_request_does_not_ask_and_no_probability_is_g
     llm = LLM(backend, settings=LLMSettings(model="m", logprobs=False))
     verdict, p = await llm.judge([{"role": "user", "content": "q"}], YesNoVerdict, keys=("verdict",), step="s")
     assert verdict.verdict == "yes" and p == {} and "logprobs" not in backend.requests[0].payload()
+
+
+def test_the_prompt_tokens_a_server_evaluated_are_read_from_its_timings() -> None:
+    """llama.cpp's server reports what it read after reusing the previous prompt's prefix (prompt_n);
+    a server without timings reports nothing (0)."""
+    body = {"choices": [{"message": {"content": "x"}}], "usage": {"prompt_tokens": 900},
+            "timings": {"prompt_n": 120, "cache_n": 780}}
+    assert parse_completion(json.dumps(body).encode()).prompt_tokens_read == 120
+    del body["timings"]
+    assert parse_completion(json.dumps(body).encode()).prompt_tokens_read == 0

@@ -159,8 +159,12 @@ class Cost:
     completion_tokens: int = 0
     cached_calls: int = 0
     seconds: float = 0.0
+    # Prompt tokens the server evaluated, where it reports them (llama.cpp's timings.prompt_n): a prompt
+    # whose prefix the server kept from the previous request costs only the rest. 0: not reported.
+    prompt_tokens_read: int = 0
 
     def add(self, other: Cost) -> None:
+        self.prompt_tokens_read += other.prompt_tokens_read
         self.calls += other.calls
         self.prompt_tokens += other.prompt_tokens
         self.completion_tokens += other.completion_tokens

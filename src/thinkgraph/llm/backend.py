@@ -71,6 +71,7 @@ class ChatResult:
     seconds: float = 0.0
     finish_reason: str | None = None  # "length" when the completion cap cut the reply
     extra: dict[str, Any] = field(default_factory=dict)
+    prompt_tokens_read: int = 0  # what the server evaluated (llama.cpp timings.prompt_n); 0: not reported
     # The generated tokens with their log-probability and alternatives, when asked for and returned:
     # [(token, [(alternative, logprob), ...]), ...]
     token_logprobs: list[tuple[str, list[tuple[str, float]]]] = field(default_factory=list)
@@ -116,6 +117,8 @@ def parse_completion(body: bytes) -> ChatResult:
     return ChatResult(text=text, prompt_tokens=_int(usage.get("prompt_tokens")),
                       completion_tokens=_int(usage.get("completion_tokens")),
                       finish_reason=choice.get("finish_reason") if isinstance(choice, dict) else None,
+                      prompt_tokens_read=_int(timings.get("prompt_n")) if isinstance(timings := data.get("timings"),
+                                                                                      dict) else 0,
                       token_logprobs=parse_logprobs(choice.get("logprobs") if isinstance(choice, dict) else None))
 
 

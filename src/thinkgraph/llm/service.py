@@ -307,7 +307,8 @@ class LLM:
         cost = Cost(calls=1,
                     prompt_tokens=result.prompt_tokens or prompt_tokens(fitted, self.counter),
                     completion_tokens=result.completion_tokens or self.counter.count(result.text),
-                    seconds=result.seconds or (time.perf_counter() - started))
+                    seconds=result.seconds or (time.perf_counter() - started),
+                    prompt_tokens_read=result.prompt_tokens_read)
         self.meter.record(step, cost)
         return result
 

@@ -229,7 +229,8 @@ async def ask_answer(llm: LLM, messages: list[Message], items: Sequence[T], *, s
         read = AnswerReply(AnswerStatus.FAILED, None, read.cited, MARKERS_ONLY_MESSAGE, read.reasoning)
     if read.status == AnswerStatus.FAILED:  # unusable after the repair: counted with the structured ones
         llm.meter.parse_failures += 1
-    snapshot = Cost(cost.calls, cost.prompt_tokens, cost.completion_tokens, cost.cached_calls, cost.seconds)
+    snapshot = Cost(cost.calls, cost.prompt_tokens, cost.completion_tokens, cost.cached_calls, cost.seconds,
+                    cost.prompt_tokens_read)
     return AskedAnswer(read, replies, snapshot, time.perf_counter() - started)
 
 
