@@ -15,15 +15,17 @@ from thinkgraph.testing import ScriptedBackend
 
 KINDS = {
     "seeds": "Find what the question below talks about",
-    "sufficiency": "Decide whether the evidence below is enough",
-    "answer": "Answer the question using only the evidence below",
-    "rel": "Is the evidence below about what the question asks",
-    "grd": "Is every claim in the answer supported",
-    "ans": "Does the answer fully resolve the question",
+    "sufficiency": "Decide whether the evidence above is enough",
+    # the one reader (methods/reader.py; a2rag's draft and ircot's reader share its prompt), and the
+    # paper's ANSWER template (reader="paper")
+    "answer": ("Answer the question using only the numbered passages above",
+               "Answer the question using only the evidence below"),
+    "rel": "Is the evidence above about what the question asks",
+    "grd": "Is every claim in this answer supported",
+    "ans": "Does this answer fully resolve the question",
     "rewrite": "Reply with the rewritten question only",
     "propose": "that support the verified",
     "reason": "Write only the\nNEXT sentence",
-    "read": "Answer the question using only the numbered passages below",  # ircot's reader
 }
 
 # The call pattern these tests script: seeds extracted by the LLM, a separate sufficiency verdict after
@@ -38,7 +40,8 @@ class Script:
     def __init__(self, **replies: list[str]) -> None:
         self.replies = {k: list(v) for k, v in replies.items()}
         self.calls: list[tuple[str, str]] = []
-        self.backend = ScriptedBackend(rules=[(needle, self._reply(kind)) for kind, needle in KINDS.items()])
+        self.backend = ScriptedBackend(rules=[(needle, self._reply(kind)) for kind, needles in KINDS.items()
+                                              for needle in ((needles,) if isinstance(needles, str) else needles)])
 
     def _reply(self, kind: str):  # noqa: ANN202
         def reply(request: ChatRequest) -> str:
@@ -53,15 +56,16 @@ class Script:
         return [k for k, _ in self.calls]
 
 
-PASS = json.dumps({"pass": True, "reason": "ok"})
+PASS = json.dumps({"reason": "ok", "verdict": "yes"})
 
 
 def fail(reason: str) -> str:
-    return json.dumps({"pass": False, "reason": reason})
+    return json.dumps({"reason": reason, "verdict": "no"})
 
 
 SEEDS = json.dumps({"entities": ["Alice Stone"], "relations": ["founded"]})
-ENOUGH, NOT_ENOUGH = json.dumps({"sufficient": True}), json.dumps({"sufficient": False, "missing": "x"})
+ENOUGH = json.dumps({"missing": "", "verdict": "yes"})
+NOT_ENOUGH = json.dumps({"missing": "x", "verdict": "no"})
 
 
 @pytest.fixture
@@ -128,28 +132,39 @@ async def test_first_failed_check_stops_the_others(tg_factory) -> None:  # noqa:
     assert script.kinds() == ["seeds", "sufficiency", "answer", "rel"]  # no grd/ans, no rewrite left to use
 
 
-async def test_an_answer_that_echoes_the_prompt_fails_without_the_checks(tg_factory) -> None:  # noqa: ANN001
-    echo = ("Answer the question using only the evidence below (facts from a knowledge graph and numbered "
-            "source passages). Cite passages by number like . Keep the answer short.")  # Gemma 270M did this
+@pytest.mark.parametrize("reader, echo", [
+    # the paper's ANSWER template (reader="paper"), echoed as Gemma 270M did
+    ("paper", "Answer the question using only the evidence below (facts from a knowledge graph and numbered "
+              "source passages). Cite passages by number like . Keep the answer short."),
+    # the one reader's instructions (the default)
+    ("shared", "Answer the question using only the numbered passages above (and the facts listed with them). "
+               "The answer may need facts from two or more passages combined."),
+])
+async def test_an_answer_that_echoes_the_prompt_fails_without_the_checks(tg_factory, reader: str,  # noqa: ANN001
+                                                                         echo: str) -> None:
     script = Script(seeds=[SEEDS], sufficiency=[ENOUGH], answer=[echo], rel=[PASS], grd=[PASS], ans=[PASS])
     tg = tg_factory(script)
-    answer = await tg.aask("Alice Stone founded what?", method="a2rag", **LITERAL, i_max=0)
+    answer = await tg.aask("Alice Stone founded what?", method="a2rag", **LITERAL, i_max=0, reader=reader)
     assert answer.status == "abstained" and answer.text is None
     assert "repeated the prompt's instructions" in answer.message
     assert script.kinds() == ["seeds", "sufficiency", "answer"]  # no verifier call spent on it
 
 
 async def test_retry_bound_then_abstain(tg_factory) -> None:  # noqa: ANN001
-    script = Script(seeds=[SEEDS], sufficiency=[ENOUGH], answer=["Unknown"], rel=[PASS], grd=[PASS],
-                    ans=[fail("Unknown does not resolve it")],
+    """A draft that states no answer ("Unknown") fails Triple-Check with the failure "ans" without a
+    verifier call (changed in issue 47: it was checked by the LLM): no rel/grd/ans reply is scripted, so
+    any check call would fail the test."""
+    script = Script(seeds=[SEEDS], sufficiency=[ENOUGH], answer=["Unknown"],
                     rewrite=["sharper question", "even sharper question"])  # distinct: no cache hits
     tg = tg_factory(script)
     answer = await tg.aask("Alice Stone founded what?", method="a2rag", **LITERAL, i_max=2)
     # verified-or-abstain: no answer passed, so none is given; the last draft stays in the trace only
     assert answer.status == "abstained" and answer.text is None and "3 attempt(s)" in answer.message
     assert answer.stats["stage"] == "failed" and answer.stats["outcome"] == "retries_exhausted"
+    assert answer.stats["failure"] == "ans" and "the draft states no answer" in answer.message
     assert next(s for s in answer.trace if s.action == "abstain").outputs["unverified_draft"] == "Unknown"
     assert script.kinds().count("answer") == 3 and script.kinds().count("rewrite") == 2
+    assert not {"rel", "grd", "ans"} & set(script.kinds())
 
 
 async def test_gate_abstains_without_any_llm_call(tg_factory) -> None:  # noqa: ANN001
@@ -210,7 +225,7 @@ async def test_hitl_proposals_approve_and_reject(tg_factory) -> None:  # noqa: A
 
 async def test_malformed_check_output_is_repaired_or_fails_cleanly(tg_factory) -> None:  # noqa: ANN001
     script = Script(seeds=["not json", "still not", "nope"], sufficiency=[ENOUGH], answer=["Acme Corp [1]"],
-                    rel=["yes it is", json.dumps({"pass": True})], grd=[PASS], ans=[PASS])
+                    rel=["yes it is", json.dumps({"reason": "on topic", "verdict": "yes"})], grd=[PASS], ans=[PASS])
     tg = tg_factory(script)
     answer = await tg.aask("Which company did Alice Stone found?", method="a2rag", **LITERAL)
     assert answer.status == "answered"  # seeds fell back to the model-free extractor; rel was repaired
@@ -239,11 +254,12 @@ async def test_ircot_answers_or_hits_its_step_limit(tg_factory) -> None:  # noqa
 
 async def test_ircot_reader_answers_from_every_paragraph_the_chain_collected(tg_factory) -> None:  # noqa: ANN001
     """IRCoT QA (the default): after the chain, one reader call over all collected paragraphs; its reply
-    is the answer and its citations, the chain's own answer is kept in the stats."""
-    script = Script(reason=["Alice Stone founded Acme Corp.", "So the answer is: Rivertown."], read=["Rivertown [2]"])
+    is the answer and its citations, the chain's own answer is kept in the stats. The reader is the one
+    reader (methods/reader.py), so its call is scripted as the "answer" kind."""
+    script = Script(reason=["Alice Stone founded Acme Corp.", "So the answer is: Rivertown."], answer=["Rivertown [2]"])
     tg = tg_factory(script)
     answer = await tg.aask("Where is the company Alice Stone founded based?", method="ircot")
-    assert script.kinds() == ["reason", "reason", "read"] and answer.cost.calls == 3
+    assert script.kinds() == ["reason", "reason", "answer"] and answer.cost.calls == 3
     assert answer.text == "Rivertown" and answer.status == "answered" and len(answer.citations) == 1
     assert answer.stats["reader"] == "separate" and answer.stats["chain_answer"] == "Rivertown"
     reader_prompt = script.calls[-1][1]
@@ -251,7 +267,7 @@ async def test_ircot_reader_answers_from_every_paragraph_the_chain_collected(tg_
     shown = [s for s in answer.trace if s.action == "answer.from_passages"][0].inputs["passages"]
     assert set(shown) == retrieved and "[1]" in reader_prompt  # every paragraph of every step
     # a chain that never states the answer still gets the reader's
-    script = Script(reason=["Still thinking."], read=["Unknown"])
+    script = Script(reason=["Still thinking."], answer=["Unknown"])
     answer = await tg_factory(script).aask("Where?", method="ircot", max_steps=2)
-    assert script.kinds() == ["reason", "reason", "read"] and answer.status == "abstained"
+    assert script.kinds() == ["reason", "reason", "answer"] and answer.status == "abstained"
     assert answer.stats["chain_answer"] is None

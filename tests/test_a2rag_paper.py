@@ -112,8 +112,9 @@ class Model:
         self.verdict = "ok"
         self.backend = ScriptedBackend(rules=[
             ("Decide whether the evidence", self._on("sufficiency")),
-            ("Answer the question using only the evidence below", self._on("draft")),
-            ("Check the answer below", self._on("check")),
+            ("Answer the question using only the numbered passages above", self._on("draft")),  # the one reader
+            ("Answer the question using only the evidence below", self._on("draft")),  # reader="paper"
+            ("Check this answer to the question against the evidence above", self._on("check")),
             ("Reply with the rewritten question only", self._on("rewrite"))])
 
     def _on(self, kind: str):  # noqa: ANN202
@@ -131,12 +132,16 @@ class Model:
         return f"Rivertown [{found.group(1)}]" if found else "Unknown"
 
     def check(self, prompt: str) -> str:
-        answer = prompt.split("Answer:", 1)[1].split("\n", 1)[0].strip().split(" [")[0]
-        ok = self.verdict == "ok" and answer != "Unknown" and answer in prompt.split("Evidence:", 1)[1]
-        return json.dumps({"relevant": ok, "grounded": ok, "resolves": ok, "reason": "ok" if ok else "no"})
+        # the parsed answer follows the evidence (the passages it cites) in the instruction
+        evidence, instruction = prompt.split("Check this answer to the question against the evidence above: ", 1)
+        answer = instruction.split("\n", 1)[0].strip()
+        ok = self.verdict == "ok" and answer != "Unknown" and answer in evidence.split("Passages:", 1)[1]
+        yes = "yes" if ok else "no"
+        return json.dumps({"reason": "ok" if ok else "no", "relevant": yes, "grounded": yes, "resolves": yes})
 
     def sufficiency(self, prompt: str) -> str:
-        return json.dumps({"sufficient": self.verdict == "sufficient"})
+        enough = self.verdict == "sufficient"
+        return json.dumps({"missing": "" if enough else "the town", "verdict": "yes" if enough else "no"})
 
     @staticmethod
     def rewrite(prompt: str) -> str:
@@ -147,8 +152,9 @@ class Model:
 @pytest.mark.parametrize("mode, stage, cited", [("hasty", "local", ["c1"]), ("careful", "ppr", ["c2"])])
 async def test_the_sufficiency_verdict_decides_the_stage_and_the_citations(open_bridge, mode: str, stage: str,  # noqa: ANN001
                                                                            cited: list[str]) -> None:
-    """Defaults (the draft judges sufficiency): a draft that answers at stage 1 stops there and cites
-    stage 1's passage; one that says "Unknown" escalates and the answer cites stage 3's bridge passage."""
+    """Defaults (the draft, verified by Triple-Check, judges sufficiency): a draft that answers at stage 1
+    and passes stops there and cites stage 1's passage; one that says "Unknown" escalates without a check
+    and the answer cites stage 3's bridge passage."""
     model = Model(mode)
     answer = await open_bridge(model.backend).aask(QUESTION, method="a2rag", i_max=0)
     assert answer.status == "answered" and answer.stats["outcome"] == "verified"
@@ -165,7 +171,7 @@ async def test_a_separate_verdict_decides_the_stage_and_the_citations(open_bridg
                                                                       stage: str, cited: list[str]) -> None:
     model = Model("best")
     model.verdict = "sufficient" if sufficient else "escalate"
-    model.check = lambda p: json.dumps({"relevant": True, "grounded": True, "resolves": True, "reason": "ok"})
+    model.check = lambda p: json.dumps({"reason": "ok", "relevant": "yes", "grounded": "yes", "resolves": "yes"})
     answer = await open_bridge(model.backend).aask(QUESTION, method="a2rag", i_max=0, sufficiency="llm")
     assert answer.status == "answered" and answer.stats["stage"] == stage
     assert [c.doc_id for c in answer.citations] == cited

@@ -2,7 +2,10 @@
 the question last; a reply with no action is asked again once, within the chain's n calls; an action the
 chain already took is not run again; Finish[answer] is read like every method's answer; and a chain that
 has not finished by its last step answers there from what it found (``finish_at_limit``), citing the
-passages its reply cited. ``finish_at_limit = false`` keeps the paper's form (tests/test_kgr_method.py)."""
+passages its reply cited. ``finish_at_limit = false`` keeps the paper's form (tests/test_kgr_method.py).
+On a corpus-built index the one reader answers when the chain ends (``reader="shared"``, the default
+since issue 47) and no finishing step runs, so the finishing step's tests there ask for ``reader="paper"``;
+an imported KG has no passages and finishes the same either way."""
 
 from __future__ import annotations
 
@@ -29,6 +32,7 @@ from thinkgraph.typedkg.importers import load_grbench
 
 LAST_STEP = "This is the last step"
 REPAIR = "Your reply has no action"
+PAPER = {"reader": "paper"}  # the chain's own answer, and the finishing step at the limit
 
 
 def prompt_of(request: ChatRequest) -> str:
@@ -56,7 +60,7 @@ def cite(sentence: str, answer: str) -> ChatRequest:
 
 async def test_a_chain_that_has_not_finished_answers_at_its_last_step_and_cites_what_it_cited(open_bridge) -> None:  # noqa: ANN001
     backend = ScriptedBackend(rules=[(LAST_STEP, cite("based in Rivertown", "Rivertown")), (AGENT, bridge_walker)])
-    answer = await open_bridge(backend).aask(QUESTION, "kgr", steps=3)
+    answer = await open_bridge(backend).aask(QUESTION, "kgr", steps=3, **PAPER)
     assert answer.text == "Rivertown" and answer.status == "answered"
     assert answer.stats["outcome"] == "finished_at_limit" and answer.stats["steps"] == 3
     assert answer.cost.calls == 3 and calls(backend, AGENT) == 2  # the n-th call is the finishing step
@@ -74,24 +78,24 @@ async def test_a_chain_that_has_not_finished_answers_at_its_last_step_and_cites_
 async def test_the_finishing_step_may_abstain_or_fail(open_bridge) -> None:  # noqa: ANN001
     backend = ScriptedBackend(rules=[(LAST_STEP, "Reasoning: nothing says so.\nAnswer: Unknown"),
                                      (AGENT, bridge_walker)])
-    answer = await open_bridge(backend).aask(QUESTION, "kgr", steps=3)
+    answer = await open_bridge(backend).aask(QUESTION, "kgr", steps=3, **PAPER)
     assert answer.status == "abstained" and answer.text == "Unknown"
     assert answer.stats["outcome"] == "finished_at_limit"
     # a reply that repeats the prompt's example is no answer: the chain reached its limit
     echo = "Ada Kowal attended Dunmore College, and Dunmore College was founded in 1881."
     backend = ScriptedBackend(rules=[(LAST_STEP, echo), (AGENT, bridge_walker)])
-    answer = await open_bridge(backend).aask(QUESTION + " (again)", "kgr", steps=3)
+    answer = await open_bridge(backend).aask(QUESTION + " (again)", "kgr", steps=3, **PAPER)
     assert answer.status == "failed" and answer.text is None and answer.stats["outcome"] == "reached_limit"
     assert "the finishing step gave none: the model repeated the prompt's instructions" in answer.message
     # nor is one that repeats the step prompt the chain's steps quoted (Gemma 3 270M's finishing reply)
     copied = AGENT_STEP.split("\n", 1)[0]
     backend = ScriptedBackend(rules=[(LAST_STEP, copied), (AGENT, bridge_walker)])
-    answer = await open_bridge(backend).aask(QUESTION + " (copied)", "kgr", steps=3)
+    answer = await open_bridge(backend).aask(QUESTION + " (copied)", "kgr", steps=3, **PAPER)
     assert answer.status == "failed" and answer.text is None and answer.stats["outcome"] == "reached_limit"
 
 
 async def test_a_chain_of_one_step_and_the_papers_form_have_no_finishing_step(open_bridge) -> None:  # noqa: ANN001
-    for options in ({"steps": 1}, {"steps": 3, "finish_at_limit": False}):
+    for options in ({"steps": 1, **PAPER}, {"steps": 3, "finish_at_limit": False, **PAPER}):
         backend = ScriptedBackend(rules=[(LAST_STEP, "Answer: Rivertown"), (AGENT, bridge_walker)])
         answer = await open_bridge(backend).aask(f"{QUESTION} {options}", "kgr", **options)
         assert answer.status == "failed" and answer.stats["outcome"] == "reached_limit"
@@ -153,7 +157,7 @@ async def test_a_repeated_step_is_asked_again_once_with_the_actions_that_could_f
         return "Thought 3: again.\nAction 3: " + re.search(r"Action 2: (.*)", turns[-2]).group(1)
 
     backend = ScriptedBackend(rules=[(LAST_STEP, "Answer: Unknown"), (AGENT, walker)])
-    answer = await open_bridge(backend).aask(QUESTION, "kgr", steps=6)
+    answer = await open_bridge(backend).aask(QUESTION, "kgr", steps=6, **PAPER)
     repair = backend.requests[2].messages
     assert [m["role"] for m in repair] == ["user", "assistant", "user", "assistant", "user"]
     alice = re.search(r"(ent:\w+) \(entity: Alice Stone\)", repair[2]["content"]).group(1)
@@ -199,7 +203,7 @@ async def test_a_finish_that_no_observation_supports_is_asked_again_once(open_br
         return "Thought 3: she founded Acme Corp in 1990.\nAction 3: Finish[Acme Corp]"
 
     backend = ScriptedBackend(rules=[(AGENT, walker)])
-    answer = await open_bridge(backend).aask("Which company did Alice Stone found?", "kgr")
+    answer = await open_bridge(backend).aask("Which company did Alice Stone found?", "kgr", **PAPER)
     assert backend.requests[2].messages[-1]["content"].startswith(
         'No observation above says "Paris". Write step 2 again with a new action: NeighborCheck[')
     assert answer.text == "Acme Corp" and answer.stats["repairs"] == 1 and answer.cost.calls == 4
@@ -347,7 +351,7 @@ async def test_passages_in_a_neighbour_list_show_the_start_of_their_text(tmp_pat
 
     backend = ScriptedBackend(rules=[(AGENT, walker)])
     with ThinkGraph.open(tmp_path / "long.db", settings=Settings(), embedder=HashEmbedder(), backend=backend) as tg:
-        answer = await tg.aask("Which team did Barry Wesson play for?", "kgr")
+        answer = await tg.aask("Which team did Barry Wesson play for?", "kgr", **PAPER)
     listed = [s.outputs["observation"] for s in answer.trace if s.action == "step"][1]
     assert "He played for the Houston Astros." in listed and listed.endswith("...)].")
     assert f"(Barry Wesson: {text[:400]}...)" in listed

@@ -7,7 +7,9 @@ from __future__ import annotations
 import itertools
 import re
 
-from test_kgr_method import AGENT, MERGE, SCORE, SELECT
+import pytest
+
+from test_kgr_method import AGENT, MERGE, READ, SCORE, SELECT, calls
 from thinkgraph.llm.backend import ChatRequest
 from thinkgraph.testing import ScriptedBackend
 
@@ -58,10 +60,23 @@ def selector(request: ChatRequest) -> str:
             "I hope this helps.")
 
 
-async def test_tree_search_reaches_the_bridge_and_the_answer_cites_it(open_bridge) -> None:  # noqa: ANN001
-    backend = ScriptedBackend(rules=[(SELECT, selector), (AGENT, walker)], honour_stop=False)
+def reader(request: ChatRequest) -> str:
+    """The one reader: follows the chain's relations through the passages shown and cites the two hops."""
+    prompt = request.messages[-1]["content"]
+    shown = dict((text, n) for n, text in re.findall(r"^\[(\d+)\] (.*)$", prompt, re.MULTILINE))
+    hops = [n for text, n in shown.items() if "founded Acme Corp" in text or "based in Rivertown" in text]
+    return "Asks for: a place\nFacts: Alice Stone founded Acme Corp, based in Rivertown.\n" \
+           f"Answer: Rivertown {''.join(f'[{n}]' for n in hops)}"
+
+
+@pytest.mark.parametrize("reader_option", ["shared", "paper"])
+async def test_tree_search_reaches_the_bridge_and_the_answer_cites_it(open_bridge, reader_option: str) -> None:  # noqa: ANN001
+    """reader="paper": the best chain's Finish is the answer, citing the passages behind its nodes; the
+    default (issue 47): the one reader answers from those passages, beside the chain's own Finish, and
+    cites the ones it read the answer from."""
+    backend = ScriptedBackend(rules=[(SELECT, selector), (READ, reader), (AGENT, walker)], honour_stop=False)
     tg = open_bridge(backend)
-    answer = await tg.aask(QUESTION, "kgr", strategy="tot", k=2, t=1, steps=5)
+    answer = await tg.aask(QUESTION, "kgr", strategy="tot", k=2, t=1, steps=5, reader=reader_option)
     assert answer.text == "Rivertown" and answer.status == "answered"
     assert answer.stats["outcome"] == "finished" and answer.stats["grounded"] is True
     assert [n.text for n in answer.evidence.nodes][:3] == ["Alice Stone", "Acme Corp", "Rivertown"]
@@ -70,6 +85,10 @@ async def test_tree_search_reaches_the_bridge_and_the_answer_cites_it(open_bridg
     # the answer claims support, so it carries its citations: the bridge passage among them
     docs = [c.doc_id for c in answer.citations]
     assert "c2" in docs and docs[0] in {"c1", "c2"} and "c6" not in docs
+    if reader_option == "shared":
+        assert sorted(docs) == ["c1", "c2"] and calls(backend, READ) == 1
+        read = backend.requests[-1].messages[-1]["content"]  # the chain's own Finish beside the passages
+        assert "The graph search's own answer:\n- Rivertown\n\nPassages:\n[1] " in read
 
 
 async def test_an_answer_that_never_touched_the_graph_says_it_has_no_support(open_bridge) -> None:  # noqa: ANN001

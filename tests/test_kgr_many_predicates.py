@@ -53,7 +53,13 @@ def thought(request):
 def pick(pattern):
     return lambda request: "[" + re.search(pattern, task(request)).group(1) + "]"
 
-rules = [("alternating Thought, Action and Observation", walker), ("Think step by step", thought),
+def read(request):  # the one reader (the default): reads the passages behind the chain's nodes
+    prompt = request.messages[-1]["content"]
+    found = re.search(r"^\[(\d+)\] [^\n]*Person 7 travelled 7 times to (Place \d)", prompt, re.MULTILINE)
+    return f"Answer: {found.group(2)} [{found.group(1)}]" if found else "Answer: Unknown"
+
+rules = [("Answer the question using only the numbered passages above", read),
+         ("alternating Thought, Action and Observation", walker), ("Think step by step", thought),
          ("List the entities in the text", "[Person 7]"), ("attributes of this entity", "[]"),
          ("relations of this entity", pick(r"Relations: .*?(travelled \d+ times to)[,\n]")),
          ("reached from the entity through the relation", pick(r"Neighbours: ([^,\n]+)")),
@@ -67,7 +73,8 @@ for interaction in ("agent", "explore"):
     definition = prompt.split("Graph definition:\n")[1].split("\n\nQuestion:")[0]
     steps = [s.outputs.get("observation") for s in answer.trace if s.action == "step"]
     print(json.dumps({"interaction": interaction, "status": str(answer.status), "text": answer.text,
-                      "definition": definition, "offered": "(6) EdgeTypes[node id]" in prompt, "steps": steps}))
+                      "definition": definition, "offered": "(6) EdgeTypes[node id]" in prompt, "steps": steps,
+                      "cited": [c.doc_id for c in answer.citations]}))
 """
 
 
@@ -108,6 +115,7 @@ def test_kgr_runs_on_a_corpus_index_with_many_predicates_under_a_low_open_file_l
     edge_types = agent["steps"][1]
     assert edge_types.startswith("The edge types of ") and "travelled 7 times to (1)" in edge_types
     assert agent["text"] == explore["text"] == "Place 0"
+    assert agent["cited"] == explore["cited"] == ["d7"]  # the one reader read Person 7's passage
 
 
 async def test_a_graph_described_whole_keeps_the_papers_five_actions(kg) -> None:  # noqa: ANN001

@@ -21,11 +21,20 @@ SCORE = "Estimate the probability"
 MERGE = "Two reasoning chains over a knowledge graph"
 THOUGHT = "Think step by step towards the answer"
 END = "Are the thoughts and the knowledge-graph facts"
+READ = "Answer the question using only the numbered passages above"  # the one reader (kgr.read)
 
 
 def calls(backend: ScriptedBackend, needle: str) -> int:
     """Calls whose conversation holds ``needle`` (an agent step's task is its first message)."""
     return sum(any(needle in m["content"] for m in r.messages) for r in backend.requests)
+
+
+def read_own_answer(request) -> str:  # noqa: ANN001
+    """The one reader on a corpus-built index (issue 47): it answers with the chain's own Finish, which
+    the reader's notes show, citing the first passage shown (the one the chain read first)."""
+    own = re.search(r"The graph search's own answer:\n- (.*)", request.messages[-1]["content"])
+    return f"Asks for: the answer\nFacts: the graph search found it [1].\nAnswer: {own.group(1)} [1]" if own \
+        else "Answer: Unknown"
 
 
 def unique_steps(action: str = "RetrieveNode[graph reasoning]") -> Callable:
@@ -207,11 +216,15 @@ async def test_kgr_on_a_corpus_built_index_cites_passages(open_bridge) -> None: 
     backend = ScriptedBackend(script=[f"Thought: find it.\nAction: RetrieveNode[{entity.text}]",
                                       f"Thought: where is it said?\nAction: NeighborCheck[{entity.id}, mentioned_in]",
                                       f"Thought: read.\nAction: NodeFeature[{passage_of}, text]",
-                                      "Thought: ok.\nAction: Finish[yes]"])
+                                      "Thought: ok.\nAction: Finish[yes]"], rules=[(READ, read_own_answer)])
     tg = open_bridge(backend)
     answer = await tg.aask("q?", "kgr")
     assert answer.text == "yes"
-    assert passage_of in [c.chunk_id for c in answer.citations]
+    # the one reader (the default since issue 47) read the passages behind the chain's nodes, the one the
+    # chain read first, and cited it
+    assert [c.chunk_id for c in answer.citations] == [passage_of] and answer.stats["reader"] == "shared"
+    read = next(s for s in answer.trace if s.action == "kgr.read")
+    assert read.inputs["passages"][0] == passage_of and read.inputs["finished"] is True
     assert Path(f"{tg.store.path}.kg").is_dir()  # built once, reused while the index is unchanged
 
 
@@ -222,7 +235,8 @@ async def test_explore_links_names_to_the_indexs_entities_first(open_bridge, lin
     backend = ScriptedBackend(script=["Alice Stone founded a company.", "Finish[Acme Corp]"],
                               rules=[("List the entities in the text", "Entities: [Alice Stone]"),
                                   ("attributes of this entity", "[name]"), ("relations of this entity", "[founded]"),
-                                  ("reached from the entity through the relation", "[Acme Corp]"), (END, "[Yes]")])
+                                  ("reached from the entity through the relation", "[Acme Corp]"), (END, "[Yes]"),
+                                  (READ, read_own_answer)])
     tg = open_bridge(backend)
     answer = await tg.aask("Which company did Alice Stone found?", "kgr", interaction="explore",
                            entity_linking=linking)

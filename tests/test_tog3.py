@@ -20,9 +20,13 @@ from thinkgraph.testing import ScriptedBackend
 
 NEEDLES = {"keywords": "Give up to", "respond": "Answer the query using only the context",
            "reward": "Judge whether the context", "evolve": "Write the next question",
-           "refine": "Refine it:", "final": "Answer the question from the reasoning trajectory",
+           "refine": "Refine it:", "final": "Answer the question using only the numbered passages above",
+           "final_paper": "Answer the question from the reasoning trajectory",
            "extract": "build a small knowledge graph"}
-SUFFICIENT, INSUFFICIENT = json.dumps({"sufficient": True}), json.dumps({"sufficient": False, "reason": "x"})
+# the final answer: the one reader (reader="shared", the default) or the paper's FINAL (reader="paper")
+FINAL_KINDS = {"final": "final", "final_paper": "final"}
+SUFFICIENT = json.dumps({"reason": "the context names who trained her", "verdict": "yes"})
+INSUFFICIENT = json.dumps({"reason": "x", "verdict": "no"})
 EXTRACTION = json.dumps({"entities": [{"entity_name": "Skarn", "entity_type": "Place"},
                                       {"entity_name": "Kestrel Bay", "entity_type": "Place"}],
                          "relationships": [{"source_entity": "Skarn", "target_entity": "Kestrel Bay",
@@ -34,7 +38,7 @@ class Script:
         self.replies = replies
         self.calls: list[str] = []
         self.prompts: list[str] = []
-        self.backend = ScriptedBackend(rules=[(n, self._reply(k)) for k, n in NEEDLES.items()])
+        self.backend = ScriptedBackend(rules=[(n, self._reply(FINAL_KINDS.get(k, k))) for k, n in NEEDLES.items()])
 
     def _reply(self, kind: str):  # noqa: ANN202
         def reply(request: ChatRequest) -> str:
@@ -76,25 +80,31 @@ async def test_sufficient_at_round_zero(index_path: Path) -> None:
     tg.close()
 
 
-async def test_a_final_reply_that_echoes_the_prompt_is_a_failure(index_path: Path) -> None:
-    echo = "Answer the question from the reasoning trajectory and the evidence gathered along it, using"
+@pytest.mark.parametrize("reader, echo", [
+    ("paper", "Answer the question from the reasoning trajectory and the evidence gathered along it, using"),
+    ("shared", "Answer the question using only the numbered passages above (and the facts listed with them)."),
+])
+async def test_a_final_reply_that_echoes_the_prompt_is_a_failure(index_path: Path, reader: str, echo: str) -> None:
     script = Script(keywords=["Joseph Okafor^trained^teacher"], respond=["Joseph Okafor"], reward=[SUFFICIENT],
                     final=[echo])
-    tg, m = method(index_path, script)
+    tg, m = method(index_path, script, reader=reader)
     answer = await run_method(m, "Who trained Lena Sorensen?")
     assert answer.status == "failed" and answer.text is None and answer.citations
     assert answer.message.startswith("the model repeated the prompt's instructions")
     tg.close()
 
 
-async def test_insufficient_then_sufficient_after_one_evolution(index_path: Path) -> None:
+@pytest.mark.parametrize("reader", ["shared", "paper"])
+async def test_insufficient_then_sufficient_after_one_evolution(index_path: Path, reader: str) -> None:
+    """The trajectory feeds the final answer. The one reader (the default) leaves out the sub-answers that
+    are "Unknown" (issue 47); the paper's FINAL shows each question with its own answer."""
     script = Script(keywords=["kw"], respond=["Unknown", "By ferry from Kestrel Bay.", "Kestrel Bay"],
                     reward=[INSUFFICIENT, SUFFICIENT],
                     evolve=["Next question: How is Skarn reached?"], extract=[EXTRACTION],
                     refine=lambda r: "Skarn -> reached by ferry from -> Kestrel Bay\n"
                                      "Joseph Okafor -> trained -> Lena Sorensen",
                     final=["Kestrel Bay"])
-    tg, m = method(index_path, script)
+    tg, m = method(index_path, script, reader=reader)
     answer = await run_method(m, "From which town does the ferry to Skarn leave?")
     assert answer.text == "Kestrel Bay" and m.rounds == {2: 1}
     assert script.calls[:4] == ["keywords", "respond", "reward", "evolve"]
@@ -106,7 +116,10 @@ async def test_insufficient_then_sufficient_after_one_evolution(index_path: Path
                                                        ["Harbor Hill Observatory", "founded in", "1887"]]}
     final = script.prompts[-1]  # the trajectory feeds the final answer: each question with its own answer
     assert "- How is Skarn reached? -> By ferry from Kestrel Bay." in final
-    assert "- From which town does the ferry to Skarn leave? -> Unknown" in final
+    unknown = "- From which town does the ferry to Skarn leave? -> Unknown"
+    assert (unknown in final) == (reader == "paper")
+    if reader == "shared":
+        assert "Sub-questions answered along the way (sub-question -> answer):" in final
     tg.close()
 
 
@@ -133,7 +146,7 @@ async def test_horizon_reached(index_path: Path) -> None:
     actions = [s.action for s in answer.trace if s.agent != "llm"]  # the method's own steps
     # Alg. 2: K rounds, each insufficient one evolves (K evolutions), every sub-query answered on G_{k+1}
     assert actions.count("sufficiency") == 3 and actions.count("evolve_query") == 3
-    assert actions.count("respond") == 6 and actions[-1] == "final"
+    assert actions.count("respond") == 6 and actions[-1] == "tog3.final"  # the one reader's step
     assert m.rounds == {3: 1} and answer.status == "abstained"
     assert answer.stats["evolutions"] == 3 and answer.stats["outcome"] == "horizon"
     sub_queries = [s.inputs["query"] for s in answer.trace if s.action == "respond" and s.inputs["sub_query"]]

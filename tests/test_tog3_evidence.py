@@ -44,6 +44,8 @@ class Reader:
             ("Judge whether the context", self._on("reflect", self.reflect)),
             ("Write the next question", self._on("evolve", self.evolve)),
             ("Refine it:", self._on("refine", self.refine)),
+            # the final answer: the one reader (the default), or the paper's FINAL (reader="paper")
+            ("Answer the question using only the numbered passages above", self._on("final", self.final)),
             ("reasoning trajectory and the evidence", self._on("final", self.final)),
             ("Answer the query using only the context", self._on("respond", self.respond))])
 
@@ -56,7 +58,8 @@ class Reader:
 
     @staticmethod
     def respond(prompt: str) -> str:
-        context, query = prompt.split("Query:")[0], prompt.split("Query:")[-1]
+        # the layout: the context (and H_k in the instruction) first, the query last
+        context, query = prompt.rsplit("\n\nQuestion: ", 1)
         if "Alice Stone found" in query and knows(context, FOUNDED):
             return "Based on the context, the answer is Acme Corp."
         if "Acme Corp based" in query and knows(context, BASED):
@@ -68,12 +71,13 @@ class Reader:
     @staticmethod
     def reflect(prompt: str) -> str:
         enough = all(knows(prompt, f) for f in FACTS)
-        return json.dumps({"sufficient": enough, "reason": "all three links" if enough else "a link is missing"}) \
+        return json.dumps({"reason": "all three links" if enough else "a link is missing",
+                           "verdict": "yes" if enough else "no"}) \
             + "\nI hope this helps! Let me know if you need anything else."
 
     @staticmethod
     def evolve(prompt: str) -> str:
-        context = prompt.split("Question: " + QUESTION)[-1]
+        context = prompt.rsplit("\n\nQuestion: " + QUESTION, 1)[0]  # the context and H_k, before the question
         if not knows(context, FOUNDED):
             return "Sure! Here is the next question:\nNext question: Which company did Alice Stone found?\n" \
                    "This isolates the first hop."
@@ -149,7 +153,8 @@ async def test_call_budget_stops_the_loop_and_the_answer_says_so(bridge) -> None
     answer = await run_method(tog3(tg, top_k=1, context_passages=1, max_calls=5), QUESTION)
     assert answer.stats["outcome"] == "budget_reached" and "call budget (max_calls=5)" in answer.message
     method_steps = [s for s in answer.trace if s.agent != "llm"]  # (the envelope's endpoint step comes last)
-    assert answer.cost.calls == 5 and method_steps[-1].action == "final"  # one call kept for the synthesis
+    # one call kept for the synthesis (the one reader's step)
+    assert answer.cost.calls == 5 and method_steps[-1].action == "tog3.final"
     assert answer.status == "abstained"  # the trajectory so far does not determine the answer
 
 
@@ -236,7 +241,7 @@ async def test_an_eval_of_tog3_then_ppr_gives_ppr_the_result_of_ppr_alone(no_tri
 
     reader = Reader()
     reader.backend.rules[:0] = [("build a small knowledge graph", extract),
-                                ("numbered passages below", lambda request: "Greenland Valley [1]")]
+                                ("numbered passages above", lambda request: "Greenland Valley [1]")]
     questions = [Question(id="q1", question=QUESTION, answers=("Greenland Valley",), supporting_ids=("c1", "c2"))]
     with ThinkGraph.open(no_triplets, settings=Settings(), embedder=HashEmbedder(), backend=reader.backend) as tg:
         with pytest.raises(ConfigError, match="write_triplets=True would let one question change the index"):
@@ -265,10 +270,11 @@ async def test_the_reflectors_sub_query_decides_what_is_cited(bridge) -> None:  
         backend = ScriptedBackend(rules=[
             ("Give up to", lambda r: "KEYWORDS: " + "^".join(re.findall(r"[A-Z][a-z]+(?: [A-Z][a-z]+)*",
                                                                         r.messages[0]["content"].split("Query:")[-1]))),
-            ("Judge whether the context", '{"sufficient": false, "reason": "more"}'),
+            ("Judge whether the context", '{"reason": "more", "verdict": "no"}'),
             ("Write the next question", f"Next question: {sub_query}"),
             ("Refine it:", lambda r: r.messages[0]["content"].split("Sub-graph:\n", 1)[1]),
-            ("reasoning trajectory and the evidence", final), ("Answer the query using only the context", "Unknown")])
+            ("Answer the question using only the numbered passages above", final),  # the one reader
+            ("Answer the query using only the context", "Unknown")])
         tg = bridge(backend)
         tg.llm.settings.seed = seed  # each Reflector is asked: the LLM cache does not answer for the other
         answer = await run_method(tog3(tg, horizon=1, top_k=3, context_passages=3,

@@ -64,12 +64,14 @@ async def test_the_walk_is_fed_the_query_and_its_keywords(open_bridge, monkeypat
 
 
 async def test_the_paper_switch_is_the_literal_retriever(open_bridge) -> None:  # noqa: ANN001
-    """The paper form as it was before the shared form existed: the top nodes of every type by
-    vector search, expanded through the graph, the passages reranked by cosine to the query."""
+    """The paper form as it was before the shared form existed (``fill_passages=False`` since issue 47):
+    the top nodes of every type by vector search, expanded through the graph, the passages reranked by
+    cosine to the query. The default fills the passages to App. A's 5 with the chunks nearest the query."""
     tg = open_bridge(None)
     node_doc = {n.id: n.props.get("doc_id") for n in tg.store.iter_nodes(NodeType.CHUNK)}
     trace: list = []
-    graph = await Retriever(tg.view, ToG3Config(retrieval="paper"), None).retrieve(QUESTION, trace)
+    graph = await Retriever(tg.view, ToG3Config(retrieval="paper", fill_passages=False), None).retrieve(
+        QUESTION, trace)
     assert [node_doc[c] for c in graph.passages] == ["c3", "c1", "c6"]
     assert graph.triples == [("Rivertown", "lies in", "Greenland Valley"), ("Alice Stone", "founded", "Acme Corp"),
                              ("Acme Corp", "founded in", "1990"), ("Moon", "orbits", "Earth")]
@@ -79,12 +81,18 @@ async def test_the_paper_switch_is_the_literal_retriever(open_bridge) -> None:  
     chunks = tg.view.vectors(NodeType.CHUNK)
     cosines = [float(chunks.vectors[chunks.position[c]] @ vec) for c in graph.passages]
     assert cosines == sorted(cosines, reverse=True)  # the Reranker: cosine to the query
-    wide = await Retriever(tg.view, ToG3Config(retrieval="paper", top_k=10, context_passages=10), None).retrieve(
-        QUESTION, trace)
+    wide = await Retriever(tg.view, ToG3Config(retrieval="paper", top_k=10, context_passages=10,
+                                               fill_passages=False), None).retrieve(QUESTION, trace)
     assert [node_doc[c] for c in wide.passages] == ["c3", "c1", "c6", "c2"]
     assert len(wide.communities) == 2 and wide.triples[4:] == [
         ("Acme Corp", "based in", "Rivertown"), ("Bob Reed", "works at", "Acme Corp"),
         ("Carol Diaz", "born in", "Rivertown")]
+    # the default: the same top nodes and triples, the passages filled to 5 (the bridge c2 among them)
+    filled = await Retriever(tg.view, ToG3Config(retrieval="paper"), None).retrieve(QUESTION, [])
+    assert [node_doc[c] for c in filled.passages] == ["c3", "c1", "c6", "c2", "c5"]
+    assert filled.triples == graph.triples
+    cosines = [float(chunks.vectors[chunks.position[c]] @ vec) for c in filled.passages]
+    assert cosines == sorted(cosines, reverse=True)
 
 
 @pytest.mark.parametrize("form", ["shared", "paper"])
@@ -114,9 +122,10 @@ async def test_the_variant_says_what_ran(open_bridge, form: str, communities: bo
 
 
 async def test_the_macer_variant_names_the_form_and_the_keywords(open_bridge) -> None:  # noqa: ANN001
-    backend = ScriptedBackend(rules=[("Give up to", "Alice Stone^Acme Corp"), ("Judge whether", '{"sufficient": true}'),
+    backend = ScriptedBackend(rules=[("Give up to", "Alice Stone^Acme Corp"),
+                                     ("Judge whether", '{"reason": "all hops", "verdict": "yes"}'),
                                      ("Answer the query using only", "Greenland Valley"),
-                                     ("reasoning trajectory", "Greenland Valley [1]")])
+                                     ("numbered passages above", "Greenland Valley [1]")])  # the one reader
     tg = open_bridge(backend)
     method = ToG3Method(MethodContext(tg.store, tg.view, tg.settings, tg.llm),
                         ToG3Config(use_communities=False, retrieval="shared"))
@@ -128,18 +137,22 @@ async def test_the_macer_variant_names_the_form_and_the_keywords(open_bridge) ->
 
 async def test_with_the_shared_form_macer_has_the_bridge_at_round_zero(open_bridge) -> None:  # noqa: ANN001
     """With four passages per subgraph the walk puts all three hops in G_0, and the Reflector finds
-    the context sufficient at once; the paper form needs an evolution to reach the bridge."""
+    the context sufficient at once; the paper form as it was (the top nodes' expansion alone,
+    ``fill_passages=False``) needs an evolution to reach the bridge. Filled with the nearest chunks (the
+    default since issue 47) the paper form has it at round zero too."""
     from test_tog3_evidence import Reader
 
     outcomes = {}
-    for form in ("shared", "paper"):
+    forms = {"shared": {"retrieval": "shared"}, "paper": {"retrieval": "paper", "fill_passages": False},
+             "paper_filled": {"retrieval": "paper"}}
+    for form, options in forms.items():
         tg = open_bridge(Reader().backend)
-        config = ToG3Config(top_k=4, context_passages=4, retrieval=form)
+        config = ToG3Config(top_k=4, context_passages=4, **options)
         answer = await run_method(ToG3Method(MethodContext(tg.store, tg.view, tg.settings, tg.llm), config), QUESTION)
         assert answer.text == "Greenland Valley" and answer.stats["outcome"] == "sufficient"
         assert {c.doc_id for c in answer.citations} == {"c2", "c3"}
         outcomes[form] = answer.stats["evolutions"]
-    assert outcomes == {"shared": 0, "paper": 1}
+    assert outcomes == {"shared": 0, "paper": 1, "paper_filled": 0}
 
 
 async def test_an_unknown_retrieval_form_is_refused_in_one_line(open_bridge) -> None:  # noqa: ANN001

@@ -38,9 +38,13 @@ def keep_containing(word: str):  # noqa: ANN201
 
 
 def scripted(select) -> ScriptedBackend:  # noqa: ANN001
+    """Select as given; Eval's stop judgement says "no", and the one reader, which answers after max_iter
+    from the passages of the facts collected (issue 47), abstains: no marker, so it cites every passage
+    it read."""
     return ScriptedBackend(rules=[("Keep only the facts", select),
-                                  ("Can the question be answered", '{"answerable": false}'),
-                                  ("targeted sub-questions", '{"questions": []}')])
+                                  ("Can the question be answered", '{"reason": "not yet", "verdict": "no"}'),
+                                  ("targeted sub-questions", '{"questions": []}'),
+                                  ("Answer the question using only the numbered passages above", "Answer: Unknown")])
 
 
 def propositions(answer: Answer) -> list[str]:

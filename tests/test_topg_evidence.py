@@ -29,18 +29,39 @@ def select(request: ChatRequest) -> str:
     return f"Facts {keep} are relevant.\n{json.dumps({'keep': keep})}\nThe others concern other things."
 
 
+def stop_judgement(request: ChatRequest) -> bool:
+    """Whether Eval is asked as a stop judgement (reader="shared": reason, then "yes"/"no")."""
+    return '"verdict": "yes" or "no"' in request.messages[0]["content"]
+
+
 def evaluate(request: ChatRequest) -> str:
     facts = numbered(request)
     used = [n for n, fact in facts.items() if fact in PATH]
+    if stop_judgement(request):
+        done = len(used) == 2
+        return "Judging: " + json.dumps({"reason": "both hops" if done else "a hop is missing",
+                                         "verdict": "yes" if done else "no"})
     if len(used) < 2:
         return "Not yet: " + json.dumps({"answerable": False})
     return json.dumps({"answerable": True, "answer": "Greenland Valley", "facts": used}) + "\n(two hops)"
 
 
-async def test_local_walk_reaches_the_second_hop_and_cites_both_passages(open_bridge) -> None:  # noqa: ANN001
+def read(request: ChatRequest) -> str:
+    """The one reader: the answer, citing the passages of both hops."""
+    shown = re.findall(r"^\[(\d+)\] (.*)$", request.messages[0]["content"], re.MULTILINE)
+    cited = "".join(f"[{n}]" for n, text in shown if "based in Rivertown" in text or "Rivertown lies in" in text)
+    return f"Asks for: a place\nFacts: Acme Corp is based in Rivertown, which lies in Greenland Valley.\n" \
+           f"Answer: Greenland Valley {cited}"
+
+
+@pytest.mark.parametrize("reader", ["shared", "paper"])
+async def test_local_walk_reaches_the_second_hop_and_cites_both_passages(open_bridge, reader: str) -> None:  # noqa: ANN001
+    """reader="paper": Eval's answer cites the passages of the facts it names; the default (issue 47): the
+    one reader reads the collected facts' passages and cites those it answers from."""
     backend = ScriptedBackend(rules=[("Keep only the facts", select), ("Can the question be answered", evaluate),
-                                     ("targeted sub-questions", '{"questions": []}')])
-    answer = await open_bridge(backend).aask(QUESTION, method="topg", k=2)
+                                     ("targeted sub-questions", '{"questions": []}'),
+                                     ("Answer the question using only the numbered passages above", read)])
+    answer = await open_bridge(backend).aask(QUESTION, method="topg", k=2, reader=reader)
     assert answer.text == "Greenland Valley" and answer.status == "answered"
     # SuggestNaive's seeds hold only the first hop; the query-aware walk over shared entities reaches the second
     kept = [s.outputs["kept"] for s in answer.trace if s.action == "select"]
@@ -92,7 +113,7 @@ async def test_leiden_runs_once_per_version_of_the_index(open_bridge, monkeypatc
 
 async def test_call_budget_ends_local_and_global_runs_with_an_outcome(open_bridge) -> None:  # noqa: ANN001
     backend = ScriptedBackend(rules=[("Keep only the facts", select), ("Can the question be answered",
-                                                                      lambda r: '{"answerable": false}'),
+                                                                      lambda r: '{"reason": "no", "verdict": "no"}'),
                                      ("targeted sub-questions", '{"questions": ["Where is Rivertown?"]}'),
                                      ("complementary sub-questions", '{"questions": ["a?", "b?"]}'),
                                      ("rate how useful", '{"answer": "points", "score": 50}'),

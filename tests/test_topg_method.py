@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -13,8 +14,11 @@ from thinkgraph.config import Settings
 from thinkgraph.llm.backend import ChatRequest
 from thinkgraph.testing import ScriptedBackend
 
+# "eval": the stop judgement (EVAL_STOP, reader="shared", the default) or the paper's Eval (reader="paper");
+# "read": the one reader, which answers after the stop judgement
 NEEDLES = {"select": "Keep only the facts", "eval": "Can the question be answered",
-           "nextq": "targeted sub-questions", "naive": "using only the numbered facts"}
+           "nextq": "targeted sub-questions", "naive": "using only the numbered facts",
+           "read": "Answer the question using only the numbered passages above"}
 
 
 def facts_in(request: ChatRequest) -> list[str]:
@@ -35,6 +39,20 @@ class Script:
                 raise AssertionError(f"unexpected {kind} call")
             return handler(request)
         return reply
+
+
+def stop(answerable: bool) -> str:
+    """Eval as a stop judgement: the reason first, the verdict last."""
+    return json.dumps({"reason": "the facts name it" if answerable else "a hop is missing",
+                       "verdict": "yes" if answerable else "no"})
+
+
+def read_citing(fact: str, answer: str):  # noqa: ANN201
+    """The reader: the answer citing the passage that states ``fact``, "Unknown" when none is shown."""
+    def handler(request: ChatRequest) -> str:
+        found = re.search(r"^\[(\d+)\] [^\n]*" + re.escape(fact), request.messages[0]["content"], re.MULTILINE)
+        return f"Answer: {answer} [{found.group(1)}]" if found else "Answer: Unknown"
+    return handler
 
 
 def keep_all(request: ChatRequest) -> str:
@@ -66,59 +84,87 @@ async def test_naive_mode_answers_from_suggested_propositions(open_tg) -> None: 
     assert [c.doc_id for c in answer.citations] == ["c1"]
 
 
-async def test_local_answers_after_first_iteration(open_tg) -> None:  # noqa: ANN001
+@pytest.mark.parametrize("reader", ["shared", "paper"])
+async def test_local_answers_after_first_iteration(open_tg, reader: str) -> None:  # noqa: ANN001
+    """reader="paper": Eval's JSON verdict carries the answer. The default (issue 47): Eval is a yes/no
+    stop judgement and the one reader answers from the passages of the collected facts, citing them."""
+    paper = reader == "paper"
     script = Script(select=keep_matching("Alice", "Acme"),
-                    eval=lambda r: json.dumps({"answerable": True, "answer": "Rivertown", "facts": [1, 2]}))
+                    eval=lambda r: json.dumps({"answerable": True, "answer": "Rivertown", "facts": [1, 2]})
+                    if paper else stop(True), read=read_citing("Acme Corp is based in Rivertown", "Rivertown"))
     tg = open_tg(script)
-    answer = await tg.aask("Where is the company founded by Alice Stone based?", method="topg", k=5)
+    answer = await tg.aask("Where is the company founded by Alice Stone based?", method="topg", k=5, reader=reader)
     assert answer.status == "answered" and answer.text == "Rivertown"
-    assert script.calls == ["select", "select", "eval"]
+    assert script.calls == ["select", "select", "eval"] + ([] if paper else ["read"])
     actions = [s.action for s in answer.trace]
-    assert actions == ["select", "suggest.local", "select", "eval", "endpoint"]
-    assert answer.citations and answer.cost.calls == 3
+    assert actions == ["select", "suggest.local", "select", "eval"] + ([] if paper else ["topg.answer"]) + ["endpoint"]
+    assert answer.citations and answer.cost.calls == (3 if paper else 4)
+    if not paper:  # the reader cites the passage it read the answer from
+        assert [c.doc_id for c in answer.citations] == ["c2"]
+        assert next(s for s in answer.trace if s.action == "eval").outputs["verdict"] == "yes"
 
 
 async def test_local_asks_next_questions_then_answers(open_tg) -> None:  # noqa: ANN001
-    evals = iter([{"answerable": False}, {"answerable": True, "answer": "Greenland Valley", "facts": [1]}])
-    script = Script(select=keep_all, eval=lambda r: json.dumps(next(evals)),
-                    nextq=lambda r: json.dumps({"questions": ["Where does Rivertown lie?", "Who founded Acme?"]}))
+    evals = iter([False, True])
+    script = Script(select=keep_all, eval=lambda r: stop(next(evals)),
+                    nextq=lambda r: json.dumps({"questions": ["Where does Rivertown lie?", "Who founded Acme?"]}),
+                    read=read_citing("Greenland Valley", "Greenland Valley"))
     tg = open_tg(script)
     answer = await tg.aask("In which valley is Acme Corp's town?", method="topg", k=2)
     assert answer.text == "Greenland Valley"
-    assert script.calls.count("nextq") == 1 and script.calls.count("eval") == 2
+    assert script.calls.count("nextq") == 1 and script.calls.count("eval") == 2 and script.calls[-1] == "read"
     local_queries = [s.inputs["query"] for s in answer.trace if s.action == "suggest.local"]
     assert local_queries[1:] == ["Where does Rivertown lie?", "Who founded Acme?"]
 
 
-async def test_local_gives_up_after_max_iter(open_tg) -> None:  # noqa: ANN001
-    script = Script(select=keep_matching("Acme"), eval=lambda r: json.dumps({"answerable": False}),
-                    nextq=lambda r: json.dumps({"questions": []}))
+@pytest.mark.parametrize("reader", ["shared", "paper"])
+async def test_local_gives_up_after_max_iter(open_tg, reader: str) -> None:  # noqa: ANN001
+    """reader="paper": no answer after max_iter. The default (issue 47): after max_iter the one reader
+    answers from what was collected anyway, and may abstain."""
+    paper = reader == "paper"
+    script = Script(select=keep_matching("Acme"),
+                    eval=lambda r: json.dumps({"answerable": False}) if paper else stop(False),
+                    nextq=lambda r: json.dumps({"questions": []}), read=lambda r: "Answer: Unknown")
     tg = open_tg(script)
-    answer = await tg.aask("What is the airspeed of a swallow?", method="topg", max_iter=2, k=3)
-    assert answer.status == "failed" and "after 2 iterations" in answer.message
+    answer = await tg.aask("What is the airspeed of a swallow?", method="topg", max_iter=2, k=3, reader=reader)
+    if paper:
+        assert answer.status == "failed" and "after 2 iterations" in answer.message
+    else:
+        assert answer.status == "abstained" and answer.text == "Unknown" and script.calls.count("read") == 1
+        assert [s.action for s in answer.trace][-2:] == ["topg.answer", "endpoint"]
     # Eval runs after each iteration (a repeat over unchanged facts is served by the LLM cache)
     assert [s.action for s in answer.trace].count("eval") == 2 and script.calls.count("nextq") == 1
 
 
 async def test_malformed_select_falls_back_to_the_suggestions_and_is_counted(open_tg) -> None:  # noqa: ANN001
     """An unusable selection keeps every suggestion (the neutral default): a weak model's bad reply must
-    not empty the pool the walk found."""
-    script = Script(select=lambda r: "I like facts 1 and 2",
-                    eval=lambda r: json.dumps({"answerable": False}), nextq=lambda r: json.dumps({"questions": []}))
+    not empty the pool the walk found. (After max_iter the one reader answers from it anyway, issue 47:
+    here it abstains.)"""
+    script = Script(select=lambda r: "I like facts 1 and 2", eval=lambda r: stop(False),
+                    nextq=lambda r: json.dumps({"questions": []}), read=lambda r: "Answer: Unknown")
     tg = open_tg(script)
     answer = await tg.aask("Where is Acme Corp?", method="topg", max_iter=1, k=3)
-    assert answer.status == "failed" and tg.llm.meter.parse_failures >= 1
+    assert answer.status == "abstained" and tg.llm.meter.parse_failures >= 1
     fallbacks = [s for s in answer.trace if s.action == "select.fallback"]
     assert fallbacks and all(s.outputs["kept"] > 0 for s in fallbacks)
     assert answer.stats["select_fallbacks"] == len(fallbacks) and answer.evidence.nodes and answer.citations
 
 
-async def test_a_selection_that_keeps_nothing_leaves_the_entry_as_the_evidence(open_tg) -> None:  # noqa: ANN001
+@pytest.mark.parametrize("reader", ["shared", "paper"])
+async def test_a_selection_that_keeps_nothing_leaves_the_entry_as_the_evidence(open_tg, reader: str) -> None:  # noqa: ANN001
+    """Select kept no fact, so the evidence is the entry's propositions and their passages: with
+    reader="paper" the answer fails and says so; with the one reader (the default, issue 47) the reader
+    answers after max_iter (here it abstains), and the entry stays the evidence all the same."""
+    paper = reader == "paper"
     script = Script(select=lambda r: json.dumps({"keep": []}),
-                    eval=lambda r: json.dumps({"answerable": False}), nextq=lambda r: json.dumps({"questions": []}))
+                    eval=lambda r: json.dumps({"answerable": False}) if paper else stop(False),
+                    nextq=lambda r: json.dumps({"questions": []}), read=lambda r: "Answer: Unknown")
     tg = open_tg(script)
-    answer = await tg.aask("Where is Acme Corp?", method="topg", max_iter=1, k=3)
-    assert answer.status == "failed" and "the evidence is the entry's propositions" in answer.message
+    answer = await tg.aask("Where is Acme Corp?", method="topg", max_iter=1, k=3, reader=reader)
+    if paper:
+        assert answer.status == "failed" and "the evidence is the entry's propositions" in answer.message
+    else:
+        assert answer.status == "abstained"
     assert len([n for n in answer.evidence.nodes if n.type == "proposition"]) == 3 and answer.citations
 
 
@@ -188,11 +234,13 @@ async def test_an_index_without_propositions_is_a_clear_error(tmp_path: Path) ->
 
 
 async def test_the_evidence_is_the_collected_facts_the_cited_first_and_not_what_select_pruned(open_tg) -> None:  # noqa: ANN001
+    """reader="paper": Eval's JSON names the facts the answer rests on (with the one reader, the passages
+    it cites are the citations)."""
     script = Script(select=lambda r: json.dumps({"keep": [1]}),
                     eval=lambda r: json.dumps({"answerable": True, "answer": "Rivertown", "facts": [2]}),
                     nextq=lambda r: json.dumps({"questions": []}))
     tg = open_tg(script)
-    answer = await tg.aask("Where is Acme Corp?", method="topg", max_iter=1, k=3)
+    answer = await tg.aask("Where is Acme Corp?", method="topg", max_iter=1, k=3, reader="paper")
     shown = [s.inputs["suggested"] for s in answer.trace if s.action == "select"]
     kept = [fact for s in answer.trace if s.action == "select" for fact in s.outputs["kept"]]
     facts = [n.text for n in answer.evidence.nodes if n.type == "proposition"]

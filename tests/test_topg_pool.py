@@ -109,10 +109,12 @@ async def test_suggest_local_spends_no_slot_or_select_on_collected_propositions(
         return json.dumps({"keep": list(range(1, len(shown[-1]) + 1))})
 
     # two sub-questions per iteration: the second must not be offered what the first just collected
+    # (Eval's stop judgement says "no"; after max_iter the one reader answers, issue 47: it abstains)
     backend = ScriptedBackend(rules=[("Keep only the facts", select),
-                                     ("Can the question be answered", '{"answerable": false}'),
+                                     ("Can the question be answered", '{"reason": "not yet", "verdict": "no"}'),
                                      ("targeted sub-questions",
-                                      json.dumps({"questions": ["Where is Acme Corp based?", "Who works at Acme?"]}))])
+                                      json.dumps({"questions": ["Where is Acme Corp based?", "Who works at Acme?"]})),
+                                     ("Answer the question using only the numbered passages above", "Answer: Unknown")])
     tg = open_bridge(backend)
     answer = await run_method(method(tg, k=2, max_iter=3, entry=entry), "Who founded Acme Corp?")
     suggested = [s.outputs["suggested"] for s in answer.trace if s.action == "suggest.local"]
