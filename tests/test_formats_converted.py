@@ -137,3 +137,33 @@ def test_ask_cites_the_slide_sheet_row_or_chapter(office_index: tuple[Path, Path
     assert (doc, where) in cited, cited
     shown = _cli("--index", str(index), "--config", str(config), "ask", question, "-m", "hybrid", "--top-k", "6")
     assert f"{doc} chars " in shown.stdout and f", {where} (" in shown.stdout, shown.stdout
+
+
+def test_uploads_over_http_cite_their_sheet_and_a_missing_extra_is_one_line(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from fastapi.testclient import TestClient
+
+    from thinkgraph.service.app import create_app
+    from thinkgraph.service.settings import ServiceSettings
+
+    config = tmp_path / "hashing.toml"
+    config.write_text(HASHING, encoding="utf-8")
+    book = write_xlsx(tmp_path / "book.xlsx").read_bytes()
+    with TestClient(create_app(ServiceSettings(root=tmp_path / "ws", config_path=config)),
+                    base_url="http://127.0.0.1:8765") as client:
+        assert client.post("/v1/workspaces/w").status_code == 201
+        sent = client.post("/v1/workspaces/w/documents", files={"file": ("book.xlsx", book, "application/x")})
+        assert sent.is_success, sent.text
+        assert sent.json()["document"]["title"] == "book"
+        asked = client.post("/v1/workspaces/w/ask", json={"question": "What revenue did Vestfold have?",
+                                                          "method": "hybrid"}).json()
+        first = asked["citations"][0]
+        assert first["location"] == "sheet 'Sales', row 4"
+        assert first["plain_quote"] == "- Region: Vestfold; Revenue: 80.5"
+        passage = client.get(f"/v1/workspaces/w/passages/{first['chunk_id']}").json()
+        assert passage["location"] == "sheet 'Sales' to sheet 'Staff'"  # the whole workbook is one passage
+        monkeypatch.setitem(sys.modules, "openpyxl", None)  # the office extra not installed
+        refused = client.post("/v1/workspaces/w/documents", files={"file": ("other.xlsx", book, "application/x")})
+        assert refused.status_code == 400
+        assert refused.json()["error"]["message"] == ("other.xlsx: reading .xlsx files needs the office extra: "
+                                                      "pip install 'thinkgraph[office]'")

@@ -169,7 +169,8 @@ def print_uncited_passages(answer: Answer) -> None:
     out.print(f"[bold]Passages retrieved[/bold] (no answer cites them{more})", highlight=False)
     for i, node in enumerate(chunks[:UNCITED_SHOWN], 1):
         doc = node.props.get("doc_id", "?")
-        out.print(escape(f"({i}) {doc} ({node.id})\n    {display_quote(node.text, 300)}"), highlight=False)
+        where = f", {node.props['location']}" if node.props.get("location") else ""
+        out.print(escape(f"({i}) {doc}{where} ({node.id})\n    {display_quote(node.text, 300)}"), highlight=False)
 
 
 def print_answer(answer: Answer, trace: bool) -> None:

@@ -5,6 +5,7 @@ after the install reads it."""
 from __future__ import annotations
 
 import importlib
+from pathlib import PurePath
 from types import ModuleType
 
 from thinkgraph.errors import InputError
@@ -18,9 +19,11 @@ class NeedsExtra(InputError):
     """A file whose format needs a package of an extra that is not installed."""
 
 
-def office_module(name: str, what: str) -> ModuleType:
-    """``name`` imported, or NeedsExtra saying which install reads ``what`` files."""
+def office_module(module: str, file_name: str) -> ModuleType:
+    """``module`` imported, or NeedsExtra naming the file and the install that reads files of its kind."""
     try:
-        return importlib.import_module(name)
+        return importlib.import_module(module)
     except ImportError:
-        raise NeedsExtra(f"reading {what} files needs the {OFFICE_EXTRA} extra: {INSTALL_HINT}") from None
+        what = PurePath(file_name).suffix.lower() or file_name
+        raise NeedsExtra(f"{file_name}: reading {what} files needs the {OFFICE_EXTRA} extra: {INSTALL_HINT}") \
+            from None

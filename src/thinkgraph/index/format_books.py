@@ -50,7 +50,7 @@ def _html_blocks(builder: TextBuilder, soup: Any) -> None:
 
 
 def parse_epub(name: str, data: bytes) -> ParsedDocument:
-    office_module("ebooklib", ".epub")
+    office_module("ebooklib", name)
     from bs4 import BeautifulSoup
     from ebooklib import ITEM_DOCUMENT, epub
 
@@ -103,7 +103,7 @@ def _odf_walk(builder: TextBuilder, node: Any, teletype: Any) -> None:
 
 
 def parse_odt(name: str, data: bytes) -> ParsedDocument:
-    office_module("odf", ".odt")
+    office_module("odf", name)
     from odf import dc, teletype
     from odf.opendocument import load
 

@@ -50,7 +50,7 @@ def _table_rows(table: Any) -> Iterator[str]:
 
 
 def parse_docx(name: str, data: bytes) -> ParsedDocument:
-    docx = office_module("docx", ".docx")
+    docx = office_module("docx", name)
     try:
         document = docx.Document(io.BytesIO(data))
         blocks = list(document.iter_inner_content())
@@ -93,7 +93,7 @@ def _slide_shape(builder: TextBuilder, shape: Any) -> None:
 
 
 def parse_pptx(name: str, data: bytes) -> ParsedDocument:
-    pptx = office_module("pptx", ".pptx")
+    pptx = office_module("pptx", name)
     try:
         deck = pptx.Presentation(io.BytesIO(data))
         slides = list(deck.slides)

@@ -81,7 +81,7 @@ def add_table(builder: TextBuilder, rows: Iterable[tuple[int, Sequence[object]]]
 
 
 def parse_xlsx(name: str, data: bytes) -> ParsedDocument:
-    openpyxl = office_module("openpyxl", ".xlsx")
+    openpyxl = office_module("openpyxl", name)
     try:
         workbook = openpyxl.load_workbook(io.BytesIO(data), read_only=True, data_only=True)
     except (zipfile.BadZipFile, KeyError, ValueError, OSError, TypeError) as exc:

@@ -126,7 +126,8 @@ async def _parsed(upload: UploadFile) -> SourceDocument:
 @router.post("/workspaces/{ws}/documents")
 async def upload_document(request: Request, ws: str, file: UploadFile = File(...),
                           doc_id: str | None = Form(default=None), wait: bool = Query(True)) -> DocumentWritten:
-    """One file (.txt .md .html .pdf); its id is its base name unless ``doc_id`` is given."""
+    """One file (.txt .md .html .pdf .docx .pptx .xlsx .csv .epub .odt); its id is its base name unless
+    ``doc_id`` is given."""
     doc = await _parsed(file)
     if doc_id:
         doc = dataclasses.replace(doc, id=doc_id)

@@ -55,4 +55,5 @@ async def passage(request: Request, ws: str, chunk_id: str) -> PassageOut:
     doc = tg.store.get_node(document_node_id(doc_id)) if doc_id else None
     return PassageOut(id=chunk_id, text=node.text, doc_id=doc_id, title=node.props.get("title"),
                       start=span.start if span else None, end=span.end if span else None,
-                      page_starts=list(doc.props.get("page_starts") or []) if doc else [])
+                      page_starts=list(doc.props.get("page_starts") or []) if doc else [],
+                      location=node.props.get("location"))

@@ -132,6 +132,7 @@ class PassageOut(BaseModel):
     start: int | None
     end: int | None
     page_starts: list[int] = Field(default_factory=list)
+    location: str | None = None  # where the passage lies in its file: "slide 2", "sheet 'Sales', rows 2-40"
 
 
 class NodeOut(BaseModel):

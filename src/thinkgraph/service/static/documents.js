@@ -47,7 +47,7 @@
     const counts = docs.reduce((acc, d) => ({ ...acc, [d.status]: (acc[d.status] || 0) + 1 }), {});
     $("doc-summary").textContent = docs.length
       ? Object.entries(counts).map(([k, v]) => `${v} ${k}`).join(" · ")
-      : "No documents yet: upload .txt, .md, .html or .pdf files.";
+      : "No documents yet: upload text, Markdown, HTML, PDF, Word, PowerPoint, Excel, CSV, EPUB or OpenDocument files.";
     if (docs.some((d) => ACTIVE.has(d.status))) timer = setTimeout(refresh, 700);
   }
 
