@@ -227,7 +227,9 @@ async def test_proposition_extraction_builds_the_graph_topg_walks(tmp_path: Path
 async def test_an_index_without_propositions_is_a_clear_error(tmp_path: Path) -> None:
     from thinkgraph.errors import InputError
 
-    with ThinkGraph(tmp_path / "n.db", settings=Settings(), embedder=HashEmbedder()) as tg:
+    bare = Settings()
+    bare.index.nolm_propositions = False  # (the default keeps sentences as propositions)
+    with ThinkGraph(tmp_path / "n.db", settings=bare, embedder=HashEmbedder()) as tg:
         tg.index([FIXTURES / "corpus_small.jsonl"])  # model-free: entities only
         with pytest.raises(InputError, match="topg needs propositions or triplets"):
             await tg.aask("Who trained Lena Sorensen?", method="topg")
