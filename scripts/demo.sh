@@ -4,7 +4,7 @@
 # without, the retrieved evidence is printed with its provenance.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-source "$ROOT/scripts/env.sh"
+source "$ROOT/scripts/env.sh" office   # the office extra: Word, PowerPoint, Excel, EPUB, OpenDocument files
 mkdir -p "$ROOT/.thinkgraph"
 INDEX="$ROOT/.thinkgraph/demo.db"
 thinkgraph --index "$INDEX" index "$ROOT/examples/sample_corpus"

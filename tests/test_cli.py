@@ -164,8 +164,18 @@ def test_a2rag_and_review_through_the_cli(built_index: Path) -> None:
 
 
 def test_topg_through_the_cli(built_index: Path, tmp_path: Path) -> None:
-    result = run("-i", str(built_index), "ask", "Who made the lens?", "-m", "topg")
-    # a model-free index: the index cannot be used for topg (input, exit 2), the command is right
+    # the default, model-free index: its sentences are topg's propositions, offline (issue 49)
+    result = run("-i", str(built_index), "ask", "Who made the lens?", "-m", "topg", "--json")
+    assert result.returncode == 0, result.stderr
+    answer = json.loads(result.stdout)
+    assert answer["status"] == "evidence_only" and answer["citations"]
+    assert any(n["type"] == "proposition" and "lens" in n["text"] for n in answer["evidence"]["nodes"])
+    # an index built without them says what to do (input, exit 2)
+    lean = tmp_path / "lean.toml"
+    lean.write_text("[index]\nnolm_propositions = false\n", encoding="utf-8")
+    bare = tmp_path / "bare.db"
+    assert run("-i", str(bare), "-c", str(lean), "index", str(SAMPLE_CORPUS)).returncode == 0
+    result = run("-i", str(bare), "-c", str(lean), "ask", "Who made the lens?", "-m", "topg")
     assert result.returncode == ExitCode.INPUT and "topg needs propositions or triplets" in result.stderr
     index = tmp_path / "openie.db"
     assert run("-i", str(index), "index", str(FIXTURES / "corpus_small.jsonl"), "--openie",

@@ -113,9 +113,11 @@ class IndexSettings(_Section):
     chunk_overlap: int = TOG3_CHUNK_OVERLAP
     extractor: Literal["nolm", "spacy", "llm", "propositions", "import"] = "nolm"
     max_triplets_per_chunk: int = TOG3_MAX_TRIPLETS_PER_CHUNK
-    # nolm / spacy: also keep each sentence that names an entity as a proposition, so that ToPG can run on
-    # an index built without a model (a sentence is a coarser unit than ToPG's LLM propositions).
-    nolm_propositions: bool = False
+    # nolm / spacy: also keep each sentence that names an entity as a proposition, so that ToPG runs on
+    # an index built without a model (a sentence is a coarser unit than ToPG's LLM propositions). On by
+    # default: every method that runs without an LLM runs on the default index; false saves their
+    # vectors (one per such sentence) where topg is not wanted.
+    nolm_propositions: bool = True
     synonym_threshold: float = TOPG_SYNONYM_COSINE
     max_cluster_size: int = TOG3_MAX_CLUSTER_SIZE
     leiden_seed: int = 42
