@@ -184,10 +184,14 @@ def test_topg_reads_what_it_collected_at_max_iter_and_may_abstain(open_bridge) -
     backend = ScriptedBackend(rules=[
         ("Keep only the facts", json.dumps({"keep": []})),
         ("Can the question be answered from the facts above", json.dumps({"reason": "none", "verdict": "no"})),
-        ("targeted sub-questions", json.dumps({"questions": []})), ("Asks for:", reader_reply)])
+        ("targeted sub-questions", json.dumps({"questions": []})),
+        ("Asks for:", "Asks for: a speed\nFacts: none is about swallows.\nAnswer: Unknown")])
     with open_bridge(backend) as tg:
         answer = tg.ask("What is the airspeed of a swallow?", method="topg", max_iter=2, k=3)
     assert answer.status == "abstained" and any(s.action == "topg.answer" for s in answer.trace)
+    # Select kept nothing: no Eval over no facts, and the reader read the entry's propositions
+    assert not any(s.action == "eval" for s in answer.trace) and "entry's propositions" in answer.message
+    assert "Passages:\n[1]" in prompt_of(backend.requests[-1])
 
 
 @pytest.mark.parametrize("reader, text", [("shared", "Rivertown"), ("paper", "Acme Corp")])
@@ -208,5 +212,7 @@ async def test_kgr_reads_the_passages_behind_the_chain(open_bridge, reader: str,
     read = [s for s in answer.trace if s.action == "kgr.read"]
     assert bool(read) == (reader == "shared")
     if read:
-        assert "The graph search's own answer:\n- Acme Corp" in prompt_of(backend.requests[-1])
+        final = prompt_of(backend.requests[-1])
+        assert "The graph search's own answer:\n- Acme Corp" in final
+        assert f"- RetrieveNode[{acme.text}] -> " in final.split("Steps the graph search took", 1)[1]
         assert answer.stats["reader"] == "shared" and len(answer.citations) == 2

@@ -18,6 +18,19 @@ from thinkgraph.store.base import GraphStore
 from thinkgraph.typedkg import TypedGraph
 
 READ_STEP = "kgr.read"
+OBSERVATION_CHARS = 200  # of each step's observation shown to the reader (the passages carry the text)
+
+
+def steps_taken(chain: ChainState) -> list[str]:
+    """The agent's actions with the start of what each observed (explore's triples say it in its stead):
+    the relations the agent followed are its NeighborCheck actions and the neighbours they listed."""
+    lines = []
+    for step in chain.steps:
+        if not step.action or step.action.startswith("Finish"):
+            continue
+        seen = " ".join(step.observation.split())
+        lines.append(f"{step.action} -> {seen[:OBSERVATION_CHARS]}{'...' if len(seen) > OBSERVATION_CHARS else ''}")
+    return lines
 
 
 async def read_chain(llm: LLM, store: GraphStore, graph: TypedGraph, question: str, chain: ChainState,
@@ -29,6 +42,8 @@ async def read_chain(llm: LLM, store: GraphStore, graph: TypedGraph, question: s
     passages = passages_from_scores(store, [(cid, 0.0) for cid in ids])
     notes = [Notes("Relations the graph search followed (head -> relation -> tail)",
                    [f"{h} -> {r} -> {t}" for h, r, t in chain.triples]),
+             Notes("Steps the graph search took (action -> what it found)",
+                   [] if chain.triples else steps_taken(chain)),
              Notes("The graph search's own answer", [chain.answer] if chain.answer else [])]
     asked, _ = await read(llm, ReaderInput(question, passages, notes), step=READ_STEP, trace=trace,
                           agent="reasoner", inputs={"state": chain.id, "finished": chain.answer is not None})

@@ -278,7 +278,7 @@ class ToPGMethod:
             if llm is None:
                 continue
             if c.reader == "shared":
-                if await self.fact_reader.answerable(llm, question, found, trace, iteration + 1) \
+                if (found and await self.fact_reader.answerable(llm, question, found, trace, iteration + 1)) \
                         or iteration + 1 == c.max_iter:
                     return await self._read(llm, question, found, trace)
                 queries = await self._next_questions(llm, question, found, trace) or [question]
@@ -297,9 +297,13 @@ class ToPGMethod:
         return FactReader(self.suggester, self.ctx.store, self.config.eval_threshold, self.config.reader_passages)
 
     async def _read(self, llm: LLM, question: str, found: list[int], trace: list[TraceStep]) -> Answer:
-        """The one reader's answer from the collected facts' passages; it cites what it read."""
-        read = await self.fact_reader.answer(llm, question, found, trace)
-        return self._answer(question, read.text, read.status, found, trace, read.message, collected=found,
+        """The one reader's answer from the collected facts' passages; it cites what it read. When Select
+        kept no fact, the entry's propositions are what it reads (as the paper form's evidence then)."""
+        facts = found or self._entry_props
+        read = await self.fact_reader.answer(llm, question, facts, trace)
+        note = None if found else "Select kept no fact, so the reader read the entry's propositions"
+        message = "; ".join(m for m in (read.message, note) if m) or None
+        return self._answer(question, read.text, read.status, facts, trace, message, collected=facts,
                             cited=read.cited)
 
     async def _global(self, question: str, llm: LLM) -> Answer:
