@@ -16,7 +16,7 @@ import pytest
 from office_files import write_all, write_csv, write_docx, write_epub, write_odt, write_pptx, write_xlsx
 from thinkgraph.errors import InputError
 from thinkgraph.index.formats import parse_document
-from thinkgraph.locations import location
+from thinkgraph.locations import location, place
 
 pytest.importorskip("docx")  # the office extra (the dev install has it)
 
@@ -43,6 +43,29 @@ def test_word_keeps_headings_lists_and_tables_and_names_sections(tmp_path: Path)
     assert parsed.text.endswith("- Keeper | Years\n- Nils Berg | 1871-1902")
     start = parsed.text.index("Nils Berg kept")
     assert location(parsed.parts, start, start + 20) == "section 'The Keepers'"
+
+
+def test_word_pages_are_the_ones_word_recorded_and_none_are_guessed(tmp_path: Path) -> None:
+    import docx
+    from docx.oxml import OxmlElement
+
+    document = docx.Document()
+    document.add_heading("Findings", 1)
+    document.add_paragraph("Page one holds the survey of the cape.")
+    long = document.add_paragraph()
+    long.add_run("The survey went on ")
+    long.runs[0]._r.append(OxmlElement("w:lastRenderedPageBreak"))  # a page began inside this paragraph
+    long.add_run("across the page.")
+    starts = document.add_paragraph()
+    starts.add_run("Page three begins with this line.")._r.insert(0, OxmlElement("w:lastRenderedPageBreak"))
+    document.save(tmp_path / "paged.docx")
+    parsed = _parsed(tmp_path / "paged.docx")
+    at = parsed.text.index("Page three")
+    assert parsed.page_starts == (0, at, at)  # two pages began by this line: it is on page 3
+    assert place(parsed.parts, parsed.page_starts, at, at + 10) == "page 3, section 'Findings'"
+    survey = parsed.text.index("The survey went on")
+    assert place(parsed.parts, parsed.page_starts, survey, survey + 5) == "page 1, section 'Findings'"
+    assert _parsed(write_docx(tmp_path / "flat.docx")).page_starts == ()  # no recorded pages: none made up
 
 
 def test_powerpoint_is_one_part_per_slide_with_notes_and_tables(tmp_path: Path) -> None:

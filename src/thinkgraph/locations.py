@@ -66,3 +66,10 @@ def page_location(page_starts: Sequence[int], start: int, end: int) -> str | Non
     if first is None or last is None:
         return None
     return f"page {first + 1}" if first == last else f"pages {first + 1}-{last + 1}"
+
+
+def place(parts: Sequence[Part], page_starts: Sequence[int], start: int, end: int) -> str | None:
+    """The page (where the file records pages) and the part: "page 3, section 'Results'"."""
+    found = (page_location(page_starts, start, end) if page_starts else None,
+             location(parts, start, end) if parts else None)
+    return ", ".join(x for x in found if x) or None

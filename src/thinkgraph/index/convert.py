@@ -56,6 +56,8 @@ class TextBuilder:
         self._last_kind = ""
         self._parts: list[Part] = []
         self._open: _Open | None = None
+        self._page_starts: list[int] = []
+        self._new_pages = 0  # pages that begin with the next piece (a long paragraph may fill more than one)
 
     def _add(self, text: str, kind: str) -> int | None:
         text = clean(text) if kind == "block" else " ".join(clean(text).split("\n"))
@@ -69,7 +71,16 @@ class TextBuilder:
         self._pieces.append(text)
         self._length += len(text)
         self._last_kind = kind
+        self._page_starts.extend([start] * self._new_pages)
+        self._new_pages = 0
         return start
+
+    def page_break(self, pages: int = 1) -> None:
+        """What is added next starts a new page (a word processor's rendered page break); ``pages`` > 1
+        when pages began and ended inside the piece before it."""
+        if not self._page_starts:
+            self._page_starts.append(0)
+        self._new_pages += pages
 
     def part(self, label: str) -> None:
         """A new slide, sheet, chapter or section starts with what is added next."""
@@ -104,4 +115,4 @@ class TextBuilder:
 
     def document(self, title: str | None) -> ParsedDocument:
         self._close()
-        return ParsedDocument("".join(self._pieces), title, parts=tuple(self._parts))
+        return ParsedDocument("".join(self._pieces), title, tuple(self._page_starts), tuple(self._parts))

@@ -1,7 +1,9 @@
 """Word (.docx) and PowerPoint (.pptx) files to text, with python-docx and python-pptx (the office
 extra). Word: headings as ``#`` lines, each heading starting a section a citation names, list
-paragraphs and table rows as items, in the body's order. PowerPoint: one part per slide (its title a
-heading, its text frames, tables and grouped shapes top to bottom, its speaker notes last)."""
+paragraphs and table rows as items, in the body's order; pages where the file records them (Word
+writes where each page began when it last laid the document out; a file without them has no pages,
+rather than guessed ones). PowerPoint: one part per slide (its title a heading, its text frames,
+tables and grouped shapes top to bottom, its speaker notes last)."""
 
 from __future__ import annotations
 
@@ -63,6 +65,9 @@ def parse_docx(name: str, data: bytes) -> ParsedDocument:
                 builder.item(line)
             continue
         text, level = block.text, _heading_level(block)
+        starts_page, pages_inside = _page_breaks(block)
+        if starts_page:
+            builder.page_break()
         if level is not None and text.strip():
             builder.part(f"section {_quoted(text)}")
             builder.heading(text, level)
@@ -71,7 +76,18 @@ def parse_docx(name: str, data: bytes) -> ParsedDocument:
             builder.item(text)
         else:
             builder.paragraph(text)
+        if pages_inside:
+            builder.page_break(pages_inside)
     return builder.document(title)
+
+
+def _page_breaks(paragraph: Any) -> tuple[bool, int]:
+    """Whether a page begins with the paragraph, and how many begin inside it (those are counted from
+    the next block on: a quote from the paragraph is given the page where the paragraph starts)."""
+    breaks = paragraph.rendered_page_breaks
+    before = breaks[0].preceding_paragraph_fragment if breaks else None  # (None: the break comes first)
+    at_start = bool(breaks) and (before is None or not before.text.strip())
+    return at_start, len(breaks) - at_start
 
 
 def _shapes_in_order(shapes: Any) -> list[Any]:

@@ -91,6 +91,7 @@ def parse_xlsx(name: str, data: bytes) -> ParsedDocument:
         for sheet in workbook.worksheets:
             builder.part(f"sheet '{sheet.title}'")
             builder.heading(sheet.title, 2)
+            sheet.reset_dimensions()  # a writer's recorded size may be wrong ("A1"): read every row and column
             add_table(builder, enumerate(sheet.iter_rows(min_row=1, values_only=True), start=1))
         title = workbook.properties.title or None
     finally:

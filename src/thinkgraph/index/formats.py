@@ -37,7 +37,7 @@ __all__ = ["CONVERTED_SUFFIXES", "ParsedDocument", "page_of", "parse_document"]
 def parse_document(name: str, data: bytes) -> ParsedDocument:
     suffix = PurePath(name).suffix.lower()
     if suffix in CONVERTERS:
-        parsed = CONVERTERS[suffix](name, data)
+        parsed = _converted(name, suffix, data)
     elif suffix in PDF_SUFFIXES or data.startswith(b"%PDF-"):
         parsed = parse_pdf(name, data)
     elif suffix in HTML_SUFFIXES:
@@ -49,6 +49,18 @@ def parse_document(name: str, data: bytes) -> ParsedDocument:
     if not parsed.text.strip():
         raise EmptyDocument(f"{name}: no text found (empty document)")
     return parsed
+
+
+def _converted(name: str, suffix: str, data: bytes) -> ParsedDocument:
+    """A reader's failure on a file it cannot make sense of is that file's skip, not the run's end (the
+    readers raise what their zip and XML layers raise; the traceback is logged)."""
+    try:
+        return CONVERTERS[suffix](name, data)
+    except InputError:
+        raise
+    except Exception as exc:
+        log.warning("reading %s failed", name, exc_info=True)
+        raise InputError(f"{name}: unreadable {suffix} file ({type(exc).__name__}: {exc})") from exc
 
 
 def _decode(name: str, data: bytes) -> str:

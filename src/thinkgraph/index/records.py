@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from thinkgraph.ids import document_node_id, entity_id, normalize_name, proposition_id, triplet_id
-from thinkgraph.locations import PARTS_PROP, location, parts_to_props
+from thinkgraph.locations import PARTS_PROP, parts_to_props, place
 from thinkgraph.models import Chunk, Edge, EdgeType, Node, NodeType, Provenance, SourceDocument
 from thinkgraph.store.common import edge_key
 
@@ -66,7 +66,7 @@ def document_records(doc: SourceDocument, chunks: list[Chunk], summary: str = ""
                            **({"page_starts": list(doc.page_starts)} if doc.page_starts else {}),
                            **({PARTS_PROP: parts_to_props(doc.parts)} if doc.parts else {})}))
     for chunk in chunks:
-        where = location(doc.parts, chunk.start, chunk.end) if doc.parts else None
+        where = place(doc.parts, doc.page_starts, chunk.start, chunk.end)
         out.nodes.append(Node(chunk.id, NodeType.CHUNK, chunk.text,
                               {"doc_id": doc.id, "title": doc.title, "index": chunk.index,
                                "n_tokens": chunk.n_tokens, **({"location": where} if where else {})}))

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from thinkgraph.citations import plain_text
 from thinkgraph.ids import document_node_id
-from thinkgraph.locations import PARTS_PROP, location, page_location, parts_from_props
+from thinkgraph.locations import PARTS_PROP, parts_from_props, place
 from thinkgraph.models import Answer
 from thinkgraph.store.base import GraphStore
 
@@ -22,8 +22,5 @@ def place_citations(answer: Answer, store: GraphStore) -> None:
         if node is None or citation.start is None:
             continue
         end = citation.end if citation.end is not None else citation.start + 1
-        parts = parts_from_props(node.props.get(PARTS_PROP))
-        if parts:
-            citation.location = location(parts, citation.start, end)
-        elif node.props.get("page_starts"):
-            citation.location = page_location(node.props["page_starts"], citation.start, end)
+        pages = [p for p in node.props.get("page_starts") or () if isinstance(p, int)]
+        citation.location = place(parts_from_props(node.props.get(PARTS_PROP)), pages, citation.start, end)
