@@ -115,3 +115,28 @@ WRITERS = {"report.docx": write_docx, "deck.pptx": write_pptx, "book.xlsx": writ
 def write_all(folder: Path) -> dict[str, Path]:
     folder.mkdir(parents=True, exist_ok=True)
     return {name: write(folder / name) for name, write in WRITERS.items()}
+
+
+def write_ods(path: Path) -> Path:
+    from odf.opendocument import OpenDocumentSpreadsheet
+    from odf.table import Table, TableCell, TableRow
+    from odf.text import P
+
+    def row(*texts: str, repeated: int = 1) -> TableRow:
+        made = TableRow(numberrowsrepeated=repeated) if repeated > 1 else TableRow()
+        for text in texts:
+            cell = TableCell()
+            if text:
+                cell.addElement(P(text=text))
+            made.addElement(cell)
+        made.addElement(TableCell(numbercolumnsrepeated=1020))  # a sheet's unused columns
+        return made
+
+    document = OpenDocumentSpreadsheet()
+    table = Table(name="Tides")
+    for made in (row("Harbour", "High water"), row("Skarn", "06:12"), row("", "", repeated=3),
+                 row("Kestrel Bay", "07:40")):
+        table.addElement(made)
+    document.spreadsheet.addElement(table)
+    document.save(str(path))
+    return path

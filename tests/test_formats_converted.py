@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from office_files import write_all, write_csv, write_docx, write_epub, write_odt, write_pptx, write_xlsx
+from office_files import write_all, write_csv, write_docx, write_epub, write_ods, write_odt, write_pptx, write_xlsx
 from thinkgraph.errors import InputError
 from thinkgraph.index.formats import parse_document
 from thinkgraph.locations import location, place
@@ -90,6 +90,14 @@ def test_excel_rows_name_their_columns_and_keep_their_numbers(tmp_path: Path) ->
     assert "- Name: Ilse Brandt; Role: optician" in _part_text(parsed, "sheet 'Staff'")
 
 
+def test_opendocument_spreadsheet_rows_count_repeated_rows(tmp_path: Path) -> None:
+    parsed = _parsed(write_ods(tmp_path / "tides.ods"))
+    assert parsed.text == ("## Tides\n\n- Harbour | High water\n- Harbour: Skarn; High water: 06:12\n"
+                           "- Harbour: Kestrel Bay; High water: 07:40")
+    at = parsed.text.index("Kestrel Bay")
+    assert location(parsed.parts, at, at + 5) == "sheet 'Tides', row 6"  # rows 3-5: one empty row, repeated
+
+
 def test_csv_rows_are_numbered_as_in_the_file(tmp_path: Path) -> None:
     parsed = _parsed(write_csv(tmp_path / "people.csv"))
     assert parsed.text.splitlines() == ["- name | town", "- name: Ada Lund; town: Skarn",
@@ -116,7 +124,7 @@ def test_opendocument_text_keeps_headings_lists_and_sections(tmp_path: Path) -> 
     assert [p.label for p in parsed.parts] == ["section 'Observatory'", "section 'Staff'"]
 
 
-@pytest.mark.parametrize("name", ["x.docx", "x.pptx", "x.xlsx", "x.epub", "x.odt"])
+@pytest.mark.parametrize("name", ["x.docx", "x.pptx", "x.xlsx", "x.epub", "x.odt", "x.ods"])
 def test_a_broken_office_file_is_one_line_naming_it(name: str) -> None:
     with pytest.raises(InputError) as caught:
         parse_document(name, b"PK\x03\x04 not really a zip")

@@ -18,7 +18,7 @@ from thinkgraph.errors import ConfigError
 
 # Files taken from folders: every format `index` reads (docs/command-line.md lists them, and the extra some need).
 DEFAULT_INCLUDE = ("*.txt", "*.md", "*.markdown", "*.jsonl", "*.html", "*.htm", "*.pdf", "*.docx", "*.pptx",
-                   "*.xlsx", "*.xlsm", "*.csv", "*.tsv", "*.epub", "*.odt")
+                   "*.xlsx", "*.xlsm", "*.csv", "*.tsv", "*.epub", "*.odt", "*.ods")
 
 DEFAULT_CONFIG_FILE = "thinkgraph.toml"
 DEFAULT_EMBED_MODEL = "all-MiniLM-L6-v2"

@@ -34,7 +34,7 @@ from thinkgraph.models import DocStatus
 def index(
     ctx: typer.Context,
     paths: list[Path] = typer.Argument(None, help="Files or directories (.txt .md .html .pdf .jsonl; .docx .pptx "
-                                       ".xlsx .csv .epub .odt: docs/command-line.md)."),
+                                       ".xlsx .ods .csv .epub .odt: docs/command-line.md)."),
     extractor: str | None = typer.Option(None, "--extractor", "-e", help="nolm (the default: model-free, or "
                                          "[index] extractor in the config) | spacy | llm | propositions | import"),
     openie: Path | None = typer.Option(None, "--openie", help="Precomputed OpenIE JSONL to import."),

@@ -1,5 +1,6 @@
-"""Spreadsheets to text: Excel workbooks (.xlsx, .xlsm; openpyxl, the office extra) one part per sheet,
-and delimited text (.csv, .tsv; the standard library) as one table. Each row is one line that names
+"""Spreadsheets to text: Excel workbooks (.xlsx, .xlsm; openpyxl) and OpenDocument spreadsheets (.ods;
+odfpy), both from the office extra, one part per sheet, and delimited text (.csv, .tsv; the standard
+library) as one table. Each row is one line that names
 its columns ("Region: North; Revenue: 120"), numbered as in the file, so that a citation says "sheet
 'Sales', row 7" and a reader finds row 7. A first row of text cells is taken for the column names;
 without one, columns are named by letter as a spreadsheet shows them."""
@@ -12,6 +13,7 @@ import datetime as dt
 import io
 import zipfile
 from collections.abc import Iterable, Iterator, Sequence
+from typing import Any
 
 from thinkgraph.errors import InputError
 from thinkgraph.index.convert import ParsedDocument, TextBuilder
@@ -19,6 +21,7 @@ from thinkgraph.index.extras import office_module
 from thinkgraph.textfiles import NotText, decode_text
 
 CSV_DELIMITERS = ",;\t|"
+MAX_REPEAT = 1000  # an OpenDocument cell or row said to repeat more often than this is kept this often
 SNIFF_BYTES = 64 * 1024
 
 
@@ -97,6 +100,55 @@ def parse_xlsx(name: str, data: bytes) -> ParsedDocument:
     finally:
         workbook.close()
     return builder.document(title)
+
+
+def _ods_cells(row: Any, teletype: Any) -> list[str]:
+    """A row's cells as shown; a run of repeated empty cells (a sheet's unused columns) is not spelled out."""
+    cells: list[str] = []
+    pending = 0  # empty cells not yet added: only those before a filled one are
+    for cell in row.childNodes:
+        if getattr(cell, "qname", (None, None))[1] not in ("table-cell", "covered-table-cell"):
+            continue
+        text = " ".join(teletype.extractText(cell).split())
+        repeat = int(cell.getAttribute("numbercolumnsrepeated") or 1)
+        if not text:
+            pending += repeat
+            continue
+        cells.extend([""] * pending + [text] * min(repeat, MAX_REPEAT))
+        pending = 0
+    return cells
+
+
+def _ods_rows(table: Any, teletype: Any) -> Iterator[tuple[int, list[str]]]:
+    from odf.table import TableRow
+
+    number = 1
+    for row in table.getElementsByType(TableRow):
+        repeat = int(row.getAttribute("numberrowsrepeated") or 1)
+        cells = _ods_cells(row, teletype)
+        for i in range(min(repeat, MAX_REPEAT) if any(cells) else 0):
+            yield number + i, cells
+        number += repeat
+
+
+def parse_ods(name: str, data: bytes) -> ParsedDocument:
+    office_module("odf", name)
+    from odf import dc, teletype
+    from odf.opendocument import load
+    from odf.table import Table
+
+    try:
+        document = load(io.BytesIO(data))
+    except Exception as exc:  # odfpy raises whatever its zip and XML readers raise
+        raise InputError(f"{name}: unreadable OpenDocument file ({type(exc).__name__}: {exc})") from exc
+    builder = TextBuilder()
+    for table in document.spreadsheet.getElementsByType(Table):
+        sheet = str(table.getAttribute("name") or "")
+        builder.part(f"sheet '{sheet}'")
+        builder.heading(sheet, 2)
+        add_table(builder, _ods_rows(table, teletype))
+    found = document.meta.getElementsByType(dc.Title)
+    return builder.document(teletype.extractText(found[0]).strip() or None if found else None)
 
 
 def _csv_rows(text: str, dialect: type[csv.Dialect] | csv.Dialect) -> Iterator[tuple[int, list[str]]]:

@@ -16,7 +16,7 @@ from thinkgraph.errors import InputError
 from thinkgraph.index.convert import EmptyDocument, NotTextDocument, ParsedDocument
 from thinkgraph.index.format_books import parse_epub, parse_odt
 from thinkgraph.index.format_office import parse_docx, parse_pptx
-from thinkgraph.index.format_tables import parse_csv, parse_xlsx
+from thinkgraph.index.format_tables import parse_csv, parse_ods, parse_xlsx
 
 log = logging.getLogger(__name__)
 
@@ -24,10 +24,10 @@ PDF_SUFFIXES = {".pdf"}
 HTML_SUFFIXES = {".html", ".htm"}
 MARKDOWN_SUFFIXES = {".md", ".markdown"}
 PAGE_SEPARATOR = "\n\n"
-# The converted formats, by extension (the office extra's packages read all but CSV).
+# The converted formats, by extension (the office extra's packages read all but CSV and TSV).
 CONVERTERS: dict[str, Callable[[str, bytes], ParsedDocument]] = {
     ".docx": parse_docx, ".pptx": parse_pptx, ".xlsx": parse_xlsx, ".xlsm": parse_xlsx,
-    ".csv": parse_csv, ".tsv": parse_csv, ".epub": parse_epub, ".odt": parse_odt,
+    ".csv": parse_csv, ".tsv": parse_csv, ".epub": parse_epub, ".odt": parse_odt, ".ods": parse_ods,
 }
 CONVERTED_SUFFIXES = frozenset(CONVERTERS)
 

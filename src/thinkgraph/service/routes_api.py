@@ -126,7 +126,7 @@ async def _parsed(upload: UploadFile) -> SourceDocument:
 @router.post("/workspaces/{ws}/documents")
 async def upload_document(request: Request, ws: str, file: UploadFile = File(...),
                           doc_id: str | None = Form(default=None), wait: bool = Query(True)) -> DocumentWritten:
-    """One file (.txt .md .html .pdf .docx .pptx .xlsx .csv .epub .odt); its id is its base name unless
+    """One file (.txt .md .html .pdf .docx .pptx .xlsx .ods .csv .epub .odt); its id is its base name unless
     ``doc_id`` is given."""
     doc = await _parsed(file)
     if doc_id:
