@@ -175,5 +175,10 @@ def test_the_answer_steps_named_in_the_catalog_are_the_methods_own() -> None:
     from thinkgraph.methods.synthesis import ANSWER_STEP
 
     assert catalog.ANSWER_STEPS[ANSWER_STEP] is True and catalog.ANSWER_STEPS[NONE_STEP] is True
-    assert all(not catalog.get(m).answer_steps for m in ("a2rag", "kgr"))  # answers that are not a stream
+    from thinkgraph.methods.kgr.reading import READ_STEP
+    from thinkgraph.methods.topg.reading import ANSWER_STEP as TOPG_ANSWER_STEP
+
+    assert not catalog.get("a2rag").answer_steps  # an answer that is not a stream (it counts once verified)
+    assert catalog.get("kgr").answer_steps == {READ_STEP: True}  # its reader's (reader="shared")
+    assert catalog.ANSWER_STEPS[TOPG_ANSWER_STEP] is True
     assert catalog.get("ircot").answer_steps == {ANSWER_STEP: True}  # its reader's (reader="separate")

@@ -84,6 +84,8 @@ def _value(schema: dict[str, Any], defs: dict[str, Any]) -> Any:
         return _value(defs[schema["$ref"].rsplit("/", 1)[-1]], defs)
     if "anyOf" in schema:
         return _value(schema["anyOf"][0], defs)
+    if "enum" in schema:  # a verdict's "yes" / "no": the first, yes
+        return schema["enum"][0]
     kind = schema.get("type")
     if kind == "object":
         return {key: _value(sub, defs) for key, sub in schema.get("properties", {}).items()}
@@ -139,11 +141,13 @@ async def _run(index: Path, method: str, options: dict[str, Any]) -> tuple[list[
 
 
 LIVE = [("none", {}), ("naive", {}), ("ppr", {}), ("hybrid", {}), ("tog3", {}), ("topg", {"mode": "naive"}),
+        ("topg", {}),
         ("topg", {"mode": "global", "breadth": 2, "global_max_iter": 1, "min_facts": 20}),
         ("kg-textrag", {}), ("kg-graphrag", {}), ("ircot", {})]
-# a2rag's answer counts only once Triple-Check passed it; kgr's and ircot's without its reader come from
-# action replies, topg local's from a JSON verdict
-AFTER = [("a2rag", {}), ("ircot", {"reader": "cot"}), ("topg", {}), ("kgr", {"steps": 2})]
+# a2rag's answer counts only once Triple-Check passed it; ircot's without its reader comes from action
+# replies, topg local's paper form from a JSON verdict (its reader streams: LIVE), and kgr's from its chain
+# here (this double's replies name no action, so the chain reaches no passage for kgr's reader to read)
+AFTER = [("a2rag", {}), ("ircot", {"reader": "cot"}), ("topg", {"reader": "paper"}), ("kgr", {"steps": 2})]
 
 
 @pytest.mark.parametrize(("method", "options"), LIVE + AFTER,
@@ -174,7 +178,8 @@ async def test_the_streamed_reply_is_the_reply_sent_without_streaming(sample_ind
 
 def test_every_final_answer_step_is_a_step_some_method_streams() -> None:
     assert set(FINAL_ANSWER_STEPS) == {"answer.from_passages", "answer.closed_book", "tog3.final",
-                                       "topg.naive_answer", "topg.report", "kg.text_rag", "kg.graph_rag"}
+                                       "topg.naive_answer", "topg.answer", "topg.report", "kgr.read",
+                                       "kg.text_rag", "kg.graph_rag"}
 
 
 # --- a served endpoint, a model double in lockstep with the client -----------------------------------

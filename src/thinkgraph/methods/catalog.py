@@ -118,7 +118,8 @@ CATALOG: tuple[MethodRecord, ...] = (
                  "thinkgraph.methods.topg:ToPGMethod", "thinkgraph.methods.topg:ToPGConfig", eval_depth=("k",),
                  # (global mode partitions the proposition graph itself, 10-150 nodes; not the index's communities)
                  reads=frozenset({IndexPart.PROPOSITIONS}),
-                 answer_steps={"topg.naive_answer": True, "topg.report": False}),
+                 # (topg.answer: local mode's reader, reader="shared")
+                 answer_steps={"topg.naive_answer": True, "topg.answer": True, "topg.report": False}),
     MethodRecord("tog3", "Think-on-Graph 3.0: the MACER loop over chunks, triplets and communities",
                  "thinkgraph.methods.tog3:ToG3Method", "thinkgraph.methods.tog3:ToG3Config",
                  top_k=("top_k", "context_passages"), eval_depth=("top_k", "context_passages"),
@@ -130,7 +131,8 @@ CATALOG: tuple[MethodRecord, ...] = (
                  answer_steps={"answer.from_passages": True}),  # its reader (reader="separate", the default)
     MethodRecord("kgr", "KG-grounded CoT / ToT / GoT reasoning by agent actions or automatic exploration",
                  "thinkgraph.methods.kgr:KGRMethod", "thinkgraph.methods.kgr:KGRConfig", needs_llm=True,
-                 reads=frozenset({IndexPart.TYPED_KG})),
+                 reads=frozenset({IndexPart.TYPED_KG}),
+                 answer_steps={"kgr.read": True}),  # the reader on a corpus-built index (reader="shared")
     MethodRecord("kg-textrag", "text RAG over a typed graph: the texts of the nodes nearest the question",
                  "thinkgraph.methods.kgr.baselines:KGTextRAGMethod", "thinkgraph.methods.kgr.baselines:KGRagConfig",
                  top_k=("top_k",), needs_llm=True, reads=frozenset({IndexPart.TYPED_KG}),

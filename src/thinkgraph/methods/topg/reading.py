@@ -22,6 +22,7 @@ from thinkgraph.retrieval.evidence import ScoredPassage, passages_from_scores
 from thinkgraph.store.base import GraphStore
 
 FACTS_TITLE = "Facts selected from the knowledge graph"
+ANSWER_STEP = "topg.answer"  # streamed (methods/catalog.py answer_steps)
 MAX_NOTED_FACTS = 30  # the facts shown beside the passages (their passages carry the rest)
 
 
@@ -54,6 +55,6 @@ class FactReader:
         ids = self.suggester.passages_of(found)[: self.passages]
         passages = passages_from_scores(self.store, [(c, 0.0) for c in ids])
         notes = [Notes(FACTS_TITLE, [self.suggester.graph.texts[p] for p in found[:MAX_NOTED_FACTS]])]
-        asked, _ = await read(llm, ReaderInput(question, passages, notes), step="topg.answer", trace=trace,
+        asked, _ = await read(llm, ReaderInput(question, passages, notes), step=ANSWER_STEP, trace=trace,
                               inputs={"facts": len(found)})
         return asked.read
