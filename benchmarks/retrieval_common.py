@@ -25,6 +25,7 @@ class Row:
     r5: float
     r10: float
     ms: float
+    tops: tuple[frozenset[str], ...] = ()  # each question's top 5 documents (compared with ppr's)
 
 
 def load_questions(path: Path) -> list[dict[str, Any]]:
@@ -48,6 +49,7 @@ def evaluate(tg: ThinkGraph, label: str, method: str, options: dict[str, Any], q
     One untimed question first builds what the method builds once per index (BM25, graphs)."""
     opts = method_options(method, options)
     recalls: dict[int, list[float]] = {2: [], 5: [], 10: []}
+    tops: list[frozenset[str]] = []
     per_pass: list[float] = []
 
     async def run_pass(first: bool) -> None:
@@ -55,6 +57,7 @@ def evaluate(tg: ThinkGraph, label: str, method: str, options: dict[str, Any], q
             answer = await tg.aretrieve(q["question"], method, **opts)
             if first:
                 ranked = list(dict.fromkeys(c.doc_id for c in answer.citations))
+                tops.append(frozenset(ranked[:5]))
                 for k in recalls:
                     recalls[k].append(recall_at_k(ranked, q["supporting_ids"], k))
 
@@ -63,7 +66,14 @@ def evaluate(tg: ThinkGraph, label: str, method: str, options: dict[str, Any], q
         started = time.perf_counter()
         asyncio.run(run_pass(first=r == 0))
         per_pass.append(1000 * (time.perf_counter() - started) / len(questions))
-    return Row(label, *(100 * statistics.mean(recalls[k]) for k in (2, 5, 10)), statistics.median(per_pass))
+    return Row(label, *(100 * statistics.mean(recalls[k]) for k in (2, 5, 10)), statistics.median(per_pass),
+               tuple(tops))
+
+
+def same_top5(row: Row, baseline: Row) -> float:
+    """The share of questions (%) on which ``row``'s top 5 documents are ``baseline``'s (as sets)."""
+    pairs = list(zip(row.tops, baseline.tops, strict=True))
+    return 100 * sum(a == b for a, b in pairs) / len(pairs) if pairs else 0.0
 
 
 def paired_ratio(tg: ThinkGraph, method: str, options: dict[str, Any], baseline: str,

@@ -21,7 +21,15 @@ from typing import Any
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
-from retrieval_common import Row, evaluate, load_questions, paired_ratio, print_table, warm_queries  # noqa: E402
+from retrieval_common import (  # noqa: E402
+    Row,
+    evaluate,
+    load_questions,
+    paired_ratio,
+    print_table,
+    same_top5,
+    warm_queries,
+)
 
 from thinkgraph.api import ThinkGraph  # noqa: E402
 from thinkgraph.config import RetrievalSettings, Settings, load_settings  # noqa: E402
@@ -85,11 +93,11 @@ def run_dataset(name: str, index: Path, questions_file: Path, repeats: int, sett
         print_table(f"{name}: {len(questions)} questions, index {index.name}", rows, dense)
         default = next(r for r in rows if r.label == "ppr (default)")
         print(f"\n{name}: each paper's method against ppr (time: {PAIRED}; R@5 from the table)\n")
-        print("| method | R@5 against ppr | time / ppr's (paired) |")
-        print("|---|---|---|")
+        print("| method | R@5 against ppr | top 5 = ppr's (% of questions) | time / ppr's (paired) |")
+        print("|---|---|---|---|")
         for row, (method, options) in zip(rows[-len(method_rows):], method_rows, strict=True):
             ratio = paired_ratio(tg, method, options, "ppr", questions, repeats)
-            print(f"| {row.label} | {row.r5 - default.r5:+.1f} | {ratio:.2f}x |")
+            print(f"| {row.label} | {row.r5 - default.r5:+.1f} | {same_top5(row, default):.0f} | {ratio:.2f}x |")
         ablation = [default] + [evaluate(tg, f"ppr, {label}", "ppr", change, questions, repeats)
                                 for label, change in ABLATIONS]
         print_table(f"{name}: ppr ablation (one lever changed at a time)", ablation, dense)
