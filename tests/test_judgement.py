@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 
 import pytest
 
+from test_answer_replies import DictCache
 from thinkgraph.config import LLMSettings
 from thinkgraph.llm.backend import ChatRequest, ChatResult, parse_completion, parse_logprobs
 from thinkgraph.llm.judgement import (
@@ -89,24 +90,13 @@ class LogprobBackend:
         return ChatResult(text=self.reply, token_logprobs=self.tokens if request.top_logprobs else [])
 
 
-class MemoryCache:
-    def __init__(self) -> None:
-        self.values: dict[str, object] = {}
-
-    def cache_get(self, key: str) -> object | None:
-        return self.values.get(key)
-
-    def cache_put(self, key: str, value: object) -> None:
-        self.values[key] = value
-
-
 REPLY = '{"reason": "Paris.", "verdict": "yes"}'
 
 
 @pytest.mark.asyncio
 async def test_judge_asks_for_logprobs_and_caches_the_verdict_with_them() -> None:
     backend = LogprobBackend(REPLY, TOKENS)
-    cache = MemoryCache()
+    cache = DictCache()
     llm = LLM(backend, settings=LLMSettings(model="m"), cache=cache)
     messages = [{"role": "user", "content": "Is it? Question: q"}]
     verdict, p = await llm.judge(messages, YesNoVerdict, keys=("verdict",), step="s")
