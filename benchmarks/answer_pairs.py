@@ -60,3 +60,21 @@ def paired_table(records: list[dict[str, Any]], gold: dict[str, list[str]]) -> l
         lines.append(f"| {label} | {row['paired']} | {row['wins']} / {row['losses']} | {row['both_gold']} | {both} | "
                      f"{base} | {row['abstained']} ({row['abstained_with_gold']}) | {stops} |")
     return lines
+
+
+def before_after(records: list[dict[str, Any]], before: list[dict[str, Any]]) -> list[str]:
+    """Markdown lines: each label's F1 now and in ``before`` (an earlier run's records) on the questions
+    both answered, with the questions it won and lost against its earlier self."""
+    earlier = {(r["label"], r["qid"]): r for r in before}
+    lines = ["", "Against the earlier records (same label, same questions)", "",
+             "| method | n | F1 before | F1 now | better / worse |", "|---|---|---|---|---|"]
+    for label in dict.fromkeys(r["label"] for r in records):
+        pairs = [(earlier[(label, r["qid"])], r) for r in records
+                 if r["label"] == label and (label, r["qid"]) in earlier]
+        if not pairs:
+            continue
+        then = 100 * statistics.mean(f1(a) for a, _ in pairs)
+        now = 100 * statistics.mean(f1(b) for _, b in pairs)
+        lines.append(f"| {label} | {len(pairs)} | {then:.1f} | {now:.1f} | "
+                     f"{sum(f1(b) > f1(a) for a, b in pairs)} / {sum(f1(b) < f1(a) for a, b in pairs)} |")
+    return lines

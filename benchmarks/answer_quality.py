@@ -33,7 +33,7 @@ sys.path.insert(0, str(ROOT / "tests"))  # the server launcher the tests use
 sys.path.insert(0, str(ROOT / "benchmarks"))  # answer_pairs, when run from elsewhere
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
-from answer_pairs import paired_table  # noqa: E402
+from answer_pairs import before_after, paired_table  # noqa: E402
 
 from thinkgraph.api import ThinkGraph  # noqa: E402
 from thinkgraph.config import Settings  # noqa: E402
@@ -190,6 +190,8 @@ def report(args: argparse.Namespace) -> str:
                          f"{statuses} | {r['unusable_pct']:.1f} | {calls} | {r['prompt_tokens']:.0f}{read} | "
                          f"{r['completion_tokens']:.0f} | {r['seconds']:.1f} |")
         lines += paired_table(records, gold)
+        if args.before is not None:
+            lines += before_after(records, [r for r in _records(args.before / name) if r.get("qid") in gold])
         if cached_rows:
             lines.append("\n(cached: calls the index's LLM cache answered, an earlier row having asked the same "
                          "prompt; tokens and seconds count only the calls sent to the model)")
@@ -217,6 +219,7 @@ def main() -> None:
     parser.add_argument("--questions", type=int, default=20, help="the first N dev questions of each dataset")
     parser.add_argument("--methods", nargs="+", default=METHODS,
                         help="methods with options as in eval: ppr a2rag:i_max=1,rewrite=false")
+    parser.add_argument("--before", type=Path, help="report: an earlier run's --out, each row compared with it")
     parser.add_argument("--model-name", default="qwen-1.5b", help="a packaged model to serve: gemma-270m | qwen-1.5b")
     parser.add_argument("--base-url", help="an OpenAI-compatible server to measure instead of starting one")
     parser.add_argument("--model", help="the model name the --base-url server answers to")

@@ -37,6 +37,14 @@ def test_the_paired_row_counts_what_each_column_says() -> None:
     assert any(line.startswith("| a2rag | 3 | 2 / 1 | 2 | 50.0 | 75.0 | 1 (1) | – |") for line in table)
 
 
+def test_each_row_is_compared_with_its_earlier_self_on_the_same_questions() -> None:
+    before = [record("a2rag", "q0", 0.0, []), record("a2rag", "q1", 1.0, []), record("ppr", "q0", 1.0, [])]
+    now = [record("a2rag", "q0", 1.0, []), record("a2rag", "q1", 0.5, []), record("a2rag", "q2", 1.0, []),
+           record("topg", "q0", 1.0, [])]
+    lines = pairs.before_after(now, before)
+    assert "| a2rag | 2 | 50.0 | 75.0 | 1 / 1 |" in lines and not any(line.startswith("| topg") for line in lines)
+
+
 def test_the_verdict_log_keeps_each_p_yes_with_the_answer_it_judged() -> None:
     trace = [TraceStep("responder", "a2rag.answer", {}, {"reply": "Asks for: a place\nAnswer: Rivertown [1]"}),
              TraceStep("verifier", "check", {}, {"p_yes": {"rel": 0.9, "grd": 0.2}, "written": {"rel": "yes",
