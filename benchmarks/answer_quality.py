@@ -190,7 +190,7 @@ def report(args: argparse.Namespace) -> str:
                          f"{statuses} | {r['unusable_pct']:.1f} | {calls} | {r['prompt_tokens']:.0f}{read} | "
                          f"{r['completion_tokens']:.0f} | {r['seconds']:.1f} |")
         lines += paired_table(records, gold)
-        if args.before is not None:
+        if getattr(args, "before", None) is not None:  # (a Namespace built by hand may lack it)
             lines += before_after(records, [r for r in _records(args.before / name) if r.get("qid") in gold])
         if cached_rows:
             lines.append("\n(cached: calls the index's LLM cache answered, an earlier row having asked the same "
