@@ -246,10 +246,15 @@ async def test_ircot_answers_or_hits_its_step_limit(tg_factory) -> None:  # noqa
     assert answer.text == "Rivertown" and answer.status == "answered" and answer.cost.calls == 2
     second = [p for k, p in script.calls if k == "reason"][1]
     assert "Alice Stone founded Acme Corp." in second
-    script = Script(reason=["Still thinking."])
+    script = Script(reason=["Still thinking.", "Thinking more.", "Thinking still more."])
     tg = tg_factory(script)
     answer = await tg.aask("Where?", method="ircot", max_steps=3, reader="cot")
-    assert answer.status == "failed" and answer.cost.calls == 3
+    assert answer.status == "failed" and answer.cost.calls == 3 and answer.message == "no answer within 3 steps"
+    # a thought the chain already wrote retrieves nothing new: the chain ends there
+    script = Script(reason=["Still thinking."])
+    tg = tg_factory(script)
+    answer = await tg.aask("Where is it?", method="ircot", max_steps=3, reader="cot")  # (not the cache's)
+    assert answer.cost.calls == 2 and answer.message == "the chain repeated a step after 1 step(s) without an answer"
 
 
 async def test_ircot_reader_answers_from_every_paragraph_the_chain_collected(tg_factory) -> None:  # noqa: ANN001

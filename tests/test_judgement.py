@@ -12,12 +12,14 @@ import pytest
 
 from test_answer_replies import DictCache
 from thinkgraph.config import LLMSettings
+from thinkgraph.errors import LLMError
 from thinkgraph.llm.backend import ChatRequest, ChatResult, parse_completion, parse_logprobs
 from thinkgraph.llm.judgement import (
     TOP_LOGPROBS,
     YesNoVerdict,
     decide,
     judged,
+    refuses_logprobs,
     verdict_probabilities,
     verdict_probability,
     yes_share,
@@ -126,3 +128,36 @@ def test_the_prompt_tokens_a_server_evaluated_are_read_from_its_timings() -> Non
     assert parse_completion(json.dumps(body).encode()).prompt_tokens_read == 120
     del body["timings"]
     assert parse_completion(json.dumps(body).encode()).prompt_tokens_read == 0
+
+
+@dataclass
+class RefusingBackend:
+    """A server that answers HTTP 400 to any request asking for log-probabilities."""
+
+    requests: list[ChatRequest] = field(default_factory=list)
+
+    async def chat(self, request: ChatRequest, on_delta: object = None) -> ChatResult:
+        self.requests.append(request)
+        if request.top_logprobs:
+            raise LLMError('LLM endpoint http://x/v1 returned HTTP 400: {"error": "logprobs is not supported"}')
+        return ChatResult(text=REPLY)
+
+
+@pytest.mark.asyncio
+async def test_a_server_that_refuses_logprobs_is_asked_again_without_them_and_not_again_after() -> None:
+    backend = RefusingBackend()
+    llm = LLM(backend, settings=LLMSettings(model="m"))
+    verdict, p = await llm.judge([{"role": "user", "content": "a"}], YesNoVerdict, keys=("verdict",), step="s")
+    assert verdict.verdict == "yes" and p == {}
+    assert [r.top_logprobs for r in backend.requests] == [TOP_LOGPROBS, None]
+    await llm.judge([{"role": "user", "content": "b"}], YesNoVerdict, keys=("verdict",), step="s")
+    assert backend.requests[-1].top_logprobs is None and len(backend.requests) == 3
+    assert not refuses_logprobs("LLM endpoint x returned HTTP 400: context too long")
+    assert not refuses_logprobs("failed after 5 attempts: HTTP 503 (logprobs worker down)")
+
+
+def test_logprobs_can_be_turned_off_from_the_environment() -> None:
+    from thinkgraph.config import load_settings
+
+    assert load_settings(env={"THINKGRAPH_LLM_LOGPROBS": "false"}).llm.logprobs is False
+    assert load_settings(env={}).llm.logprobs is True

@@ -216,3 +216,54 @@ async def test_kgr_reads_the_passages_behind_the_chain(open_bridge, reader: str,
         assert "The graph search's own answer:\n- Acme Corp" in final
         assert f"- RetrieveNode[{acme.text}] -> " in final.split("Steps the graph search took", 1)[1]
         assert answer.stats["reader"] == "shared" and len(answer.citations) == 2
+
+
+def test_a2rag_never_verifies_a_draft_that_copies_the_preamble_or_was_cut(open_bridge) -> None:  # noqa: ANN001
+    """A weak model's copy of the layout's preamble is no answer (Gemma 3 270M's was verified and
+    cached); nor is a draft the completion cap cut: neither reaches Triple-Check."""
+    from thinkgraph.methods.layout import PREAMBLE
+
+    backend = ScriptedBackend(rules=[("Asks for:", PREAMBLE), (CHECK, all_yes),
+                                     ("Reply with the rewritten question only", QUESTION)])
+    with open_bridge(backend) as tg:
+        answer = tg.ask(QUESTION, method="a2rag")
+    assert answer.status == "abstained" and not any(CHECK in prompt_of(r) for r in backend.requests)
+
+    class Cut(ScriptedBackend):
+        async def chat(self, request: ChatRequest, on_delta: object = None) -> ChatResult:
+            result = await super().chat(request)
+            if READER_INSTRUCTION in prompt_of(request):
+                result.finish_reason = "length"
+            return result
+
+    cut = Cut(rules=[("Asks for:", "Asks for: a place\nFacts: Acme Corp is based in"), (CHECK, all_yes),
+                     ("Reply with the rewritten question only", QUESTION)])
+    with open_bridge(cut) as tg:
+        answer = tg.ask(QUESTION, method="a2rag", rewrite=False)
+    assert answer.status == "abstained" and not any(CHECK in prompt_of(r) for r in cut.requests)
+    assert "cut off at the completion cap" in answer.message
+
+
+def test_copied_instructions_and_placeholders_never_become_queries_or_sub_answers(open_bridge) -> None:  # noqa: ANN001
+    """tog3's keywords and Responser, topg's NextQ: what a weak model copies from the prompt (Gemma 3
+    270M did each) is dropped, not searched for or handed to the reader as a sub-answer."""
+    from thinkgraph.methods.layout import PREAMBLE
+
+    copied = "Reply on one line, keywords separated by '^', like: keyword one^keyword two^keyword three"
+    backend = tog3_backend(("Asks for:", reader_reply))
+    backend.rules[:2] = [("Give up to", copied), ("Answer the query using only the context", PREAMBLE)]
+    with open_bridge(backend) as tg:
+        answer = tg.ask(QUESTION, method="tog3", horizon=1, use_communities=False)
+    assert next(s for s in answer.trace if s.action == "retrieve").inputs["keywords"] == []
+    assert {s.outputs["answer"] for s in answer.trace if s.action == "respond"} == {"Unknown"}
+    assert "Sub-questions answered along the way" not in prompt_of(backend.requests[-1])
+
+    backend = ScriptedBackend(rules=[
+        ("Keep only the facts", keep_all),
+        ("Can the question be answered from the facts above", json.dumps({"reason": "no", "verdict": "no"})),
+        ("targeted sub-questions", json.dumps({"questions": ["...", "Where is Acme Corp based?"]})),
+        ("Asks for:", reader_reply)])
+    with open_bridge(backend) as tg:
+        answer = tg.ask(QUESTION, method="topg", k=3, max_iter=2)
+    queries = [s.inputs["query"] for s in answer.trace if s.action == "suggest.local"]
+    assert "..." not in queries and "Where is Acme Corp based?" in queries

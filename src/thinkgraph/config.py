@@ -86,8 +86,9 @@ class LLMSettings(_Section):
     backoff_s: float = 1.0  # first retry delay; doubles each retry, capped at 30 s
     concurrency: int = 8
     max_repairs: int = 2  # re-asks when structured output fails to parse
-    # Ask for token log-probabilities with yes/no verdicts, read as P(yes) (llm/judgement.py); false for a
-    # server that refuses the request fields (the verdict as written decides then).
+    # Ask for token log-probabilities with yes/no verdicts, read as P(yes) (llm/judgement.py). A server that
+    # refuses the request fields (an HTTP 4xx naming logprobs) is asked again without them, once per run;
+    # false never asks (the verdict as written decides then).
     logprobs: bool = True
     budget_calls: int | None = None  # stop a run cleanly after this many uncached calls
     budget_tokens: int | None = None
@@ -239,6 +240,7 @@ _ENV_OVERRIDES: dict[str, tuple[str, str]] = {
     "THINKGRAPH_LLM_CONTEXT_WINDOW": ("llm", "context_window"),
     "THINKGRAPH_LLM_CONCURRENCY": ("llm", "concurrency"),
     "THINKGRAPH_LLM_TIMEOUT_S": ("llm", "timeout_s"),  # a CPU model reading a long prompt needs minutes
+    "THINKGRAPH_LLM_LOGPROBS": ("llm", "logprobs"),  # false: verdicts as written (no log-probabilities asked)
     "THINKGRAPH_EMBED_PROVIDER": ("embedding", "provider"),
     "THINKGRAPH_EMBED_MODEL": ("embedding", "model"),
     "THINKGRAPH_EMBED_BASE_URL": ("embedding", "base_url"),

@@ -15,7 +15,7 @@ from typing import Any, Protocol, TypeVar
 from pydantic import BaseModel, ValidationError
 
 from thinkgraph.config import CallKind, LLMSettings
-from thinkgraph.errors import ConfigError, StructuredOutputError
+from thinkgraph.errors import ConfigError, LLMError, StructuredOutputError
 from thinkgraph.llm.accounting import UsageMeter, token_listeners
 from thinkgraph.llm.backend import ChatBackend, ChatRequest, ChatResult, OpenAICompatibleBackend, ResponseFormatRejected
 from thinkgraph.llm.context import Message as Message  # (re-exported: the methods build messages)
@@ -29,7 +29,7 @@ from thinkgraph.llm.dialects import (
     remember_form,
     structured_fields,
 )
-from thinkgraph.llm.judgement import TOP_LOGPROBS, verdict_probabilities
+from thinkgraph.llm.judgement import TOP_LOGPROBS, refuses_logprobs, verdict_probabilities
 from thinkgraph.llm.structured import JSONExtractionError, extract_json, json_values, strip_reasoning
 from thinkgraph.models import Cost
 from thinkgraph.tokens import TokenCounter
@@ -107,6 +107,7 @@ class LLM:
         self._form: StructuredForm | None = None  # decided at the first structured call
         self._form_settled = False
         self._semaphores: dict[int, asyncio.Semaphore] = {}
+        self._logprobs_refused = False  # the server refused log-probabilities: verdicts as written from then on
 
     @classmethod
     def from_settings(cls, settings: LLMSettings, *, cache: ResponseCache | None = None,
@@ -190,8 +191,9 @@ class LLM:
         """A structured verdict (as ``json``) with P(yes) of each of its "yes"/"no" fields ``keys``, read
         from the verdict tokens' log-probabilities (llm/judgement.py) when the server returns them
         (``[llm] logprobs``); a field without them is absent from the probabilities. Cached with them."""
+        asks = self.settings.logprobs and not self._logprobs_refused
         return await self._structured(messages, schema, step=step, kind=kind, max_tokens=max_tokens,
-                                      keys=tuple(keys) if self.settings.logprobs else ())
+                                      keys=tuple(keys) if asks else ())
 
     async def _structured(self, messages: list[Message], schema: type[T], *, step: str, kind: CallKind,
                           max_tokens: int | None, keys: tuple[str, ...]) -> tuple[T, dict[str, float]]:
@@ -295,6 +297,12 @@ class LLM:
                     if form is None:  # only structured requests can be refused
                         raise
                     self._step_down(form)
+                    continue
+                except LLMError as exc:
+                    if top_logprobs is None or not refuses_logprobs(str(exc)):
+                        raise
+                    log.info("endpoint %s refused log-probabilities; verdicts are read as written", self.endpoint)
+                    self._logprobs_refused, top_logprobs = True, None
                     continue
                 if form is not None:
                     self._settle(form)

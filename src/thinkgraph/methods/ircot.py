@@ -11,6 +11,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from thinkgraph.llm.echo import echoes_instructions
 from thinkgraph.methods.base import MethodContext
 from thinkgraph.methods.run import llm_required_error
 from thinkgraph.methods.synthesis import answer_from_evidence, citations_for, numbered_passages
@@ -82,6 +83,7 @@ class IRCoTMethod:
         thoughts: list[str] = []
         text: str | None = None
         query = question
+        ended = f"no answer within {c.max_steps} steps"
         for _ in range(c.max_steps):
             new = [p for p in retriever.retrieve(query, c.k).passages if p.chunk_id not in seen]
             for p in new[: max(0, c.max_passages - len(passages))]:
@@ -95,6 +97,11 @@ class IRCoTMethod:
                                    stop=NEXT_STEP_STOP)
             thought = first_sentence_block(reply)
             trace.append(TraceStep("reasoner", STEP, {}, {"thought": thought}))
+            if echoes_instructions(thought, REASON_PROMPT, window=6) or thought in thoughts:
+                # a copy of the instructions, or a repeated thought, retrieves nothing new: the reader reads
+                ended = f"the chain repeated {'its instructions' if thought not in thoughts else 'a step'} " \
+                        f"after {len(thoughts)} step(s) without an answer"
+                break
             if match := _ANSWER.search(thought):
                 text = match.group(1).strip().rstrip(".")
                 break
@@ -111,7 +118,7 @@ class IRCoTMethod:
             AnswerStatus.FAILED if text is None else AnswerStatus.ABSTAINED)
         return Answer(question=question, method=self.name, text=text, status=status,
                       citations=citations_for(passages), trace=trace, stats=stats,
-                      message=None if text else f"no answer within {c.max_steps} steps")
+                      message=None if text else ended)
 
     def _retriever(self) -> DenseRetriever | HybridRetriever | GraphRetriever:
         view = self.ctx.view

@@ -17,10 +17,10 @@ from thinkgraph.methods.a2rag.prompts import ANSWER, REWRITE, REWRITE_AGAIN
 from thinkgraph.methods.a2rag.retriever import FACTS_TITLE, AgenticRetriever, Judge, RetrievalState
 from thinkgraph.methods.a2rag.verify import Verifier
 from thinkgraph.methods.base import NO_LLM_MESSAGE, MethodContext
-from thinkgraph.methods.layout import Notes, evidence_block, question_prompt
+from thinkgraph.methods.layout import PREAMBLE, Notes, evidence_block, question_prompt
 from thinkgraph.methods.none import NoRetrievalMethod
 from thinkgraph.methods.reader import READER_INSTRUCTION
-from thinkgraph.methods.replies import ECHO_MESSAGE, answer_format, ask_answer, read_answer
+from thinkgraph.methods.replies import ECHO_MESSAGE, AnswerReply, answer_format, ask_answer, read_answer
 from thinkgraph.methods.synthesis import citations_for, numbered_passages
 from thinkgraph.models import Answer, AnswerStatus, EvidenceSubgraph, Node, NodeType, TraceStep
 from thinkgraph.retrieval.evidence import ScoredPassage
@@ -59,6 +59,8 @@ class A2RAGMethod:
     name: str = "a2rag"
     stage_counts: Counter[str] = field(default_factory=Counter)  # Fig. 4: where questions ended
     seed_failures: int = 0  # seed extractions whose reply was unusable (the model-free extractor stood in)
+    # drafts the completion cap cut: read as truncated, not as answers
+    _cut_replies: set[str] = field(default_factory=set, init=False, repr=False)
 
     def __post_init__(self) -> None:
         self.retriever = AgenticRetriever(self.ctx.view, self.config, self.ctx.llm,
@@ -69,9 +71,15 @@ class A2RAGMethod:
             if self.ctx.llm is not None else None
 
     @property
-    def _template(self) -> str:
-        """The answer step's instructions (what an echoing reply repeats)."""
-        return READER_INSTRUCTION if self.config.reader == "shared" else ANSWER
+    def _template(self) -> tuple[str, ...]:
+        """The answer step's instructions (what an echoing reply repeats): the shared layout's preamble
+        too, which a weak model copies as readily (Gemma 3 270M did)."""
+        return (READER_INSTRUCTION, PREAMBLE) if self.config.reader == "shared" else (ANSWER,)
+
+    def _read(self, reply: str, passages: list[ScoredPassage]) -> AnswerReply[ScoredPassage]:
+        """A draft as read, a reply the completion cap cut read as truncated (not an answer)."""
+        return read_answer(reply, passages, self._template, truncated=reply in self._cut_replies,
+                           cap=self.ctx.llm.settings.max_tokens.answer if self.ctx.llm else None)
 
     @property
     def unusable_verdicts(self) -> int:
@@ -181,14 +189,15 @@ class A2RAGMethod:
         passages it cites (None: passed); an echo of the prompt or a draft that states no answer fails
         without a call. ``triple_check="off"`` (the ablation) passes it."""
         assert self.verifier is not None  # (an LLM is set)
-        if echoes_instructions(reply, self._template):
+        if any(echoes_instructions(reply, t) for t in self._template):
             return "ans", ECHO_MESSAGE
         if self.config.triple_check == "off":
             return None, ""
         passages = self.retriever.passages(state.ranked_chunks()[: self.config.evidence_chunks])
-        read = read_answer(reply, passages, self._template)
+        read = self._read(reply, passages)
         if read.status != AnswerStatus.ANSWERED or not read.text:
-            return "ans", f"the draft states no answer ({read.status})"
+            why = read.message or ("it abstained" if read.status == AnswerStatus.ABSTAINED else "its answer is empty")
+            return "ans", f"the draft states no answer: {why}"
         evidence = evidence_block(numbered_passages(read.cited))
         return await self.verifier.triple_check(query, read.text, evidence, trace)
 
@@ -196,7 +205,7 @@ class A2RAGMethod:
                         passages: list[ScoredPassage],
                         attempts: list[Attempt], trace: list[TraceStep]) -> Answer:
         self.stage_counts[state.stage] += 1
-        read = read_answer(reply, passages, self._template)
+        read = self._read(reply, passages)
         text, used = read.text, read.cited
         checked = self.config.triple_check != "off"
         status = AnswerStatus.ANSWERED
@@ -267,8 +276,8 @@ class A2RAGMethod:
                 return False
             passages = self.retriever.passages(state.ranked_chunks()[: self.config.evidence_chunks])
             reply = await self._generate(llm, state.query, state, passages)
-            read = read_answer(reply, passages, self._template)
-            sufficient = read.status == AnswerStatus.ANSWERED
+            read = self._read(reply, passages)
+            sufficient = read.status == AnswerStatus.ANSWERED and bool(read.text)
             trace.append(TraceStep("responder", DRAFT_STEP, {"query": state.query, "stage": state.stage},
                                    {"reply": reply, "sufficient": sufficient}))
             state.draft = reply if sufficient else None
@@ -312,6 +321,8 @@ class A2RAGMethod:
                                    answer_format=answer_format(question=query))
             messages = [{"role": "user", "content": prompt}]
         asked = await ask_answer(llm, messages, passages, step=DRAFT_STEP, prompt_template=self._template)
+        if asked.read.status == AnswerStatus.TRUNCATED:
+            self._cut_replies.add(asked.replies[-1])
         return asked.replies[-1]
 
     async def _rewrite(self, llm: LLM, query: str, reply: str, state: RetrievalState, failure: str,
@@ -328,6 +339,7 @@ class A2RAGMethod:
         # An echo of our instructions is no question, whichever prompt it repeats (Gemma 3 270M returned the
         # answer prompt's first line to a rewrite): the loop ends rather than search with it.
         if any(echoes_instructions(rewritten, template) for template in (REWRITE[failure], ANSWER, READER_INSTRUCTION,
+                                                                        PREAMBLE,
                                                                         REWRITE_AGAIN)):
             return query
         return parse_rewrite(rewritten) or query

@@ -12,6 +12,7 @@ from functools import cached_property
 import numpy as np
 
 from thinkgraph.config import RetrievalSettings
+from thinkgraph.llm.echo import echoes_instructions
 from thinkgraph.llm.service import LLM
 from thinkgraph.methods.tog3.config import ToG3Config
 from thinkgraph.methods.tog3.prompts import KEYWORDS
@@ -62,6 +63,8 @@ class Retriever:
             return []
         reply = await self.llm.text([{"role": "user", "content": KEYWORDS.format(
             max_keywords=self.config.max_keywords, query=query)}], step="tog3.keywords", kind="query")
+        if echoes_instructions(reply, KEYWORDS.split("}", 1)[-1], window=6):  # (its words after {max_keywords})
+            return []  # the instructions copied (a weak model's): no keyword, the query alone searches
         return parse_keywords(reply)[: self.config.max_keywords]
 
     async def retrieve(self, query: str, trace: list[TraceStep]) -> Subgraph:

@@ -10,10 +10,12 @@ from functools import cached_property
 
 from thinkgraph.errors import CallBudgetReached, StructuredOutputError
 from thinkgraph.ids import entity_id
+from thinkgraph.llm.echo import echoes_instructions
 from thinkgraph.llm.judgement import YesNoVerdict, judged
 from thinkgraph.llm.service import LLM
 from thinkgraph.methods.base import NO_LLM_MESSAGE, MethodContext
-from thinkgraph.methods.layout import question_prompt
+from thinkgraph.methods.layout import PREAMBLE, question_prompt
+from thinkgraph.methods.replies import UNKNOWN
 from thinkgraph.methods.synthesis import citations_for
 from thinkgraph.methods.tog3.agents import Retriever
 from thinkgraph.methods.tog3.config import ToG3Config
@@ -169,6 +171,8 @@ class ToG3Method:
         instruction = RESPOND.format(reasoning=REASONING.format(steps=steps) if steps else "")
         messages = question_prompt(self.retriever.context(graph), instruction, query)
         answer = (await llm.text(messages, step="tog3.respond", kind="answer")).strip()
+        if any(echoes_instructions(answer, t) for t in (PREAMBLE, RESPOND)):
+            answer = UNKNOWN  # a copy of the prompt answers nothing (and must not reach the reader as one)
         trace.append(TraceStep("responser", "respond", {"query": query, "history": len(run.steps),
                                                         "sub_query": query != run.question},
                                {"answer": answer}, prompt="RESPOND"))

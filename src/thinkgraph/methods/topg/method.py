@@ -356,6 +356,8 @@ class ToPGMethod:
                                      kind="query")
         except StructuredOutputError:
             return []
-        questions = [q.strip() for q in reply.questions if q.strip()][: self.config.max_next_questions]
+        # a placeholder ("...", the prompt's own example) asks nothing
+        asked = [q.strip() for q in reply.questions if any(ch.isalnum() for ch in q)]
+        questions = asked[: self.config.max_next_questions]
         trace.append(TraceStep("planner", "next_questions", {}, {"questions": questions}))
         return questions
