@@ -63,7 +63,7 @@ class A2RAGConfig(BaseModel):
     # The answer step. "shared" (the default): the one reader (methods/reader.py) over the stage's
     # passages with its facts as notes. "paper": the ANSWER template (facts, then passages).
     reader: Literal["shared", "paper"] = "shared"
-    # Sufficiency after each stage (§III-C.4). "answer" (ours, the default): the answerer drafts an
+    # Sufficiency after each stage (§III-C.4). "answer" (ours, the earlier default): the answerer drafts an
     # answer from the evidence so far and a draft of "Unknown" escalates, so the check costs no call
     # of its own and the draft of the sufficient stage is the candidate answer (the paper's 2.0 calls
     # per question, Tables II-III, are out of reach with a separate check per stage). "llm": a
@@ -86,8 +86,8 @@ class A2RAGConfig(BaseModel):
     # Every verdict writes its reason first and "yes"/"no" last; where the server returns
     # log-probabilities it passes when P(yes) >= the threshold (ours: 0.5 until calibrated on the dev
     # questions, benchmarks/calibrate_verdicts.py).
-    check_threshold: float = Field(0.5, ge=0.0, le=1.0)
-    sufficiency_threshold: float = Field(0.5, ge=0.0, le=1.0)
+    check_threshold: float = Field(0.5, ge=0.0, le=1.0)  # Triple-Check's (and "verified" sufficiency's)
+    sufficiency_threshold: float = Field(0.5, ge=0.0, le=1.0)  # the separate verdict's (sufficiency="llm")
     # Failure-aware rewrite (eq. 6). False: the ablation without rewrite (a failed check ends the
     # attempts: the same query would retrieve and fail the same way).
     rewrite: bool = True

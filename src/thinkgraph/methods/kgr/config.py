@@ -52,7 +52,8 @@ class KGRConfig(BaseModel):
     finish_at_limit: bool = True
     # The answer. "shared" (the default, on a corpus-built index): when the chain ends, finished or at
     # its limit, the one reader (methods/reader.py) answers from the passages behind the nodes it visited,
-    # with the relations it followed and its own Finish[...] beside them (then no finishing step runs at
+    # with the relations it followed (explore) or the agent's actions and what each found, and its own
+    # Finish[...], beside them (then no finishing step runs at
     # the limit: the reader is it). "paper": the chain's Finish[...] is the answer. An imported typed
     # graph has no passages, so its answer is the chain's either way.
     reader: Literal["shared", "paper"] = "shared"

@@ -1,7 +1,8 @@
 """kgr's answer by the one reader (``KGRConfig.reader = "shared"``, on a corpus-built index): when the
 chain ends, finished or at its step limit, the reader answers from the passages behind the nodes the
 chain visited (grounding.py's order: the passages it read, then those mentioning the most of its
-entities), with the relations it followed and the chain's own Finish[...] beside them. The chain's
+entities), with the relations it followed (explore's triples; for the agent, its actions and the start
+of what each found) and the chain's own Finish[...] beside them. The chain's
 Finish is often a node id or the bridge entity it stood on; the reader reads what the chain reached."""
 
 from __future__ import annotations

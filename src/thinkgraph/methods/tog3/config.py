@@ -30,8 +30,9 @@ class ToG3Config(BaseModel):
     # benchmarks/calibrate_verdicts.py).
     reflector_threshold: float = Field(0.5, ge=0.0, le=1.0)
     # The final answer step (a* = pi_resp^final(q, H_K)). "shared" (the default): the one reader
-    # (methods/reader.py) over the trajectory's passages, with the sub-answers that are not "Unknown"
-    # and the final subgraph's triples beside them. "paper": the FINAL template of App. J.
+    # (methods/reader.py) over the trajectory's passages, with the round answers and sub-answers that are
+    # not "Unknown", the triples of every subgraph (the latest first) and the community summaries beside
+    # them. "paper": the FINAL template of App. J.
     reader: Literal["shared", "paper"] = "shared"
     max_keywords: int = 10  # keyword expansion ('^'-separated); the paper leaves the count open
     horizon: int = Field(3, ge=1)  # K (Alg. 2): at most K evolutions of query and subgraph
