@@ -36,14 +36,15 @@ STATUSES = {"answered", "abstained", "failed", "evidence_only", "truncated"}  # 
 
 
 def reply_schemas() -> dict[str, type[BaseModel]]:
-    """Every schema passed to ``LLM.json`` anywhere in the package, found in the source (so that a new
-    structured call is fuzzed without anyone adding it here)."""
+    """Every schema passed to ``LLM.json`` or ``LLM.judge`` anywhere in the package, found in the source
+    (so that a new structured call is fuzzed without anyone adding it here)."""
     found: dict[str, type[BaseModel]] = {}
     for path in SRC.rglob("*.py"):
         tree = ast.parse(path.read_text(encoding="utf-8"))
         module = "thinkgraph." + ".".join(path.relative_to(SRC).with_suffix("").parts)
         for node in ast.walk(tree):
-            if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "json"
+            if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+                    and node.func.attr in ("json", "judge")
                     and len(node.args) >= 2 and isinstance(node.args[1], ast.Name)):
                 schema = getattr(importlib.import_module(module), node.args[1].id)
                 found[f"{module}.{node.args[1].id}"] = schema
@@ -53,7 +54,8 @@ def reply_schemas() -> dict[str, type[BaseModel]]:
 def test_the_source_has_structured_calls_to_fuzz() -> None:
     names = set(reply_schemas())
     assert "thinkgraph.index.extract_llm.ExtractionReply" in names
-    assert "thinkgraph.methods.a2rag.verify.CheckVerdict" in names and len(names) >= 15
+    assert "thinkgraph.methods.a2rag.verify.TripleVerdict" in names and len(names) >= 15
+    assert "thinkgraph.methods.tog3.loop.YesNoVerdict" in names  # the verdicts asked with their P(yes)
 
 
 def _cycling(replies: list[str]) -> ScriptedBackend:
