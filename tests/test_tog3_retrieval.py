@@ -66,7 +66,8 @@ async def test_the_walk_is_fed_the_query_and_its_keywords(open_bridge, monkeypat
 async def test_the_paper_switch_is_the_literal_retriever(open_bridge) -> None:  # noqa: ANN001
     """The paper form as it was before the shared form existed (``fill_passages=False`` since issue 47):
     the top nodes of every type by vector search, expanded through the graph, the passages reranked by
-    cosine to the query. The default fills the passages to App. A's 5 with the chunks nearest the query."""
+    cosine to the query. The default fills the passages to App. A's 5 with the chunks nearest the query,
+after the expansion's own."""
     tg = open_bridge(None)
     node_doc = {n.id: n.props.get("doc_id") for n in tg.store.iter_nodes(NodeType.CHUNK)}
     trace: list = []
@@ -87,12 +88,14 @@ async def test_the_paper_switch_is_the_literal_retriever(open_bridge) -> None:  
     assert len(wide.communities) == 2 and wide.triples[4:] == [
         ("Acme Corp", "based in", "Rivertown"), ("Bob Reed", "works at", "Acme Corp"),
         ("Carol Diaz", "born in", "Rivertown")]
-    # the default: the same top nodes and triples, the passages filled to 5 (the bridge c2 among them)
+    # the default: the same top nodes and triples, the passages filled to 5 (the bridge c2 among them): the
+    # expansion's own passages first, in the Reranker's order, then the nearest chunks it did not reach
     filled = await Retriever(tg.view, ToG3Config(retrieval="paper"), None).retrieve(QUESTION, [])
     assert [node_doc[c] for c in filled.passages] == ["c3", "c1", "c6", "c2", "c5"]
-    assert filled.triples == graph.triples
-    cosines = [float(chunks.vectors[chunks.position[c]] @ vec) for c in filled.passages]
-    assert cosines == sorted(cosines, reverse=True)
+    assert filled.passages[:3] == graph.passages and filled.triples == graph.triples
+    # nothing to fill: the expansion's passages stand alone, not displaced by nearer chunks
+    one = await Retriever(tg.view, ToG3Config(retrieval="paper", context_passages=2), None).retrieve(QUESTION, [])
+    assert one.passages == graph.passages[:2]
 
 
 @pytest.mark.parametrize("form", ["shared", "paper"])

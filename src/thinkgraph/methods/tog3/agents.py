@@ -76,11 +76,13 @@ class Retriever:
         vecs = np.vstack([vec, self.view.embedder.embed(keywords)]) if keywords else vec[None, :]
         if self.config.retrieval == "paper":
             top = self._vector_hits(vecs, self._types())
-            graph = self._expand(top)
-            if self.config.fill_passages:  # App. A's 5 passages: the nearest chunks join the expansion's
-                near = self._vector_hits(vecs, [NodeType.CHUNK])[: self.config.context_passages]
-                graph.passages = list(dict.fromkeys([*graph.passages, *(nid for _, _, nid in near)]))
-            graph = self.rerank(graph, vec)
+            graph = self.rerank(self._expand(top), vec)
+            missing = self.config.context_passages - len(graph.passages)
+            if self.config.fill_passages and missing > 0:
+                # App. A's 5 passages: when the expansion of the top nodes reached fewer, the chunks nearest
+                # the query fill the rest after them (the graph's own passages keep their places)
+                near = [nid for _, _, nid in self._vector_hits(vecs, [NodeType.CHUNK]) if nid not in graph.passages]
+                graph.passages += near[:missing]
             walk: dict[str, object] = {}
         else:
             top, walk = self._walk_and_vectors(text, vec, vecs)

@@ -20,10 +20,10 @@ class ToG3Config(BaseModel):
     retrieval: Literal["shared", "paper"] = "paper"
     top_k: int = 5  # App. A: the Retriever returns the top-5 nodes (per node group in "shared")
     context_passages: int = 5  # App. A: Responser/Reflector use the top-5 retrieved passages
-    # App. A's 5 passages per subgraph. True (the default): the paper form's passage pool is the top
-    # nodes' expansion together with the context_passages chunks nearest the query, reranked, so the
-    # Responser sees 5 passages. False (the earlier form): the expansion of the top-5 nodes alone, where
-    # top nodes of other types left 1-3 passages.
+    # App. A's 5 passages per subgraph. True (the default): when the expansion of the top nodes (reranked)
+    # reached fewer than context_passages, the chunks nearest the query fill the rest after them, so the
+    # Responser sees 5 passages and the graph's own come first. False (the earlier form): the expansion
+    # alone, where top nodes of other types left 1-3 passages.
     fill_passages: bool = True
     # The Reflector's sufficiency verdict is written after its reason ("yes"/"no"); where the server
     # returns log-probabilities, the round is sufficient when P(yes) >= this (ours; 0.5 until calibrated,
