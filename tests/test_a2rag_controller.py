@@ -18,7 +18,7 @@ KINDS = {
     "sufficiency": "Decide whether the evidence above is enough",
     # the one reader (methods/reader.py; a2rag's draft and ircot's reader share its prompt), and the
     # paper's ANSWER template (reader="paper")
-    "answer": ("Answer the question using only the numbered passages above",
+    "answer": ("Answer the question using only the numbered passages below",
                "Answer the question using only the evidence below"),
     "rel": "Is the evidence above about what the question asks",
     "grd": "Is every claim in this answer supported",
@@ -137,7 +137,7 @@ async def test_first_failed_check_stops_the_others(tg_factory) -> None:  # noqa:
     ("paper", "Answer the question using only the evidence below (facts from a knowledge graph and numbered "
               "source passages). Cite passages by number like . Keep the answer short."),
     # the one reader's instructions (the default)
-    ("shared", "Answer the question using only the numbered passages above (and the facts listed with them). "
+    ("shared", "Answer the question using only the numbered passages below (the question is at the end). "
                "The answer may need facts from two or more passages combined."),
 ])
 async def test_an_answer_that_echoes_the_prompt_fails_without_the_checks(tg_factory, reader: str,  # noqa: ANN001

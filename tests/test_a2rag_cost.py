@@ -25,7 +25,7 @@ WALK_FORM = {"stage3": "shared_walk", "evidence_order": "shared_walk", "sufficie
 # ANSWER template with reader="paper".
 # The draft is the one reader's prompt (ircot's reader shares it: recorded as "draft"), or the paper's
 # ANSWER template with reader="paper".
-NEEDLES = {"draft": ("Answer the question using only the numbered passages above",
+NEEDLES = {"draft": ("Answer the question using only the numbered passages below",
                      "Answer the question using only the evidence below"),
            "check": ("Check this answer to the question against the evidence above",),
            "rewrite": ("Reply with the rewritten question only",), "reason": ("Write only the\nNEXT sentence",)}
@@ -164,8 +164,7 @@ async def test_a_rewrite_that_changes_nothing_ends_the_retries(ask) -> None:  # 
 
 ANSWER_PROMPT_ECHO = ("Answer the question using only the evidence below (facts from a knowledge graph and "
                       "numbered source passages).")
-READER_PROMPT_ECHO = ("Answer the question using only the numbered passages above (and the facts listed with "
-                      "them).")
+READER_PROMPT_ECHO = ("Answer the question using only the numbered passages below (the question is at the end).")
 
 
 @pytest.mark.parametrize("echo", ["rewrite_prompt", "answer_prompt", "reader_prompt"])

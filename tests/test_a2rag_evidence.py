@@ -19,7 +19,7 @@ QUESTION = "Where is the company that Alice Stone founded based?"
 BRIDGE = "Acme Corp is based in Rivertown"
 # The answer is the one reader's prompt, or the paper's ANSWER template with reader="paper".
 NEEDLES = {"seeds": ("Find what the question below talks about",), "sufficiency": ("Decide whether the evidence",),
-           "answer": ("Answer the question using only the numbered passages above",
+           "answer": ("Answer the question using only the numbered passages below",
                       "Answer the question using only the evidence below"),
            "rel": ("Is the evidence above about",), "grd": ("Is every claim in this answer supported",),
            "ans": ("Does this answer fully resolve",), "rewrite": ("Reply with the rewritten question only",)}

@@ -112,7 +112,7 @@ class Model:
         self.verdict = "ok"
         self.backend = ScriptedBackend(rules=[
             ("Decide whether the evidence", self._on("sufficiency")),
-            ("Answer the question using only the numbered passages above", self._on("draft")),  # the one reader
+            ("Answer the question using only the numbered passages below", self._on("draft")),  # the one reader
             ("Answer the question using only the evidence below", self._on("draft")),  # reader="paper"
             ("Check this answer to the question against the evidence above", self._on("check")),
             ("Reply with the rewritten question only", self._on("rewrite"))])

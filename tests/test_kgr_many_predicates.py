@@ -58,7 +58,7 @@ def read(request):  # the one reader (the default): reads the passages behind th
     found = re.search(r"^\[(\d+)\] [^\n]*Person 7 travelled 7 times to (Place \d)", prompt, re.MULTILINE)
     return f"Answer: {found.group(2)} [{found.group(1)}]" if found else "Answer: Unknown"
 
-rules = [("Answer the question using only the numbered passages above", read),
+rules = [("Answer the question using only the numbered passages below", read),
          ("alternating Thought, Action and Observation", walker), ("Think step by step", thought),
          ("List the entities in the text", "[Person 7]"), ("attributes of this entity", "[]"),
          ("relations of this entity", pick(r"Relations: .*?(travelled \d+ times to)[,\n]")),

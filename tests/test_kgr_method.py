@@ -21,7 +21,7 @@ SCORE = "Estimate the probability"
 MERGE = "Two reasoning chains over a knowledge graph"
 THOUGHT = "Think step by step towards the answer"
 END = "Are the thoughts and the knowledge-graph facts"
-READ = "Answer the question using only the numbered passages above"  # the one reader (kgr.read)
+READ = "Answer the question using only the numbered passages below"  # the one reader (kgr.read)
 
 
 def calls(backend: ScriptedBackend, needle: str) -> int:

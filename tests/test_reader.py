@@ -1,7 +1,5 @@
-"""The one reader and the prompt layout every method shares: the preamble, the evidence, the step's
-instruction, the question last; the reply worked out (the kind asked for, the facts hop by hop) and
-read for its answer and citations; the question kept when a prompt is cut to fit; calls of one
-question sharing their evidence as a prefix."""
+"""The one reader (``ppr``'s answer prompt, every method's final step) and the layout the verdicts share:
+the reply read for its answer and citations; the question kept when a prompt is cut to fit."""
 
 from __future__ import annotations
 
@@ -31,25 +29,25 @@ def worked_reply(request: ChatRequest) -> str:
     return WORKED.format(a=number_of(prompt, "Alice Stone founded Acme"), b=number_of(prompt, "based in Rivertown"))
 
 
-def test_ppr_reads_through_the_layout_and_the_worked_reply_gives_the_last_hop(open_bridge) -> None:  # noqa: ANN001
-    backend = ScriptedBackend(rules=[("Asks for:", worked_reply)])
+def test_ppr_reads_through_the_one_reader_and_its_answer_line_is_the_answer(open_bridge) -> None:  # noqa: ANN001
+    backend = ScriptedBackend(rules=[(READER_INSTRUCTION, worked_reply)])
     with open_bridge(backend) as tg:
         answer = tg.ask(QUESTION, method="ppr")
     prompt = backend.requests[0].messages[0]["content"]
-    assert len(backend.requests[0].messages) == 1 and prompt.startswith(PREAMBLE)
-    # the evidence (entity paths, passages), then the instruction, then the question last
-    order = [prompt.index(PATHS_TITLE), prompt.index("Passages:\n[1]"), prompt.index(READER_INSTRUCTION),
+    assert len(backend.requests[0].messages) == 1 and prompt.startswith(READER_INSTRUCTION)
+    # the instruction, the entity paths, the passages, the answer format, the question last
+    order = [prompt.index(PATHS_TITLE), prompt.index("Passages:\n[1]"), prompt.index("Reply in this form"),
              prompt.index(f"Question: {QUESTION}")]
     assert order == sorted(order) and prompt.endswith(f"Question: {QUESTION}")
     assert answer.status == "answered" and answer.text == "Rivertown"
     assert {c.quote for c in answer.citations} == {"Alice Stone founded Acme Corp in 1990.",
                                                     "Acme Corp is based in Rivertown."}
     step = next(s for s in answer.trace if s.prompt == "READER")
-    assert "Facts:" in step.outputs["reasoning"] and "Asks for: a place" in step.outputs["reasoning"]
+    assert "Facts:" in step.outputs["reasoning"]
 
 
 def test_a_worked_reply_without_its_answer_line_is_not_read_as_the_kind_or_the_facts(open_bridge) -> None:  # noqa: ANN001
-    backend = ScriptedBackend(rules=[("Asks for:", "Asks for: a place\nFacts: nothing links them.\nUnknown")])
+    backend = ScriptedBackend(rules=[(READER_INSTRUCTION, "Asks for: a place\nFacts: nothing links them.\nUnknown")])
     with open_bridge(backend) as tg:
         answer = tg.ask(QUESTION, method="ppr")
     assert answer.status == "abstained" and answer.text == "Unknown"
@@ -72,22 +70,3 @@ def test_notes_render_only_when_they_hold_lines() -> None:
     block = evidence_block("[1] text", [Notes("Facts", ["a -> b -> c"]), Notes("Empty", [])])
     assert block == "Facts:\n- a -> b -> c\n\nPassages:\n[1] text"
     assert evidence_block("") == "Passages: (none)"
-
-
-def test_a2rag_calls_of_one_question_share_the_evidence_as_their_prefix(open_bridge) -> None:  # noqa: ANN001
-    """The stage verdict and the draft show the preamble and the evidence first, so a local server reads
-    what they share once: here the first stage's whole evidence is the start of the draft's."""
-    def sufficiency(request: ChatRequest) -> str:
-        enough = "based in Rivertown" in request.messages[0]["content"]
-        return f'{{"missing": "", "verdict": "{"yes" if enough else "no"}"}}'
-
-    backend = ScriptedBackend(rules=[("Decide whether the evidence", sufficiency), ("Asks for:", worked_reply),
-                                     ("Check this answer", '{"reason": "ok", "relevant": "yes", "grounded": "yes", '
-                                                           '"resolves": "yes"}')])
-    with open_bridge(backend) as tg:
-        answer = tg.ask(QUESTION, method="a2rag", sufficiency="llm")
-    assert answer.status == "answered" and answer.text == "Rivertown"
-    verdict, draft = (r.messages[0]["content"] for r in backend.requests[:2])
-    assert "Decide whether" in verdict and READER_INSTRUCTION in draft
-    evidence = verdict[:verdict.index("Decide whether")]
-    assert evidence.startswith(PREAMBLE) and "Passages:\n[1]" in evidence and draft.startswith(evidence)

@@ -73,7 +73,7 @@ class LogprobScripted(ScriptedBackend):
 def test_a2rag_holds_p_yes_to_its_threshold_not_the_written_verdict(open_bridge, threshold: float,
                                                                   status: str) -> None:  # noqa: ANN001
     """Every check is written "yes", but P(grounded) is 0.2: it fails at 0.5 and passes at 0.1."""
-    backend = LogprobScripted([("Asks for:", reader_reply), (CHECK, all_yes)], {"grounded": 0.2})
+    backend = LogprobScripted([(READER_INSTRUCTION, reader_reply), (CHECK, all_yes)], {"grounded": 0.2})
     with open_bridge(backend) as tg:
         answer = tg.ask(QUESTION, method="a2rag", check_threshold=threshold, rewrite=False)
     assert answer.status == status
@@ -85,7 +85,7 @@ def test_a2rag_holds_p_yes_to_its_threshold_not_the_written_verdict(open_bridge,
 def test_a2rag_escalates_past_a_draft_with_no_answer_and_checks_only_what_is_cited(open_bridge) -> None:  # noqa: ANN001
     """The default (verified sufficiency): the local stage's draft is Unknown, which fails without a
     Triple-Check call; the next stage's draft answers and is checked against the passages it cites."""
-    backend = ScriptedBackend(rules=[("Asks for:", reader_reply), (CHECK, all_yes)])
+    backend = ScriptedBackend(rules=[(READER_INSTRUCTION, reader_reply), (CHECK, all_yes)])
     with open_bridge(backend) as tg:
         answer = tg.ask(QUESTION, method="a2rag")
     assert answer.status == "answered" and answer.text == "Rivertown" and answer.stats["stage"] != "local"
@@ -103,7 +103,7 @@ def test_a2rag_asks_a_rewrite_that_repeats_the_question_again_once(open_bridge) 
     rewrites = iter([QUESTION, "Which town is Acme Corp based in?"])
     backend = ScriptedBackend(rules=[("is the question itself, word for word", lambda r: next(rewrites)),
                                      ("Reply with the rewritten question only", lambda r: next(rewrites)),
-                                     ("Asks for:", "Asks for: a place\nFacts: none.\nAnswer: Unknown")])
+                                     (READER_INSTRUCTION, "Asks for: a place\nFacts: none.\nAnswer: Unknown")])
     with open_bridge(backend) as tg:
         answer = tg.ask(QUESTION, method="a2rag", i_max=1)
     actions = [s.action for s in answer.trace]
@@ -117,7 +117,7 @@ def test_a2rag_asks_a_rewrite_that_repeats_the_question_again_once(open_bridge) 
 @pytest.mark.parametrize("reader", ["shared", "paper"])
 def test_a2rag_reader_switch(open_bridge, reader: str) -> None:  # noqa: ANN001
     paper = "Answer the question using only the evidence below"
-    backend = ScriptedBackend(rules=[("Asks for:", reader_reply), (paper, "Rivertown [1]"), (CHECK, all_yes)])
+    backend = ScriptedBackend(rules=[(READER_INSTRUCTION, reader_reply), (paper, "Rivertown [1]"), (CHECK, all_yes)])
     with open_bridge(backend) as tg:
         answer = tg.ask(QUESTION, method="a2rag", reader=reader, sufficiency="all")
     drafts = [prompt_of(r) for r in backend.requests if CHECK not in prompt_of(r)]
@@ -137,7 +137,7 @@ def tog3_backend(final_rule: tuple[str, object]) -> ScriptedBackend:
 
 
 def test_tog3_reads_the_trajectory_with_its_known_sub_answers(open_bridge) -> None:  # noqa: ANN001
-    backend = tog3_backend(("Asks for:", reader_reply))
+    backend = tog3_backend((READER_INSTRUCTION, reader_reply))
     with open_bridge(backend) as tg:
         answer = tg.ask(QUESTION, method="tog3", horizon=1, use_communities=False)
     final = prompt_of(backend.requests[-1])
@@ -167,7 +167,7 @@ def test_topg_eval_stops_and_the_reader_answers_from_the_facts_passages(open_bri
         ("Can the question be answered from the facts above",
          lambda r: json.dumps({"reason": "one hop", "verdict": next(verdicts)})),
         ("targeted sub-questions", json.dumps({"questions": ["Where is Acme Corp based?"]})),
-        ("Asks for:", reader_reply)])
+        (READER_INSTRUCTION, reader_reply)])
     with open_bridge(backend) as tg:
         answer = tg.ask(QUESTION, method="topg", k=3)
     assert answer.text == "Rivertown" and answer.status == "answered"
@@ -185,7 +185,7 @@ def test_topg_reads_what_it_collected_at_max_iter_and_may_abstain(open_bridge) -
         ("Keep only the facts", json.dumps({"keep": []})),
         ("Can the question be answered from the facts above", json.dumps({"reason": "none", "verdict": "no"})),
         ("targeted sub-questions", json.dumps({"questions": []})),
-        ("Asks for:", "Asks for: a speed\nFacts: none is about swallows.\nAnswer: Unknown")])
+        (READER_INSTRUCTION, "Asks for: a speed\nFacts: none is about swallows.\nAnswer: Unknown")])
     with open_bridge(backend) as tg:
         answer = tg.ask("What is the airspeed of a swallow?", method="topg", max_iter=2, k=3)
     assert answer.status == "abstained" and any(s.action == "topg.answer" for s in answer.trace)
@@ -205,7 +205,7 @@ async def test_kgr_reads_the_passages_behind_the_chain(open_bridge, reader: str,
     backend = ScriptedBackend(script=[f"Thought: find her.\nAction: RetrieveNode[{alice.text}]",
                                       f"Thought: the company.\nAction: RetrieveNode[{acme.text}]",
                                       "Thought: done.\nAction: Finish[Acme Corp]"],
-                              rules=[("Asks for:", reader_reply)])
+                              rules=[(READER_INSTRUCTION, reader_reply)])
     tg = open_bridge(backend)
     answer = await tg.aask(QUESTION, "kgr", reader=reader)
     assert answer.text == text
@@ -223,7 +223,7 @@ def test_a2rag_never_verifies_a_draft_that_copies_the_preamble_or_was_cut(open_b
     cached); nor is a draft the completion cap cut: neither reaches Triple-Check."""
     from thinkgraph.methods.layout import PREAMBLE
 
-    backend = ScriptedBackend(rules=[("Asks for:", PREAMBLE), (CHECK, all_yes),
+    backend = ScriptedBackend(rules=[(READER_INSTRUCTION, PREAMBLE), (CHECK, all_yes),
                                      ("Reply with the rewritten question only", QUESTION)])
     with open_bridge(backend) as tg:
         answer = tg.ask(QUESTION, method="a2rag")
@@ -236,7 +236,7 @@ def test_a2rag_never_verifies_a_draft_that_copies_the_preamble_or_was_cut(open_b
                 result.finish_reason = "length"
             return result
 
-    cut = Cut(rules=[("Asks for:", "Asks for: a place\nFacts: Acme Corp is based in"), (CHECK, all_yes),
+    cut = Cut(rules=[(READER_INSTRUCTION, "Asks for: a place\nFacts: Acme Corp is based in"), (CHECK, all_yes),
                      ("Reply with the rewritten question only", QUESTION)])
     with open_bridge(cut) as tg:
         answer = tg.ask(QUESTION, method="a2rag", rewrite=False)
@@ -250,7 +250,7 @@ def test_copied_instructions_and_placeholders_never_become_queries_or_sub_answer
     from thinkgraph.methods.layout import PREAMBLE
 
     copied = "Reply on one line, keywords separated by '^', like: keyword one^keyword two^keyword three"
-    backend = tog3_backend(("Asks for:", reader_reply))
+    backend = tog3_backend((READER_INSTRUCTION, reader_reply))
     backend.rules[:2] = [("Give up to", copied), ("Answer the query using only the context", PREAMBLE)]
     with open_bridge(backend) as tg:
         answer = tg.ask(QUESTION, method="tog3", horizon=1, use_communities=False)
@@ -262,7 +262,7 @@ def test_copied_instructions_and_placeholders_never_become_queries_or_sub_answer
         ("Keep only the facts", keep_all),
         ("Can the question be answered from the facts above", json.dumps({"reason": "no", "verdict": "no"})),
         ("targeted sub-questions", json.dumps({"questions": ["...", "Where is Acme Corp based?"]})),
-        ("Asks for:", reader_reply)])
+        (READER_INSTRUCTION, reader_reply)])
     with open_bridge(backend) as tg:
         answer = tg.ask(QUESTION, method="topg", k=3, max_iter=2)
     queries = [s.inputs["query"] for s in answer.trace if s.action == "suggest.local"]

@@ -92,7 +92,7 @@ def test_citation_numbers_that_name_no_passage_are_dropped_and_traced(sample_ind
 
 
 def test_a_reply_that_echoes_the_prompt_is_a_failure(sample_index: Path, settings: Settings) -> None:
-    echo = ("Answer the question using only the numbered passages above (and the facts listed with them). "
+    echo = ("Answer the question using only the numbered passages below (the question is at the end). "
             "The answer may need facts")
     with _open(sample_index, settings, ScriptedBackend.of([echo])) as tg:
         answer = tg.ask("Who trained Lena Sorensen?", method="ppr")
@@ -102,7 +102,7 @@ def test_a_reply_that_echoes_the_prompt_is_a_failure(sample_index: Path, setting
 
 def test_echo_detection_needs_eight_words_of_the_instructions_in_a_row() -> None:
     template = READER_INSTRUCTION
-    assert echoes_instructions("Sure! answer the question using only the numbered passages above: ok", template)
+    assert echoes_instructions("Sure! answer the question using only the numbered passages below: ok", template)
     assert not echoes_instructions("Joseph Okafor trained her, using only the passages [1].", template)
     assert not echoes_instructions("", template) and not echoes_instructions("anything", "{only} placeholders")
     assert split_citations("Paris [1][7]", ["a", "b"]) == ("Paris", ["a"])

@@ -20,7 +20,7 @@ from thinkgraph.testing import ScriptedBackend
 
 NEEDLES = {"keywords": "Give up to", "respond": "Answer the query using only the context",
            "reward": "Judge whether the context", "evolve": "Write the next question",
-           "refine": "Refine it:", "final": "Answer the question using only the numbered passages above",
+           "refine": "Refine it:", "final": "Answer the question using only the numbered passages below",
            "final_paper": "Answer the question from the reasoning trajectory",
            "extract": "build a small knowledge graph"}
 # the final answer: the one reader (reader="shared", the default) or the paper's FINAL (reader="paper")
@@ -82,7 +82,7 @@ async def test_sufficient_at_round_zero(index_path: Path) -> None:
 
 @pytest.mark.parametrize("reader, echo", [
     ("paper", "Answer the question from the reasoning trajectory and the evidence gathered along it, using"),
-    ("shared", "Answer the question using only the numbered passages above (and the facts listed with them)."),
+    ("shared", "Answer the question using only the numbered passages below (the question is at the end)."),
 ])
 async def test_a_final_reply_that_echoes_the_prompt_is_a_failure(index_path: Path, reader: str, echo: str) -> None:
     script = Script(keywords=["Joseph Okafor^trained^teacher"], respond=["Joseph Okafor"], reward=[SUFFICIENT],

@@ -45,7 +45,7 @@ class Reader:
             ("Write the next question", self._on("evolve", self.evolve)),
             ("Refine it:", self._on("refine", self.refine)),
             # the final answer: the one reader (the default), or the paper's FINAL (reader="paper")
-            ("Answer the question using only the numbered passages above", self._on("final", self.final)),
+            ("Answer the question using only the numbered passages below", self._on("final", self.final)),
             ("reasoning trajectory and the evidence", self._on("final", self.final)),
             ("Answer the query using only the context", self._on("respond", self.respond))])
 
@@ -241,7 +241,7 @@ async def test_an_eval_of_tog3_then_ppr_gives_ppr_the_result_of_ppr_alone(no_tri
 
     reader = Reader()
     reader.backend.rules[:0] = [("build a small knowledge graph", extract),
-                                ("numbered passages above", lambda request: "Greenland Valley [1]")]
+                                ("numbered passages below", lambda request: "Greenland Valley [1]")]
     questions = [Question(id="q1", question=QUESTION, answers=("Greenland Valley",), supporting_ids=("c1", "c2"))]
     with ThinkGraph.open(no_triplets, settings=Settings(), embedder=HashEmbedder(), backend=reader.backend) as tg:
         with pytest.raises(ConfigError, match="write_triplets=True would let one question change the index"):
@@ -273,7 +273,7 @@ async def test_the_reflectors_sub_query_decides_what_is_cited(bridge) -> None:  
             ("Judge whether the context", '{"reason": "more", "verdict": "no"}'),
             ("Write the next question", f"Next question: {sub_query}"),
             ("Refine it:", lambda r: r.messages[0]["content"].split("Sub-graph:\n", 1)[1]),
-            ("Answer the question using only the numbered passages above", final),  # the one reader
+            ("Answer the question using only the numbered passages below", final),  # the one reader
             ("Answer the query using only the context", "Unknown")])
         tg = bridge(backend)
         tg.llm.settings.seed = seed  # each Reflector is asked: the LLM cache does not answer for the other

@@ -128,7 +128,7 @@ async def test_the_macer_variant_names_the_form_and_the_keywords(open_bridge) ->
     backend = ScriptedBackend(rules=[("Give up to", "Alice Stone^Acme Corp"),
                                      ("Judge whether", '{"reason": "all hops", "verdict": "yes"}'),
                                      ("Answer the query using only", "Greenland Valley"),
-                                     ("numbered passages above", "Greenland Valley [1]")])  # the one reader
+                                     ("numbered passages below", "Greenland Valley [1]")])  # the one reader
     tg = open_bridge(backend)
     method = ToG3Method(MethodContext(tg.store, tg.view, tg.settings, tg.llm),
                         ToG3Config(use_communities=False, retrieval="shared"))

@@ -44,7 +44,7 @@ def scripted(select) -> ScriptedBackend:  # noqa: ANN001
     return ScriptedBackend(rules=[("Keep only the facts", select),
                                   ("Can the question be answered", '{"reason": "not yet", "verdict": "no"}'),
                                   ("targeted sub-questions", '{"questions": []}'),
-                                  ("Answer the question using only the numbered passages above", "Answer: Unknown")])
+                                  ("Answer the question using only the numbered passages below", "Answer: Unknown")])
 
 
 def propositions(answer: Answer) -> list[str]:

@@ -60,7 +60,7 @@ async def test_local_walk_reaches_the_second_hop_and_cites_both_passages(open_br
     one reader reads the collected facts' passages and cites those it answers from."""
     backend = ScriptedBackend(rules=[("Keep only the facts", select), ("Can the question be answered", evaluate),
                                      ("targeted sub-questions", '{"questions": []}'),
-                                     ("Answer the question using only the numbered passages above", read)])
+                                     ("Answer the question using only the numbered passages below", read)])
     answer = await open_bridge(backend).aask(QUESTION, method="topg", k=2, reader=reader)
     assert answer.text == "Greenland Valley" and answer.status == "answered"
     # SuggestNaive's seeds hold only the first hop; the query-aware walk over shared entities reaches the second

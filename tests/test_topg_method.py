@@ -18,7 +18,7 @@ from thinkgraph.testing import ScriptedBackend
 # "read": the one reader, which answers after the stop judgement
 NEEDLES = {"select": "Keep only the facts", "eval": "Can the question be answered",
            "nextq": "targeted sub-questions", "naive": "using only the numbered facts",
-           "read": "Answer the question using only the numbered passages above"}
+           "read": "Answer the question using only the numbered passages below"}
 
 
 def facts_in(request: ChatRequest) -> list[str]:

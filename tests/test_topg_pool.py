@@ -114,7 +114,7 @@ async def test_suggest_local_spends_no_slot_or_select_on_collected_propositions(
                                      ("Can the question be answered", '{"reason": "not yet", "verdict": "no"}'),
                                      ("targeted sub-questions",
                                       json.dumps({"questions": ["Where is Acme Corp based?", "Who works at Acme?"]})),
-                                     ("Answer the question using only the numbered passages above", "Answer: Unknown")])
+                                     ("Answer the question using only the numbered passages below", "Answer: Unknown")])
     tg = open_bridge(backend)
     answer = await run_method(method(tg, k=2, max_iter=3, entry=entry), "Who founded Acme Corp?")
     suggested = [s.outputs["suggested"] for s in answer.trace if s.action == "suggest.local"]

@@ -1,14 +1,15 @@
 """The one reader: the final answer step every method shares (``ppr`` and the passage methods, and
 ``reader="shared"`` of ircot, a2rag, topg, tog3 and kgr), fed the passages the method's own steps
 chose, in its order, with the notes its paper's final step reads beyond passages (ToG-3's
-sub-answers and subgraph, kgr's relations followed, ToPG's selected facts, A2RAG's facts).
+sub-answers and subgraph, kgr's relations followed, ToPG's selected facts, A2RAG's facts), where
+``ppr``'s entity paths stand.
 
-The reply is worked out before it is given: the kind of answer the question asks for (a person, a
-date, yes or no), then the chain of facts hop by hop with their passages, then the answer of that
-kind. A small model told only "the answer" wrote the bridge entity its chain passed through, or a
-name where a date was asked for; writing the kind first and the chain out makes the last hop the
-answer. The reply is read by ``replies.read_answer`` (repair of marker-only replies, abstention
-detection, citations to the passages).
+It is ``ppr``'s answer prompt word for word (``ANSWER_PROMPT`` with ``replies.ANSWER_FORMAT``: the
+passages, a two-hop worked example, a reasoning line, the question last), the step that gave ``ppr``
+its F1. A variant that asked for the kind of answer and the facts hop by hop before the answer, and
+put a shared preamble first, scored 32.5 against its 44.0 on the first 20 MuSiQue dev questions (1
+better, 3 worse; docs/answer-quality.md), so the measured prompt stays. The reply is read by
+``replies.read_answer`` (repair of marker-only replies, abstention detection, citations).
 """
 
 from __future__ import annotations
@@ -17,32 +18,25 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from thinkgraph.methods.layout import PREAMBLE, Notes, evidence_block, question_prompt
-from thinkgraph.methods.replies import UNKNOWN, AskedAnswer, answer_trace, ask_answer
+from thinkgraph.methods.layout import Notes
+from thinkgraph.methods.replies import AskedAnswer, answer_format, answer_trace, ask_answer
 from thinkgraph.models import TraceStep
 from thinkgraph.retrieval.evidence import ScoredPassage
 from thinkgraph.tokens import TokenCounter
 
 if TYPE_CHECKING:
-    from thinkgraph.llm.service import LLM
+    from thinkgraph.llm.service import LLM, Message
 
-PROMPT_OVERHEAD_TOKENS = 330  # the preamble, the instruction and its worked example
+PROMPT_OVERHEAD_TOKENS = 260  # the prompt's own words and the answer format
 
-# The example is the one ANSWER_FORMAT uses (replies.EXAMPLE_WORDS detects a reply that copies it).
-READER_INSTRUCTION = f"""Answer the question using only the numbered passages above (and the facts listed
-with them). The answer may need facts from two or more passages combined: find the first fact, use it
-to find the next, and answer what the question finally asks for, not an entity on the way to it.
-Reply in this form:
-Asks for: <the kind of answer the question wants: a person, a place, a date, a number, a name, yes or no>
-Facts: <the facts that lead to the answer, one hop after another, each with its passage number>
-Answer: <only the answer, in a few words of that kind> <the passages it rests on, like [2][5]>
+ANSWER_PROMPT = """Answer the question using only the numbered passages below (the question is at the end).
+{notes}
+Passages:
+{passages}
 
-For example, for "When was the college that Ada Kowal attended founded?":
-Asks for: a date
-Facts: Ada Kowal attended Dunmore College [3]. Dunmore College was founded in 1881 [1].
-Answer: 1881 [1][3]
-
-Write "Answer: {UNKNOWN}" only if nothing above, alone or combined, gives the answer."""
+{answer_format}"""
+# What a reply that copies the prompt repeats (read_answer checks ANSWER_FORMAT and its example too).
+READER_INSTRUCTION = ANSWER_PROMPT.split("\n", 1)[0]
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,14 +74,21 @@ def fit_reader_passages(llm: LLM, given: ReaderInput) -> list[ScoredPassage]:
     return fit_passages(given.passages, budget, llm.counter)
 
 
+def reader_prompt(question: str, passages: Sequence[ScoredPassage], notes: Sequence[Notes] = ()) -> str:
+    """The reader's prompt: its notes where ``ppr``'s entity paths stand, the numbered passages, the
+    answer format with its worked example, the question last."""
+    rendered = "\n\n".join(n.render() for n in notes if n.lines)
+    return ANSWER_PROMPT.format(notes=f"\n{rendered}\n" if rendered else "", passages=numbered_passages(passages),
+                                answer_format=answer_format(question=question))
+
+
 async def read(llm: LLM, given: ReaderInput, *, step: str, trace: list[TraceStep], agent: str = "responder",
                inputs: dict[str, object] | None = None) -> tuple[AskedAnswer[ScoredPassage], list[ScoredPassage]]:
     """Ask the reader; returns the answer as read (citations among the passages shown) and the passages
     shown. The trace gets one step with the reply and what was read from it."""
     shown = fit_reader_passages(llm, given)
-    evidence = evidence_block(numbered_passages(shown), given.notes)
-    messages = question_prompt(evidence, READER_INSTRUCTION, given.question)
-    asked = await ask_answer(llm, messages, shown, step=step, prompt_template=(READER_INSTRUCTION, PREAMBLE))
+    messages: list[Message] = [{"role": "user", "content": reader_prompt(given.question, shown, given.notes)}]
+    asked = await ask_answer(llm, messages, shown, step=step, prompt_template=ANSWER_PROMPT)
     trace.append(answer_trace(agent, step, "READER", asked, {
         "passages": [p.chunk_id for p in shown], "left_out": len(given.passages) - len(shown),
         "notes": {n.title: len(n.lines) for n in given.notes if n.lines}, **(inputs or {})}, len(shown)))

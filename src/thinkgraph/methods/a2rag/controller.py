@@ -17,9 +17,9 @@ from thinkgraph.methods.a2rag.prompts import ANSWER, REWRITE, REWRITE_AGAIN
 from thinkgraph.methods.a2rag.retriever import FACTS_TITLE, AgenticRetriever, Judge, RetrievalState
 from thinkgraph.methods.a2rag.verify import Verifier
 from thinkgraph.methods.base import NO_LLM_MESSAGE, MethodContext
-from thinkgraph.methods.layout import PREAMBLE, Notes, evidence_block, question_prompt
+from thinkgraph.methods.layout import PREAMBLE, Notes, evidence_block
 from thinkgraph.methods.none import NoRetrievalMethod
-from thinkgraph.methods.reader import READER_INSTRUCTION
+from thinkgraph.methods.reader import ANSWER_PROMPT, READER_INSTRUCTION, reader_prompt
 from thinkgraph.methods.replies import ECHO_MESSAGE, AnswerReply, answer_format, ask_answer, read_answer
 from thinkgraph.methods.synthesis import citations_for, numbered_passages
 from thinkgraph.models import Answer, AnswerStatus, EvidenceSubgraph, Node, NodeType, TraceStep
@@ -74,7 +74,7 @@ class A2RAGMethod:
     def _template(self) -> tuple[str, ...]:
         """The answer step's instructions (what an echoing reply repeats): the shared layout's preamble
         too, which a weak model copies as readily (Gemma 3 270M did)."""
-        return (READER_INSTRUCTION, PREAMBLE) if self.config.reader == "shared" else (ANSWER,)
+        return (ANSWER_PROMPT, PREAMBLE) if self.config.reader == "shared" else (ANSWER,)
 
     def _read(self, reply: str, passages: list[ScoredPassage]) -> AnswerReply[ScoredPassage]:
         """A draft as read, a reply the completion cap cut read as truncated (not an answer)."""
@@ -313,8 +313,8 @@ class A2RAGMethod:
         repair of ``ask_answer`` included): the one reader's prompt, or the paper's ANSWER template."""
         facts = self.retriever.triples_text(self.retriever.prompt_facts(state))
         if self.config.reader == "shared":
-            evidence = evidence_block(numbered_passages(passages), [Notes(FACTS_TITLE, facts)])
-            messages = question_prompt(evidence, READER_INSTRUCTION, query)
+            messages: list[Message] = [{"role": "user", "content": reader_prompt(query, passages,
+                                                                                 [Notes(FACTS_TITLE, facts)])}]
         else:
             prompt = ANSWER.format(question=query, triples="\n".join(facts) or "(none)",
                                    passages=numbered_passages(passages, sep="\n") or "(none)",
