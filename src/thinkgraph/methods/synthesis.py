@@ -7,18 +7,23 @@ from typing import TYPE_CHECKING
 
 from thinkgraph.methods.base import NO_LLM_MESSAGE
 from thinkgraph.methods.layout import Notes
-from thinkgraph.methods.reader import ReaderInput, fit_passages, numbered_passages, read
+from thinkgraph.methods.reader import (
+    PROMPT_OVERHEAD_TOKENS,
+    ReaderInput,
+    fit_passages,
+    numbered_passages,
+    read,
+)
 from thinkgraph.models import Answer, AnswerStatus, Citation, EvidenceSubgraph, Node, TraceStep
 from thinkgraph.retrieval.evidence import Evidence, ScoredPassage
 
-__all__ = ["answer_from_evidence", "citations_for", "evidence_only", "evidence_subgraph", "fit_passages",
+__all__ = ["PROMPT_OVERHEAD_TOKENS", "answer_from_evidence", "citations_for", "evidence_only", "evidence_subgraph", "fit_passages",
            "numbered_passages", "path_notes"]
 
 if TYPE_CHECKING:  # (types only: an LLM-free ask does not load the HTTP client)
     from thinkgraph.llm.service import LLM
 
 ANSWER_STEP = "answer.from_passages"
-PROMPT_OVERHEAD_TOKENS = 260  # the prompt's own words and the answer format (the papers' own templates)
 PATHS_TITLE = "Entity paths linking the question to the passages"
 
 
