@@ -17,8 +17,8 @@ from thinkgraph.methods.reader import (
 from thinkgraph.models import Answer, AnswerStatus, Citation, EvidenceSubgraph, Node, TraceStep
 from thinkgraph.retrieval.evidence import Evidence, ScoredPassage
 
-__all__ = ["PROMPT_OVERHEAD_TOKENS", "answer_from_evidence", "citations_for", "evidence_only", "evidence_subgraph", "fit_passages",
-           "numbered_passages", "path_notes"]
+__all__ = ["PROMPT_OVERHEAD_TOKENS", "answer_from_evidence", "citations_for", "evidence_only", "evidence_subgraph",
+           "fit_passages", "numbered_passages", "path_notes"]
 
 if TYPE_CHECKING:  # (types only: an LLM-free ask does not load the HTTP client)
     from thinkgraph.llm.service import LLM
