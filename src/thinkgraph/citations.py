@@ -91,6 +91,12 @@ def sentence_spans(text: str) -> list[tuple[int, int]]:
     return spans
 
 
+def needs_antecedent(sentence: str) -> bool:
+    """Whether a sentence speaks of someone by pronoun, or starts with one, and so needs the sentence
+    before it that names whom it stands for (the rule ``best_span`` reaches back by)."""
+    return bool(_PRONOUN.search(sentence))
+
+
 def question_parts(question: str) -> list[str]:
     """The parts of a multi-part question ("Who made X, and who trained her?"), or the question."""
     parts = [p.strip(" ,?") for p in _PARTS.split(question) if p and p.strip(" ,?")]
