@@ -342,7 +342,7 @@ class ThinkGraph:
         self.refresh()
         if record.retrieves and not len(self.view.vectors(NodeType.CHUNK).ids):
             self._no_passages(record.name, reads_typed_graph=catalog.IndexPart.TYPED_KG in record.reads)
-        ctx = MethodContext(store=self.store, view=self.view, settings=self.settings,
+        ctx = MethodContext(store=self.store, view=self.view, settings=catalog.run_settings(self.settings, options),
                             llm=self.llm if use_llm else None)
         answer = await run_method(record.build(ctx, config), question, top_k=top_k)
         place_citations(answer, self.store)

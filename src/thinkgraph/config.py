@@ -226,12 +226,29 @@ class AskSettings(_Section):
     max_question_chars: int = Field(default=DEFAULT_MAX_QUESTION_CHARS, ge=1)
 
 
+class ReaderSettings(_Section):
+    """The one reader, every method's final answer step (methods/reader.py). Each setting is also an
+    option of every method for one run (``ask -o evidence_sentences=2``, ``eval -m
+    ppr:evidence_sentences=2``), beside the method's own."""
+
+    # How much of each passage the reader is shown: its N sentences that bear most on the question and
+    # the entities linked to it, with the sentence a pronoun among them stands for, and "…" where
+    # sentences were left out (retrieval/compaction.py); a passage that short is shown whole. 0: whole
+    # passages, ppr's measured prompt byte for byte. The default stays 0 until the curve of F1 against
+    # prompt tokens (benchmarks/answer_quality.py --methods ppr ppr:evidence_sentences=N) chooses one.
+    evidence_sentences: int = Field(default=0, ge=0)
+
+
+READER_OPTIONS = tuple(ReaderSettings.model_fields)  # every method's options that the reader reads
+
+
 class Settings(_Section):
     llm: LLMSettings = Field(default_factory=LLMSettings)
     embedding: EmbeddingSettings = Field(default_factory=EmbeddingSettings)
     index: IndexSettings = Field(default_factory=IndexSettings)
     retrieval: RetrievalSettings = Field(default_factory=RetrievalSettings)
     ask: AskSettings = Field(default_factory=AskSettings)
+    reader: ReaderSettings = Field(default_factory=ReaderSettings)
 
 
 _ENV_OVERRIDES: dict[str, tuple[str, str]] = {
@@ -241,6 +258,7 @@ _ENV_OVERRIDES: dict[str, tuple[str, str]] = {
     "THINKGRAPH_LLM_CONCURRENCY": ("llm", "concurrency"),
     "THINKGRAPH_LLM_TIMEOUT_S": ("llm", "timeout_s"),  # a CPU model reading a long prompt needs minutes
     "THINKGRAPH_LLM_LOGPROBS": ("llm", "logprobs"),  # false: verdicts as written (no log-probabilities asked)
+    "THINKGRAPH_READER_EVIDENCE_SENTENCES": ("reader", "evidence_sentences"),  # 0: whole passages
     "THINKGRAPH_EMBED_PROVIDER": ("embedding", "provider"),
     "THINKGRAPH_EMBED_MODEL": ("embedding", "model"),
     "THINKGRAPH_EMBED_BASE_URL": ("embedding", "base_url"),

@@ -70,15 +70,18 @@ class MethodRecord:
         then ``options``; a value out of range or an unknown key is one ConfigError naming it."""
         from pydantic import ValidationError
 
+        from thinkgraph.config import READER_OPTIONS
+
+        run_settings(settings, options)  # the reader's options (every method's) checked, then left out
         model = self.config_model()
         base = getattr(settings, self.defaults_from).model_dump() if self.defaults_from else {}
         try:
-            return model.model_validate({**base, **options})
+            return model.model_validate({**base, **{k: v for k, v in options.items() if k not in READER_OPTIONS}})
         except ValidationError as exc:
             first = exc.errors()[0]
             where = ".".join(map(str, first["loc"])) or "options"
             if first["type"] == "extra_forbidden":  # pydantic says "Extra inputs are not permitted"
-                known = ", ".join(sorted(model.model_fields))
+                known = ", ".join(sorted([*model.model_fields, *READER_OPTIONS]))
                 raise ConfigError(f"{self.name} has no option {where}; its options: {known}") from None
             raise ConfigError(f"{self.name} option {where}: {first['msg']}") from None
 
@@ -165,8 +168,28 @@ def top_k_options(name: str, top_k: int | None, options: Mapping[str, Any]) -> d
     return {**dict.fromkeys(get(name).top_k, top_k), **options}
 
 
+def run_settings(settings: Settings, options: Mapping[str, Any]) -> Settings:
+    """The settings of one run: ``settings`` with the options every method takes for its reader
+    ([reader], config.READER_OPTIONS) applied; ``settings`` itself when the options hold none."""
+    from pydantic import ValidationError
+
+    from thinkgraph.config import READER_OPTIONS, ReaderSettings
+
+    given = {k: v for k, v in options.items() if k in READER_OPTIONS}
+    if not given:
+        return settings
+    try:
+        reader = ReaderSettings.model_validate({**settings.reader.model_dump(), **given})
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        raise ConfigError(f"option {'.'.join(map(str, first['loc']))}: {first['msg']}") from None
+    return settings.model_copy(update={"reader": reader})
+
+
 def make_method(name: str, ctx: MethodContext, **options: Any) -> Method:
     """The method ``name`` with ``options`` over its defaults (an unknown name or a bad option is a
-    one-line error; an error inside a constructor is a bug and is not reported as a bad option)."""
+    one-line error; an error inside a constructor is a bug and is not reported as a bad option); the
+    reader's options among them set ``ctx.settings``'s."""
     record = get(name)
+    ctx.settings = run_settings(ctx.settings, options)
     return record.build(ctx, record.make_config(ctx.settings, options))

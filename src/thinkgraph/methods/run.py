@@ -74,8 +74,10 @@ async def run_method(method: Method, question: str, *, top_k: int | None = None)
         answer = await method.answer(question)
         cost = Cost()
     else:
+        from thinkgraph.methods.reader import reading
+
         before = llm.describe()
-        with llm.meter.scope() as cost:
+        with llm.meter.scope() as cost, reading(ctx.settings.reader):  # the run's [reader] settings
             answer = await method.answer(question)
         if _empty_answer(answer):
             llm.meter.parse_failures += 1  # an unusable reply, counted with the others of the question
