@@ -85,11 +85,13 @@ class AgentStepper:
 
     def messages(self, state: ChainState, variant: str) -> list[Message]:
         """The step's conversation: the task, then each step as the model's turn and its observation as
-        the next user turn; the last one names the step to write and the question again."""
+        the next user turn; the last one names the step to write and the question again. Consecutive steps
+        of a chain share all of it but that closing, for a server's prompt cache: the task is the same at
+        every step, and earlier observations are shortened alike at every step (``stable``)."""
         if not state.steps:
             return [{"role": "user", "content": self._opening(variant)}]
         messages: list[Message] = [{"role": "user", "content": self._opening("")}]
-        shown = state.observations(self.scratchpad_chars)
+        shown = state.observations(self.scratchpad_chars, stable=True)
         for n, (step, observation) in enumerate(zip(state.steps, shown, strict=True), 1):
             messages.append({"role": "assistant", "content": AGENT_TURN.format(n=n, thought=step.thought,
                                                                                action=step.action)})

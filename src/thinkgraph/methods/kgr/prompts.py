@@ -6,6 +6,10 @@ examples (methods/kgr/examples.py, our own), then the task."""
 # turn, which names the step to write and the question again, last. In one prompt after its steps, told
 # "write one Thought and one Action", Qwen2.5-1.5B-Instruct rewrote step 1 (the same RetrieveNode) at
 # every step and never reached Finish (issue #39); given its steps as its own turns, it went on from them.
+# The layout keeps the longest prefix between the calls of one question for a server's prompt cache
+# (issue #48): this message is the same at every step of a chain (the instructions, the examples and the
+# graph definition first, then the question); the steps are turns; what varies, the closing with its
+# hint and a ToT candidate's variant, comes last, after the newest observation.
 AGENT_STEP = """Answer the question by alternating Thought, Action and Observation steps over a knowledge graph.
 Each step is one Thought (what the observations so far show and what is still needed) and one Action on the
 graph; the graph replies with an Observation. The actions:
@@ -22,14 +26,14 @@ Action <n>: <one action>
 {graph}
 
 Question: {question}
-{variant}Now write step 1 of at most {limit} for the question "{question}"."""
+Now write step 1 of at most {limit} for the question "{question}".{variant}"""
 
 AGENT_TURN = "Thought {n}: {thought}\nAction {n}: {action}"  # a step as the model's turn
 AGENT_OBSERVATION = "Observation {n}: {observation}"
 AGENT_CLOSING = """
 
-{variant}Now write step {n} of at most {limit} for the question "{question}": a Thought about what the \
-observations found, then one Action that none of the steps above took.{hint}"""
+Now write step {n} of at most {limit} for the question "{question}": a Thought about what the \
+observations found, then one Action that none of the steps above took.{hint}{variant}"""
 FINISH_HINT = (" When an observation gives what the question finally asks for (not a fact on the way to it), "
                "write Finish[answer].")
 LAST_STEPS_HINT = (" Only {left} steps are left, this one included: Finish[answer] with what the question finally "

@@ -13,6 +13,8 @@ if TYPE_CHECKING:
 
 _BRACKETS = re.compile(r"\[([^\[\]]*)\]")
 SHORT_OBSERVATION = 300  # characters of an old observation kept when the scratchpad is over its bound
+SHORTENED = " ... (shortened)"
+CUT_TO = 0.75  # a prefix-stable scratchpad over its bound is cut to this share of it (``observations``)
 
 
 @dataclass(eq=False)
@@ -65,21 +67,34 @@ class ChainState:
         """The steps as "Thought i / Action i / Observation i" lines (``max_chars``: see ``observations``)."""
         return self._lines(self.observations(max_chars))
 
-    def observations(self, max_chars: int | None = None) -> list[str]:
+    def observations(self, max_chars: int | None = None, *, stable: bool = False) -> list[str]:
         """The steps' observations as shown to the model. When the scratchpad would be over ``max_chars``,
         the oldest are shortened first (the latest two stay whole), so that a long chain still fits the
-        context window with the prompt's closing lines, which a cut at the end would lose."""
+        context window with the prompt's closing lines, which a cut at the end would lose.
+
+        ``stable`` (the agent's turns, ours): the cuts are made as the chain grew, step by step, and a
+        step that goes over the bound cuts down to CUT_TO of it. The cuts shown at one step are then
+        the cuts shown at the next, and the next several steps fit without a new one, so a server's
+        prompt cache keeps the turns up to the newest cut (a cut to just under the bound would shorten
+        the oldest whole observation again at every step, and the prompt would differ from there on)."""
         shown = [s.observation for s in self.steps]
-        for i in range(max(len(shown) - 2, 0)):
-            if max_chars is None or len(self._lines(shown)) <= max_chars:
-                break
-            if len(shown[i]) > SHORT_OBSERVATION:
-                shown[i] = shown[i][:SHORT_OBSERVATION] + " ... (shortened)"
+        if max_chars is None:
+            return shown
+        for end in range(1, len(shown) + 1) if stable else [len(shown)]:
+            if len(self._lines(shown[:end])) <= max_chars:
+                continue
+            target = int(max_chars * CUT_TO) if stable else max_chars
+            for i in range(max(end - 2, 0)):
+                if len(self._lines(shown[:end])) <= target:
+                    break
+                if len(shown[i]) > SHORT_OBSERVATION and not shown[i].endswith(SHORTENED):
+                    shown[i] = shown[i][:SHORT_OBSERVATION] + SHORTENED
         return shown
 
     def _lines(self, observations: list[str]) -> str:
+        """The lines of the chain's first steps, one for each of ``observations``."""
         lines = []
-        for i, (s, observation) in enumerate(zip(self.steps, observations, strict=True), 1):
+        for i, (s, observation) in enumerate(zip(self.steps[:len(observations)], observations, strict=True), 1):
             lines.append(f"Thought {i}: {s.thought}")
             if s.action:
                 lines += [f"Action {i}: {s.action}", f"Observation {i}: {observation}"]
