@@ -142,10 +142,11 @@ async def run_tree(stepper: Stepper, evaluator: Evaluator, root: ChainState, con
         # the last level of a tree of two or more levels finishes each kept state (finish_at_limit)
         last = config.finish_at_limit and level == config.tree_depth - 1 and level > 0
         expand = _finish_one if last else _expand
-        expanded, spent = await gather_within_budget(expand(stepper, parent, config.k, config.repair)
-                                                     for parent in frontier)
+        # one state's candidates at a time (they are asked together): their steps and repairs follow each
+        # other, so a one-slot server's prompt cache keeps the conversation they share (ours, issue #48)
+        expanded = [await expand(stepper, parent, config.k, config.repair) for parent in frontier]
         groups = [children for children, _ in expanded]
-        spent = spent or any(partial for _, partial in expanded)
+        spent = any(partial for _, partial in expanded)
         result.states += sum(len(g) for g in groups)
         if merge and not spent and not last:
             made, spent = await _merge_level(stepper, groups)
