@@ -117,16 +117,32 @@ def measure(calls: Sequence[tuple[Sequence[dict[str, str]], str]], counter: Toke
 
 
 class Recording(ScriptedBackend):
-    """A scripted backend that keeps each call's messages and reply, in the order the server gets them."""
+    """A scripted backend that keeps each call's messages and reply in the order a one-slot server
+    answers them: one at a time, first come first served (a request sent while others wait, as a
+    repair after its step's reply, waits behind them)."""
 
     def __init__(self, rules: list[tuple[str, Any]]) -> None:
         super().__init__(rules=rules)
         self.calls: list[tuple[tuple[dict[str, str], ...], str]] = []
+        self._slot: asyncio.Lock | None = None
 
     async def chat(self, request: ChatRequest, on_delta: DeltaSink | None = None) -> ChatResult:
-        result = await super().chat(request, on_delta)
-        self.calls.append((request.messages, result.text))
+        self._slot = self._slot or asyncio.Lock()  # (made on the loop that uses it)
+        async with self._slot:  # asyncio.Lock wakes its waiters in order
+            await asyncio.sleep(0)  # the requests sent together arrive before the first is answered
+            result = await super().chat(request, on_delta)
+            self.calls.append((request.messages, result.text))
         return result
+
+
+class MemoryCache(dict[str, Any]):
+    """A response cache of one run (the index's own would answer a later run from the first)."""
+
+    def cache_get(self, key: str) -> Any | None:
+        return self.get(key)
+
+    def cache_put(self, key: str, value: Any) -> None:
+        self[key] = value
 
 
 # --- the scripted model ---------------------------------------------------------------------------
@@ -135,11 +151,12 @@ def _last_user(request: ChatRequest) -> str:
     return request.messages[-1]["content"]
 
 
-def agent_walker(finish_after: int = 6) -> Callable[[ChatRequest], str]:
+def agent_walker(finish_after: int = 6, repeats: bool = False) -> Callable[[ChatRequest], str]:
     """kgr's agent, as a small model that follows the format: finds the question's first name, lists its
     passages, reads the first it has not read, looks up the next name a passage gives, and finishes
-    after ``finish_after`` steps (or when asked to write a step again) with the last name it read. A
-    ToT candidate other than the first looks up the question's last name first."""
+    after ``finish_after`` steps with the last name it read. ToT's j-th candidate takes the j-th of these
+    where there are several. ``repeats``: steps 3 and 6 first repeat the step before (as small
+    models do), and are asked again (kgr's repair)."""
     def reply(request: ChatRequest) -> str:
         text = "\n".join(m["content"] for m in request.messages).split("Now your task.")[-1]
         question = re.findall(r'for the question "(.*?)"', text)[-1]
@@ -147,22 +164,24 @@ def agent_walker(finish_after: int = 6) -> Callable[[ChatRequest], str]:
         taken = re.findall(r"Action \d+: (.*)", text)
         names = re.findall(LONG_NAME, question) or [question]
         candidate = re.search(r"Candidate (\d+) of", text)
-        if not seen:
-            first = names[-1] if candidate and candidate.group(1) != "1" else names[0]
+        pick = int(candidate.group(1)) - 1 if candidate else 0  # a ToT candidate takes its own way
+        if not seen:  # (a candidate past the question's names asks in its own words)
+            first = names[pick % len(names)] + (f" ({pick})" if pick >= len(names) else "")
             return f"Thought 1: I need {first}.\nAction 1: RetrieveNode[{first}]"
         n, last = len(seen) + 1, seen[-1]
         node = re.search(r"node is (\S+) \(", last)
         passage = re.search(r"The text of \S+ is: (.*)", last)
         found = re.findall(NAME, passage.group(1) if passage else last)
         unread = [c for c in re.findall(r"(chunk:\w+)", last) if f"NodeFeature[{c}, text]" not in taken]
-        if n > finish_after or "Write step" in _last_user(request):
+        repair = "Write step" in _last_user(request)
+        if repeats and n in (3, 6) and not repair:
+            return f"Thought {n}: Again.\nAction {n}: {taken[-1]}"
+        if n > finish_after:
             return f"Thought {n}: That answers it.\nAction {n}: Finish[{found[-1] if found else 'Unknown'}]"
-        if node and f"NeighborCheck[{node.group(1)}, mentioned_in]" not in taken:
-            return f"Thought {n}: Its passages.\nAction {n}: NeighborCheck[{node.group(1)}, mentioned_in]"
-        if unread:
-            return f"Thought {n}: Read it.\nAction {n}: NodeFeature[{unread[0]}, text]"
-        following = next((f for f in found if f"RetrieveNode[{f}]" not in taken), "Moon")
-        return f"Thought {n}: Next, {following}.\nAction {n}: RetrieveNode[{following}]"
+        options = [f"NeighborCheck[{node.group(1)}, mentioned_in]"] if node else []
+        options += [f"NodeFeature[{c}, text]" for c in unread] or [f"RetrieveNode[{f}]" for f in found]
+        options = [o for o in options if o not in taken] or ["RetrieveNode[Moon]"]
+        return f"Thought {n}: Next, {found[0] if found else 'more'}.\nAction {n}: {options[pick % len(options)]}"
 
     return reply
 
@@ -177,9 +196,9 @@ def reader(request: ChatRequest) -> str:
 VERDICT = json.dumps({"reason": "stated", "relevant": "yes", "grounded": "yes", "resolves": "yes", "verdict": "yes"})
 
 
-def rules(finish_after: int = 6) -> list[tuple[str, Any]]:
+def rules(finish_after: int = 6, repeats: bool = False) -> list[tuple[str, Any]]:
     """The scripted model's replies: the first rule whose text the prompt holds answers it."""
-    return [(READ, reader), (AGENT, agent_walker(finish_after)), *RULES]
+    return [(READ, reader), (AGENT, agent_walker(finish_after, repeats)), *RULES]
 
 
 RULES: list[tuple[str, Any]] = [
@@ -218,17 +237,17 @@ def split_method(spec: str) -> tuple[str, dict[str, Any]]:
 
 async def run_method(open_index: Callable[[Recording], ThinkGraph], spec: str, questions: Sequence[str],
                      counter: TokenCounter, states: int, context_window: int | None = None,
-                     finish_after: int = 6) -> Row:
+                     finish_after: int = 6, repeats: bool = False) -> Row:
     """The method over the questions, one after another on one server (its caches kept between them)."""
-    backend = Recording(rules(finish_after))
+    backend = Recording(rules(finish_after, repeats))
     one, many = PrefixCache(counter, 1), PrefixCache(counter, states)
     row = Row(spec)
     name, options = split_method(spec)
     with open_index(backend) as tg:
         if context_window:
             tg.settings.llm.context_window = context_window
-        if tg.llm is not None:
-            tg.llm.cache = None  # every call reaches the server, on any index, run after run
+        if tg.llm is not None:  # the run's own response cache: a prompt asked again is not sent again
+            tg.llm.cache = MemoryCache()
         for question in questions:
             start = len(backend.calls)
             await tg.aask(question, name, **options)
@@ -271,6 +290,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--states", type=int, default=8, help="states the --cache play keeps")
     parser.add_argument("--context-window", type=int, help="the model's context window (default: the settings')")
     parser.add_argument("--finish-after", type=int, default=6, help="steps the scripted kgr agent takes")
+    parser.add_argument("--repeats", action="store_true", help="the kgr agent repeats steps 3 and 6 (repaired)")
     args = parser.parse_args(argv)
     counter = TokenCounter()
     questions = QUESTIONS
@@ -283,7 +303,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         else:
             opener = fixture_index(Path(tmp))
         rows = [asyncio.run(run_method(opener, m, questions, counter, args.states, args.context_window,
-                                       args.finish_after)) for m in args.methods]
+                                       args.finish_after, args.repeats)) for m in args.methods]
     print(f"{len(questions)} questions, means a question (tokens: the TokenCounter's, on the ChatML text)")
     print(table(rows, args.states))
     return 0

@@ -90,6 +90,27 @@ async def test_a_tree_searchs_candidates_differ_only_in_their_variant_at_the_end
         assert b[2]["content"].endswith(VARIANT.format(index=2, count=2))
 
 
+
+def shares_conversation(request: Messages, conversation: Messages) -> bool:
+    """Whether ``request`` holds ``conversation``'s turns as they are (its last one may go on)."""
+    head = list(request[:len(conversation)])
+    return len(head) == len(conversation) and head[:-1] == list(conversation[:-1]) and \
+        head[-1]["content"].startswith(conversation[-1]["content"])
+
+
+async def test_a_tree_searchs_repair_follows_its_states_candidates(open_bridge) -> None:  # noqa: ANN001
+    """A one-slot server answers in arrival order: each state's candidates are asked together, and
+    their repairs come before the next state's candidates, so the server still holds their state's
+    conversation (not another state's)."""
+    backend = prefix_reuse.Recording(prefix_reuse.rules(repeats=True))
+    answer = await open_bridge(backend).aask(QUESTION, "kgr", strategy="tot", k=2, t=2, steps=4)
+    assert answer.stats["repairs"] >= 3
+    asked = [m for m, _ in backend.calls]
+    repairs = [i for i, m in enumerate(asked) if AGENT in m[0]["content"] and "Write step" in m[-1]["content"]]
+    for i in repairs:
+        state = without_closing(asked[i][:-2])  # the conversation of the state the repaired step went on from
+        assert shares_conversation(asked[i - 1], state)
+
 def long_chain(steps: int) -> list[Step]:
     return [Step(f"step {i}", f"RetrieveNode[thing {i}]", f"({i}) " + " ".join(f"w{i}x{j}" for j in range(150)))
             for i in range(1, steps + 1)]
