@@ -8,10 +8,16 @@ ChatML text a Qwen2.5 template makes of the messages, its special tokens one tok
 counted with the project's TokenCounter; a token is evaluated when it ends past the common prefix.
 ``states=1`` is one slot (llama-cpp-python without ``--cache``, llama.cpp's single slot); more states
 play llama-cpp-python's ``--cache``, which restores the saved state with the longest common prefix.
-The state kept after a call holds its reply too, as the server's KV cache does.
+The state kept after a call holds its reply too, as the server's KV cache does. Calls reach the play
+in the order a one-slot server answers them (first come, first served), and a prompt asked again within
+the run is answered by the run's response cache, as a user's index answers it.
 
-    .venv/bin/python benchmarks/prefix_reuse.py [--methods kgr kgr:strategy=tot,depth=3 ppr a2rag topg tog3]
-        [--index path/to/index.db --questions questions.jsonl]
+The scripted model follows every format and reads its prompts (kgr's agent walks the graph from the
+question's names); the figures are the methods' prompt structure on real passages, not a model's quality.
+
+    .venv/bin/python benchmarks/prefix_reuse.py [--methods kgr kgr:strategy=tot,depth=3 ppr ...]
+        [--index path/to/index.db --questions questions.jsonl --limit 10]
+        [--repeats] [--finish-after 9] [--context-window 4096] [--states 8]
 """
 
 from __future__ import annotations
