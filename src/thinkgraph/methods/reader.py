@@ -143,7 +143,8 @@ async def read(llm: LLM, given: ReaderInput, *, step: str, trace: list[TraceStep
     shown = fit_reader_passages(llm, given, cut)
     prompt = _prompt(given.question, as_shown(shown, None if cut is None else cut[:len(shown)]), given.notes)
     messages: list[Message] = [{"role": "user", "content": prompt}]
-    asked = await ask_answer(llm, messages, shown, step=step, prompt_template=ANSWER_PROMPT)
+    asked = await ask_answer(llm, messages, shown, step=step, prompt_template=ANSWER_PROMPT,
+                             question=given.question)
     kept = {} if cut is None else {"evidence_sentences": reader_settings().evidence_sentences,
                                    "kept_spans": {p.chunk_id: c.kept for p, c in zip(shown, cut, strict=False)}}
     trace.append(answer_trace(agent, step, "READER", asked, {

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Generic, TypeVar
 
 from thinkgraph.llm.echo import echoes_instructions
+from thinkgraph.methods.restatement import RESTATEMENT_REPAIR, restates_question
 from thinkgraph.models import AnswerStatus, Cost, TraceStep
 
 if TYPE_CHECKING:
@@ -205,10 +206,11 @@ class AskedAnswer(Generic[T]):
 
 
 async def ask_answer(llm: LLM, messages: list[Message], items: Sequence[T], *, step: str,
-                     prompt_template: str | tuple[str, ...]) -> AskedAnswer[T]:
+                     prompt_template: str | tuple[str, ...], question: str | None = None) -> AskedAnswer[T]:
     """Ask for an answer and read it; a reply of passage numbers only is asked again once, with the
     model's reply and what it lacked (the bounded repair of free-text answers). Still markers only, it is
-    a failure that says so."""
+    a failure that says so. Given the ``question``, an answer that only restates it
+    (``restatement.restates_question``) is asked again once, told so; the second reply stands."""
     started = time.perf_counter()
     cap = llm.settings.max_tokens.answer
     def usable(text: str) -> bool:  # an unusable reply is not cached: a later run (a fixed server) asks again
@@ -223,6 +225,14 @@ async def ask_answer(llm: LLM, messages: list[Message], items: Sequence[T], *, s
             repair: list[Message] = [*messages, {"role": "assistant", "content": first.text},
                                      {"role": "user", "content": MARKERS_REPAIR}]
             last = await llm.reply(repair, step=step + ".repair", kind="answer", usable=usable)
+            replies.append(last.text.strip())
+        read = read_answer(last.text.strip(), items, prompt_template, truncated=last.truncated, cap=cap)
+        if read.status == AnswerStatus.ANSWERED and restates_question(read.text, question):
+            llm.meter.repairs += 1
+            again: list[Message] = [*messages, {"role": "assistant", "content": last.text},
+                                    {"role": "user", "content": RESTATEMENT_REPAIR.format(
+                                        answer=read.text, question=" ".join((question or "").split()))}]
+            last = await llm.reply(again, step=step + ".restated", kind="answer", usable=usable)
             replies.append(last.text.strip())
     read = read_answer(last.text.strip(), items, prompt_template, truncated=last.truncated, cap=cap)
     if read.status == AnswerStatus.ANSWERED and markers_only(last.text):

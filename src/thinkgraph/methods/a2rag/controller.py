@@ -320,7 +320,8 @@ class A2RAGMethod:
                                    passages=numbered_passages(passages, sep="\n") or "(none)",
                                    answer_format=answer_format(question=query))
             messages = [{"role": "user", "content": prompt}]
-        asked = await ask_answer(llm, messages, passages, step=DRAFT_STEP, prompt_template=self._template)
+        asked = await ask_answer(llm, messages, passages, step=DRAFT_STEP, prompt_template=self._template,
+                                 question=query if self.config.reader == "shared" else None)
         if asked.read.status == AnswerStatus.TRUNCATED:
             self._cut_replies.add(asked.replies[-1])
         return asked.replies[-1]

@@ -52,7 +52,7 @@ class Finisher:
             answer_format=answer_format(items, self.question),
             passages=FINISH_PASSAGES.format(passages=numbered_passages(passages)) if passages else "")
         asked = await ask_answer(self.llm, [{"role": "user", "content": prompt}], passages, step=FINISH_STEP,
-                                 prompt_template=ECHOED)
+                                 prompt_template=ECHOED, question=self.question)
         read = asked.read
         self.recorder.steps.append(answer_trace("reasoner", FINISH_STEP, "FINISH_AT_LIMIT", asked, {
             "state": state.id, "passages": [p.chunk_id for p in passages]}, len(passages)))
