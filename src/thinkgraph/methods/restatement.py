@@ -12,15 +12,15 @@ from __future__ import annotations
 
 import re
 
+import Stemmer
+from bm25s.stopwords import STOPWORDS_EN_PLUS
+
 _WORD = re.compile(r"\w+")
 _MARKER = re.compile(r"\[\d+\]")
-# Function words: a restatement is judged by the words that carry content.
-_FUNCTION_WORDS = frozenset(
-    "a an the of in on at to for from by with as and or is was were are be been being that this these those "
-    "which who whom whose what when where why how did does do its it his her their he she they s".split())
-# Questions whose answer may well be one of their own words: a choice they offer, or yes and no.
+_FUNCTION_WORDS = frozenset(STOPWORDS_EN_PLUS)  # a restatement is judged by the words that carry content
+# Questions whose answer may well be one of their own words: a choice they offer.
 _OFFERS_CHOICE = re.compile(r"\b(or|between|both|either|neither)\b")
-_STEM = 4  # an inflected form shares its first letters with the question's word ("played", "play")
+_YES_NO = frozenset(("yes", "no"))
 
 RESTATEMENT_REPAIR = ("Your answer \"{answer}\" only repeats words of the question. Look again at what is given above "
                       "and reply with what the question asks for (a name, place, date, number or description "
@@ -28,23 +28,19 @@ RESTATEMENT_REPAIR = ("Your answer \"{answer}\" only repeats words of the questi
                       "the numbers that support it. Question: {question}")
 
 
-def _content(text: str) -> list[str]:
-    return [w for w in _WORD.findall(text.casefold()) if w not in _FUNCTION_WORDS]
-
-
-def _said(word: str, question_words: set[str]) -> bool:
-    if word in question_words:
-        return True
-    return len(word) >= _STEM and any(len(q) >= _STEM and (word.startswith(q) or q.startswith(word))
-                                      for q in question_words)
+def _stems(text: str, stemmer: Stemmer.Stemmer) -> list[str]:
+    """The text's content words as Snowball stems ("played" and "play" alike)."""
+    words: list[str] = stemmer.stemWords([w for w in _WORD.findall(text.casefold()) if w not in _FUNCTION_WORDS])
+    return words
 
 
 def restates_question(answer: str | None, question: str | None) -> bool:
     """Whether the answer's content words are all words the question already says (see the module)."""
     if not answer or not question or _OFFERS_CHOICE.search(question.casefold()):
         return False
-    words = _content(_MARKER.sub(" ", answer))
-    if not words or words[0] in ("yes", "no"):
+    said = _MARKER.sub(" ", answer)
+    if set(_WORD.findall(said.casefold())[:1]) & _YES_NO:
         return False
-    asked = set(_content(question))
-    return all(_said(w, asked) for w in words)
+    stemmer = Stemmer.Stemmer("english")
+    words = _stems(said, stemmer)
+    return bool(words) and set(words) <= set(_stems(question, stemmer))
