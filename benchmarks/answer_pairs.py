@@ -1,14 +1,39 @@
 """What answer_quality.py's report says beside each method's row, paired with `ppr` on the same
 questions: the F1 of both on the questions where both final evidences hold a gold passage (where the
 method's answer step, not its retrieval, decides), wins and losses, abstentions whose evidence held a
-gold passage, and for ircot how often its chain stopped at its first step."""
+gold passage, and for ircot how often its chain stopped at its first step. Given the gold answers and
+the corpus texts, it also says on how many of the losses the method's top 5 lacked every gold answer
+string while `ppr`'s held one: a gold passage may be a first hop's, and then the loss is the method's
+evidence, not its reader."""
 
 from __future__ import annotations
 
+import re
 import statistics
+from dataclasses import dataclass, field
 from typing import Any
 
 BASELINE = "ppr"
+
+
+_WORD = re.compile(r"\w+")
+
+
+def _words(text: str) -> str:
+    return " " + " ".join(_WORD.findall(text.casefold())) + " "
+
+
+@dataclass(frozen=True)
+class AnswerTexts:
+    """The gold answers (and aliases) by question and the corpus texts by passage id: whether a
+    record's top 5 shows an answer, word for word."""
+
+    answers: dict[str, list[str]] = field(default_factory=dict)
+    texts: dict[str, str] = field(default_factory=dict)
+
+    def shown(self, record: dict[str, Any], depth: int = 5) -> bool:
+        text = "".join(_words(self.texts.get(i, "")) for i in (record.get("retrieved") or [])[:depth])
+        return any(_words(a).strip() and _words(a) in text for a in self.answers.get(record["qid"], []))
 
 
 def holds_gold(record: dict[str, Any], gold: list[str]) -> bool:
@@ -20,9 +45,10 @@ def f1(record: dict[str, Any]) -> float:
 
 
 def paired_row(label: str, records: list[dict[str, Any]], baseline: dict[str, dict[str, Any]],
-               gold: dict[str, list[str]]) -> dict[str, Any]:
+               gold: dict[str, list[str]], answers: AnswerTexts | None = None) -> dict[str, Any]:
     """The method's records against the baseline's on the same questions."""
     same = [r for r in records if r["qid"] in baseline]
+    lost = [r for r in same if f1(r) < f1(baseline[r["qid"]])]
     both = [r for r in same if holds_gold(r, gold.get(r["qid"], [])) and
             holds_gold(baseline[r["qid"]], gold.get(r["qid"], []))]
     abstained = [r for r in records if str(r.get("status")) == "abstained"]
@@ -31,7 +57,9 @@ def paired_row(label: str, records: list[dict[str, Any]], baseline: dict[str, di
     return {
         "method": label, "paired": len(same),
         "wins": sum(f1(r) > f1(baseline[r["qid"]]) for r in same),
-        "losses": sum(f1(r) < f1(baseline[r["qid"]]) for r in same),
+        "losses": len(lost),
+        "lost_unshown": None if answers is None else
+        sum(not answers.shown(r) and answers.shown(baseline[r["qid"]]) for r in lost),
         "both_gold": len(both),
         "f1_both": 100 * statistics.mean(f1(r) for r in both) if both else None,
         "baseline_f1_both": 100 * statistics.mean(f1(baseline[r["qid"]]) for r in both) if both else None,
@@ -41,23 +69,28 @@ def paired_row(label: str, records: list[dict[str, Any]], baseline: dict[str, di
     }
 
 
-def paired_table(records: list[dict[str, Any]], gold: dict[str, list[str]]) -> list[str]:
+def paired_table(records: list[dict[str, Any]], gold: dict[str, list[str]],
+                 answers: AnswerTexts | None = None) -> list[str]:
     """Markdown lines: one row per method other than the baseline."""
     baseline = {r["qid"]: r for r in records if r["label"] == BASELINE}
     if not baseline:
         return []
     lines = ["", f"Paired with `{BASELINE}` on the same questions (both gold: both final evidences hold a gold "
-                 "passage; abstained with gold: abstentions whose evidence held one)", "",
-             f"| method | paired | wins / losses vs {BASELINE} | both gold | F1 there | {BASELINE}'s F1 there | "
-             "abstained (with gold) | stopped at step 1 |", "|---|---|---|---|---|---|---|---|"]
+                 "passage; abstained with gold: abstentions whose evidence held one; answer not shown: losses whose "
+                 f"top 5 lacked the gold answer's words where {BASELINE}'s held them)", "",
+             f"| method | paired | wins / losses vs {BASELINE} | losses, answer not shown | both gold | F1 there | "
+             f"{BASELINE}'s F1 there | abstained (with gold) | stopped at step 1 |",
+             "|---|---|---|---|---|---|---|---|---|"]
     for label in dict.fromkeys(r["label"] for r in records):
         if label == BASELINE:
             continue
-        row = paired_row(label, [r for r in records if r["label"] == label], baseline, gold)
+        row = paired_row(label, [r for r in records if r["label"] == label], baseline, gold, answers)
+        unshown = "–" if row["lost_unshown"] is None else str(row["lost_unshown"])
         both = "–" if row["f1_both"] is None else f"{row['f1_both']:.1f}"
         base = "–" if row["baseline_f1_both"] is None else f"{row['baseline_f1_both']:.1f}"
         stops = "–" if row["first_step_stops"] is None else f"{row['first_step_stops']} of {row['with_steps']}"
-        lines.append(f"| {label} | {row['paired']} | {row['wins']} / {row['losses']} | {row['both_gold']} | {both} | "
+        lines.append(f"| {label} | {row['paired']} | {row['wins']} / {row['losses']} | {unshown} | "
+                     f"{row['both_gold']} | {both} | "
                      f"{base} | {row['abstained']} ({row['abstained_with_gold']}) | {stops} |")
     return lines
 

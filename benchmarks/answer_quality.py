@@ -33,12 +33,12 @@ sys.path.insert(0, str(ROOT / "tests"))  # the server launcher the tests use
 sys.path.insert(0, str(ROOT / "benchmarks"))  # answer_pairs, when run from elsewhere
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
-from answer_pairs import before_after, paired_table  # noqa: E402
+from answer_pairs import AnswerTexts, before_after, paired_table  # noqa: E402
 
 from thinkgraph.api import ThinkGraph  # noqa: E402
 from thinkgraph.config import Settings  # noqa: E402
 from thinkgraph.errors import InputError  # noqa: E402
-from thinkgraph.eval.datasets import load_questions  # noqa: E402
+from thinkgraph.eval.datasets import Question, load_questions  # noqa: E402
 from thinkgraph.eval.metrics import recall_at_k  # noqa: E402
 from thinkgraph.eval.runner import EvalRunner, MethodSpec  # noqa: E402
 
@@ -154,6 +154,20 @@ def median_text(x: float) -> str:
     return f"{x:.0f}" if float(x).is_integer() else f"{x:.1f}"
 
 
+def answer_texts(folder: Path, questions: list[Question]) -> AnswerTexts | None:
+    """The gold answers and the corpus's texts (title and text), for the report's answer-shown count;
+    None without the corpus file."""
+    corpus = folder / "corpus.jsonl"
+    if not corpus.is_file():
+        return None
+    texts = {}
+    with corpus.open(encoding="utf-8") as lines:
+        for line in lines:
+            doc = json.loads(line)
+            texts[str(doc["id"])] = f"{doc.get('title', '')} {doc.get('text', '')}"
+    return AnswerTexts({q.id: list(q.answers) for q in questions}, texts)
+
+
 class NoRecordsError(Exception):
     """The report found no record of any question under --out."""
 
@@ -189,7 +203,7 @@ def report(args: argparse.Namespace) -> str:
                          f"{r['cited_r5']:.1f} | "
                          f"{statuses} | {r['unusable_pct']:.1f} | {calls} | {r['prompt_tokens']:.0f}{read} | "
                          f"{r['completion_tokens']:.0f} | {r['seconds']:.1f} |")
-        lines += paired_table(records, gold)
+        lines += paired_table(records, gold, answer_texts(args.data / DATASETS[name][0], questions))
         if getattr(args, "before", None) is not None:  # (a Namespace built by hand may lack it)
             lines += before_after(records, [r for r in _records(args.before / name) if r.get("qid") in gold])
         if cached_rows:

@@ -34,7 +34,21 @@ def test_the_paired_row_counts_what_each_column_says() -> None:
     ircot = [record("ircot", "q0", 1.0, ["g0"], steps=1), record("ircot", "q1", 1.0, ["g1"], steps=3)]
     assert pairs.paired_row("ircot", ircot, baseline, GOLD)["first_step_stops"] == 1
     table = pairs.paired_table([*baseline.values(), *mine], GOLD)
-    assert any(line.startswith("| a2rag | 3 | 2 / 1 | 2 | 50.0 | 75.0 | 1 (1) | – |") for line in table)
+    assert any(line.startswith("| a2rag | 3 | 2 / 1 | – | 2 | 50.0 | 75.0 | 1 (1) | – |") for line in table)
+
+
+def test_a_loss_whose_top_5_lacks_the_answer_ppr_showed_is_counted_as_not_shown() -> None:
+    texts = pairs.AnswerTexts({"q0": ["Los Angeles Dodgers", "Dodgers"], "q1": ["1817"]},
+                              {"g0": "The Dodgers won.", "g1": "It joined in 1817.", "h": "The Astros lost.",
+                               "a": "The Los Angeles Dodgersfans."})  # a word's prefix is not the answer
+    baseline = {"q0": record("ppr", "q0", 1.0, ["h", "g0"]), "q1": record("ppr", "q1", 1.0, ["g1"])}
+    mine = [record("topg", "q0", 0.0, ["h", "a"]), record("topg", "q1", 0.0, ["g1"])]
+    assert texts.shown(baseline["q0"]) and not texts.shown(mine[0]) and texts.shown(mine[1])
+    assert not texts.shown(record("ppr", "q0", 1.0, ["h", "h", "h", "h", "h", "g0"]))  # past the top 5
+    row = pairs.paired_row("topg", mine, baseline, GOLD, texts)
+    assert (row["losses"], row["lost_unshown"]) == (2, 1)
+    table = pairs.paired_table([*baseline.values(), *mine], GOLD, texts)
+    assert any(line.startswith("| topg | 2 | 0 / 2 | 1 |") for line in table)
 
 
 def test_each_row_is_compared_with_its_earlier_self_on_the_same_questions() -> None:
