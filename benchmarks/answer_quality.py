@@ -80,6 +80,9 @@ def build_index(path: Path, data: Path, name: str) -> None:
 
 
 def run(args: argparse.Namespace, base_url: str, model: str) -> None:
+    # the load before any question: other work on the machine (the server, idle, adds none; asked, it
+    # adds its threads, so the load at the end cannot tell idle cores from busy ones)
+    load_at_start = os.getloadavg()
     specs = [MethodSpec.parse(m) for m in args.methods]
     for name in args.datasets:
         out = args.out / name
@@ -93,13 +96,13 @@ def run(args: argparse.Namespace, base_url: str, model: str) -> None:
                     started = time.perf_counter()
                     asyncio.run(runner.run(questions))
                     print(f"[{name}] {spec.label}: {time.perf_counter() - started:.0f} s", flush=True)
-    _write_meta(args.out, model, base_url)
+    _write_meta(args.out, model, base_url, load_at_start)
 
 
-def _write_meta(out: Path, model: str, base_url: str) -> None:
+def _write_meta(out: Path, model: str, base_url: str, load_at_start: tuple[float, float, float]) -> None:
     commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True)
     meta = {"model": model, "base_url": base_url, "commit": commit.stdout.strip(), "date": time.strftime("%Y-%m-%d"),
-            "load_average": os.getloadavg(), "cores": os.cpu_count()}
+            "load_average": os.getloadavg(), "load_average_at_start": load_at_start, "cores": os.cpu_count()}
     (out / "meta.json").write_text(json.dumps(meta, indent=2), encoding="utf-8")
 
 
@@ -216,7 +219,9 @@ def report(args: argparse.Namespace) -> str:
     if meta.exists():
         m = json.loads(meta.read_text())
         lines.append(f"\nmodel {m['model']}, commit {m['commit']}, {m['date']}, {m['cores']} cores, "
-                     f"load average at the end {', '.join(f'{x:.2f}' for x in m['load_average'])}")
+                     f"load average at the end {', '.join(f'{x:.2f}' for x in m['load_average'])}"
+                     + (f"; before the first question {', '.join(f'{x:.2f}' for x in m['load_average_at_start'])}"
+                        if m.get("load_average_at_start") else ""))
     return "\n".join(lines)
 
 

@@ -116,3 +116,18 @@ def test_a_reader_that_leaves_ends_the_report_quietly(tmp_path: Path) -> None:
     child.stdout.close()  # the reader is gone before anything is written
     stderr = child.stderr.read().decode()
     assert child.wait(timeout=120) == 141 and "Traceback" not in stderr and "BrokenPipe" not in stderr
+
+
+def test_the_report_says_the_load_before_the_first_question_and_at_the_end(tmp_path: Path) -> None:
+    data = tmp_path / "data" / "musique"
+    data.mkdir(parents=True)
+    (data / "questions_dev.jsonl").write_text(json.dumps({"id": "q0", "question": "Q?", "answer": "A"}))
+    out = tmp_path / "out"
+    (out / "musique").mkdir(parents=True)
+    (out / "musique" / "records.jsonl").write_text(_record("ppr", "q0", 1.0, "answered", [], 1) + "\n")
+    (out / "meta.json").write_text(json.dumps({"model": "m", "commit": "abc", "date": "2026-11-28", "cores": 2,
+                                               "load_average": [2.0, 1.5, 1.0],
+                                               "load_average_at_start": [0.1, 0.2, 0.3]}))
+    args = argparse.Namespace(datasets=["musique"], out=out, data=tmp_path / "data", questions=1)
+    assert answer_quality.report(args).endswith(
+        "load average at the end 2.00, 1.50, 1.00; before the first question 0.10, 0.20, 0.30")
