@@ -171,3 +171,13 @@ def test_an_unusable_answer_is_not_cached_so_a_fixed_server_is_asked_again() -> 
     again = asyncio.run(ask_answer(llm, [{"role": "user", "content": "Q"}], ITEMS, step="answer.test",
                                    prompt_template=TEMPLATE))
     assert again.read.text == "Oslo" and len(fixed.requests) == 1 and len(cache.values) == 1
+
+
+def test_a_reply_that_runs_on_into_a_question_of_its_own_keeps_its_first_answer() -> None:
+    # Gemma 3 270M imitating the worked example: an answer, then an invented question answered too
+    reply = ("Reasoning: The observatory was founded by Ilse Brandt [1].\nAnswer: Ilse Brandt [1]\n"
+             "Question: What was the purpose of the observatory?\nReasoning: It observed stars.\n"
+             "Answer: To observe the stars [2]")
+    read = read_answer(reply, ITEMS, TEMPLATE)
+    assert (read.text, read.cited) == ("Ilse Brandt", ["p1"])
+    assert answer_part("Question: Who?\nAnswer: Oslo [1]")[0] == "Oslo [1]"  # a question before any answer stays

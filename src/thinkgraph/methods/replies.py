@@ -54,6 +54,7 @@ _ABSTENTIONS = re.compile(
     re.IGNORECASE)
 # An answer's citation followed by a new sentence: "1867 [2]. The passage says ..." (the rest explains).
 _CITED_THEN_MORE = re.compile(r"\]\s*\.\s+(?=[A-Z])")
+_NEW_QUESTION = re.compile(r"^[\s*#>-]*question\s*[*]*\s*[:：]", re.IGNORECASE)
 
 # The answer format every passage-citing prompt ends with: the answer in words first, its passages after
 # (a small model asked for "[1] or [2][3]" replied "[5]" alone), one line of reasoning allowed before it
@@ -115,12 +116,24 @@ def missing_citations(reply: str, count: int) -> list[int]:
     return sorted({int(n) for n in _CITE.findall(reply) if not 1 <= int(n) <= count})
 
 
+def _before_a_new_question(lines: list[str]) -> list[str]:
+    """The lines before a "Question:" line that follows an answer: a small model imitating the worked
+    example runs on into a question of its own and answers that (Gemma 3 270M), and the last
+    "Answer:" line would then be the invented question's."""
+    answered = False
+    for i, line in enumerate(lines):
+        if answered and _NEW_QUESTION.match(line):
+            return lines[:i]
+        answered = answered or bool(_ANSWER_LABEL.match(line))
+    return lines
+
+
 def answer_part(reply: str) -> tuple[str, str | None]:
     """The part of a reply that states the answer, and the rest (reasoning, explanation) or None.
 
     The last "Answer:" line when there is one; else the first line that is not reasoning, with a
     leading "The answer is" and a trailing explanation taken off."""
-    lines = [ln.strip() for ln in reply.strip().splitlines() if ln.strip()]
+    lines = _before_a_new_question([ln.strip() for ln in reply.strip().splitlines() if ln.strip()])
     labelled = [i for i, ln in enumerate(lines) if _ANSWER_LABEL.match(ln)]
     if labelled:
         at = labelled[-1]
