@@ -250,7 +250,9 @@ def main() -> None:
         measure(args)
         sys.stdout.flush()  # here, where a reader that left (`report | head`) is caught below
     except (InputError, NoRecordsError) as exc:  # a wrong path or an empty --out: one line, not a traceback
-        sys.exit(f"error: {exc}")
+        hint = "" if args.data.is_dir() else (f" (--data: the folder holding musique/ and hotpotqa/; {args.data} "
+                                              "is not there)")
+        sys.exit(f"error: {exc}{hint}")
     except BrokenPipeError:  # `report | head`: the reader left; nothing more to say
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         sys.exit(141)
