@@ -12,12 +12,10 @@ from __future__ import annotations
 
 import re
 
-import Stemmer
-from bm25s.stopwords import STOPWORDS_EN_PLUS
+from thinkgraph.retrieval.compaction import stems
 
 _WORD = re.compile(r"\w+")
 _MARKER = re.compile(r"\[\d+\]")
-_FUNCTION_WORDS = frozenset(STOPWORDS_EN_PLUS)  # a restatement is judged by the words that carry content
 # Questions whose answer may well be one of their own words: a choice they offer.
 _OFFERS_CHOICE = re.compile(r"\b(or|between|both|either|neither)\b")
 _YES_NO = frozenset(("yes", "no"))
@@ -28,12 +26,6 @@ RESTATEMENT_REPAIR = ("Your answer \"{answer}\" only repeats words of the questi
                       "the numbers that support it. Question: {question}")
 
 
-def _stems(text: str, stemmer: Stemmer.Stemmer) -> list[str]:
-    """The text's content words as Snowball stems ("played" and "play" alike)."""
-    words: list[str] = stemmer.stemWords([w for w in _WORD.findall(text.casefold()) if w not in _FUNCTION_WORDS])
-    return words
-
-
 def restates_question(answer: str | None, question: str | None) -> bool:
     """Whether the answer's content words are all words the question already says (see the module)."""
     if not answer or not question or _OFFERS_CHOICE.search(question.casefold()):
@@ -41,6 +33,5 @@ def restates_question(answer: str | None, question: str | None) -> bool:
     said = _MARKER.sub(" ", answer)
     if set(_WORD.findall(said.casefold())[:1]) & _YES_NO:
         return False
-    stemmer = Stemmer.Stemmer("english")
-    words = _stems(said, stemmer)
-    return bool(words) and set(words) <= set(_stems(question, stemmer))
+    words = stems(said)  # content words as Snowball stems: "played" meets "play"
+    return bool(words) and words <= stems(question)
