@@ -115,3 +115,25 @@ async def test_from_settings_reads_key_from_environment_only(fake_server: FakeOp
     assert fake_server.headers[-1]["Authorization"] == "Bearer sk-env-456"
     assert fake_server.chat_requests[-1]["model"] == "qwen"
     assert "sk-env-456" not in caplog.text
+
+
+async def test_a_server_without_logprobs_is_asked_again_without_them_not_retried(
+        fake_server: FakeOpenAIServer) -> None:
+    """llama-cpp-python started with ``--logits_all false`` (scripts/local_model.sh's default) answers a
+    request for log-probabilities with a 500 naming them: that is a refusal of the fields, said at once,
+    not an outage retried until it fails; the verdict is then read as written."""
+    from thinkgraph.llm.judgement import YesNoVerdict
+
+    refusal = ('{"error": {"message": "logprobs is not supported for models created with logits_all=False", '
+               '"type": "internal_server_error"}}')
+    fake_server.push(Behaviour(status=500, body=refusal),
+                     Behaviour(content='{"reason": "The passage says so.", "verdict": "yes"}'))
+    llm = LLM(_backend(fake_server), settings=LLMSettings(model="m"))
+    verdict, p = await llm.judge([{"role": "user", "content": "q"}], YesNoVerdict, keys=("verdict",), step="s")
+    assert verdict.verdict == "yes" and p == {}
+    assert [("logprobs" in r, "top_logprobs" in r) for r in fake_server.chat_requests] == [(True, True),
+                                                                                         (False, False)]
+    # an outage that is not about them is still retried (and fails when it lasts)
+    fake_server.push(*[Behaviour(status=500, body="out of memory")] * 4)
+    with pytest.raises(LLMUnavailableError, match="failed after 4 attempts: HTTP 500"):
+        await _backend(fake_server).chat(_req(top_logprobs=5))
