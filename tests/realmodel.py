@@ -105,10 +105,13 @@ class LlamaServer:
     """``python -m llama_cpp.server`` on a free loopback port, stopped on exit."""
 
     def __init__(self, model: Path, log: Path, *, n_ctx: int = 8192, n_threads: int | None = None,
-                 packaged: PackagedModel | None = None, cache_size: int | None = None) -> None:
+                 packaged: PackagedModel | None = None, cache_size: int | None = None,
+                 logprobs: bool = True) -> None:
         """``n_threads`` writes and reads prompts (``--n_threads`` and ``--n_threads_batch``, as
         scripts/local_model.sh's ``--threads``); None: ``default_threads()``. ``cache_size``: llama-cpp-python's
-        prompt cache of that many bytes (``--cache true --cache_size``, as the script serves); None: none."""
+        prompt cache of that many bytes (``--cache true --cache_size``, as the script serves); None: none.
+        ``logprobs``: False serves without prompt logits (``--logits_all false``, the script's default), so
+        that the server refuses log-probabilities and reads prompts faster; the real-model tests keep them."""
         # The session's Gemma server of the real-model tests (no ``packaged``) runs with llama-cpp-python's
         # default chat format, as those tests were written against; ``of`` serves a model as users do.
         self.alias = (packaged or get_model(DEFAULT_MODEL)).alias
@@ -120,6 +123,8 @@ class LlamaServer:
                         "--n_threads", str(self.threads), "--n_threads_batch", str(self.threads)]
         if cache_size is not None:
             self.command += ["--cache", "true", "--cache_size", str(cache_size)]
+        if not logprobs:
+            self.command += ["--logits_all", "false"]
         if packaged is not None and packaged.chat_format:
             self.command += ["--chat_format", packaged.chat_format]
         self.process: subprocess.Popen[bytes] | None = None

@@ -40,7 +40,7 @@ def _printed(*args: str, env: dict[str, str] | None = None) -> list[str]:
 def test_the_usage_names_the_thread_and_cache_options() -> None:
     done = _script("--help")
     assert done.returncode == 0
-    for option in ("--threads N", "--no-cache", "--print"):
+    for option in ("--threads N", "--no-cache", "--logprobs", "--print"):
         assert option in done.stdout
     assert f"core, {realmodel.physical_cores()} on this machine" in done.stdout
 
@@ -70,6 +70,16 @@ def test_the_prompt_cache_is_on_and_bounded_unless_refused(model: str, cache_byt
     command = _printed(model)
     assert _flag(command, "--cache") == "true" and _flag(command, "--cache_size") == str(cache_bytes)
     assert "--cache" not in _printed(model, "--no-cache") and "--cache_size" not in _printed(model, "--no-cache")
+
+
+@needs_venv
+@pytest.mark.parametrize("model", ["qwen-1.5b", "gemma-270m"])
+def test_no_prompt_logits_unless_log_probabilities_are_asked_for(model: str) -> None:
+    """Every prompt token's logits are computed only for log-probabilities (17% of Qwen's prompt reading):
+    off by default, and the client is told to read verdicts as written; on with --logprobs."""
+    assert _flag(_printed(model), "--logits_all") == "false"
+    assert "--logits_all" not in _printed(model, "--logprobs")
+    assert "--logits_all" not in _printed(model, "--logprobs", "--no-cache", "--threads", "1")
 
 
 @pytest.mark.parametrize("args", [["--threads"], ["--threads", "0"], ["--threads", "two"], ["--threads", "-1"]])
