@@ -234,8 +234,10 @@ class ReaderSettings(_Section):
     # How much of each passage the reader is shown: its N sentences that bear most on the question and
     # the entities linked to it, with the sentence a pronoun among them stands for, and "…" where
     # sentences were left out (retrieval/compaction.py); a passage that short is shown whole. 0: whole
-    # passages, ppr's measured prompt byte for byte. The default stays 0 until the curve of F1 against
-    # prompt tokens (benchmarks/answer_quality.py --methods ppr ppr:evidence_sentences=N) chooses one.
+    # passages, ppr's measured prompt byte for byte. The default stays 0: on the curve of F1 against
+    # prompt tokens (benchmarks/answer_quality.py --methods ppr ppr:evidence_sentences=N, first 20 dev
+    # questions) no N kept ppr's F1 on both datasets (4: MuSiQue the same, 9% fewer tokens; HotpotQA one
+    # question worse; docs/local-models.md).
     evidence_sentences: int = Field(default=0, ge=0)
 
 

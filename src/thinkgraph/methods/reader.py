@@ -8,7 +8,9 @@ It is ``ppr``'s answer prompt word for word (``ANSWER_PROMPT`` with ``replies.AN
 passages, a two-hop worked example, a reasoning line, the question last), the step that gave ``ppr``
 its F1. A variant that asked for the kind of answer and the facts hop by hop before the answer, and
 put a shared preamble first, scored 32.5 against its 44.0 on the first 20 MuSiQue dev questions (1
-better, 3 worse; docs/answer-quality.md), so the measured prompt stays. The reply is read by
+better, 3 worse; docs/answer-quality.md), and the same words with the answer format and its example
+moved before the passages (so that a server could reuse them from one question to the next) 34.4 (1
+better, 3 worse; docs/local-models.md), so the measured prompt stays. The reply is read by
 ``replies.read_answer`` (repair of marker-only replies, abstention detection, citations).
 
 How much of each passage it shows is the run's ``[reader] evidence_sentences`` (0, the default: whole
