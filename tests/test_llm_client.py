@@ -133,6 +133,17 @@ async def test_a_server_without_logprobs_is_asked_again_without_them_not_retried
     assert verdict.verdict == "yes" and p == {}
     assert [("logprobs" in r, "top_logprobs" in r) for r in fake_server.chat_requests] == [(True, True),
                                                                                          (False, False)]
+    # once refused, a judgement's repair attempt does not ask for them again (one refusal a run)
+    fake_server.push(Behaviour(content="yes, it does"),
+                     Behaviour(content='{"reason": "It says so.", "verdict": "no"}'))
+    verdict, _ = await llm.judge([{"role": "user", "content": "q2"}], YesNoVerdict, keys=("verdict",), step="s")
+    assert verdict.verdict == "no" and len(fake_server.chat_requests) == 4
+    assert not any("logprobs" in r for r in fake_server.chat_requests[2:])
+    fresh = LLM(_backend(fake_server), settings=LLMSettings(model="m"))
+    fake_server.push(Behaviour(status=500, body=refusal), Behaviour(content="no JSON here"),
+                     Behaviour(content='{"reason": "r", "verdict": "yes"}'))
+    await fresh.judge([{"role": "user", "content": "q3"}], YesNoVerdict, keys=("verdict",), step="s")
+    assert ["logprobs" in r for r in fake_server.chat_requests[4:]] == [True, False, False]
     # an outage that is not about them is still retried (and fails when it lasts)
     fake_server.push(*[Behaviour(status=500, body="out of memory")] * 4)
     with pytest.raises(LLMUnavailableError, match="failed after 4 attempts: HTTP 500"):

@@ -276,6 +276,8 @@ class LLM:
                     schema: type[BaseModel] | None = None, on_delta: Any = None,
                     top_logprobs: int | None = None) -> ChatResult:
         self.meter.check_budget()
+        if self._logprobs_refused:  # refused once: never asked again, a repair of the same judgement included
+            top_logprobs = None
         fitted, cut = fit_messages(messages, context_window=self.settings.context_window,
                                    max_tokens=max_tokens, counter=self.counter)
         if cut:
