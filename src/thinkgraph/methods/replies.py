@@ -14,10 +14,11 @@ from __future__ import annotations
 import re
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Generic, TypeVar
 
 from thinkgraph.llm.echo import echoes_instructions
+from thinkgraph.methods import answer_shape
 from thinkgraph.methods.restatement import RESTATEMENT_REPAIR, restates_question
 from thinkgraph.models import AnswerStatus, Cost, TraceStep
 
@@ -208,6 +209,27 @@ def read_answer(reply: str, items: Sequence[T], prompt_template: str | tuple[str
     return AnswerReply(AnswerStatus.ANSWERED, text, cited, None, rest)
 
 
+def shortened(read: AnswerReply[T], question: str | None) -> AnswerReply[T]:
+    """An answer as the short answer inside a sentence restating the question (``answer_shape``)."""
+    if read.status != AnswerStatus.ANSWERED or read.text is None:
+        return read
+    short = answer_shape.short_answer(read.text, question)
+    return read if short == read.text else replace(read, text=short)
+
+
+def second_look(read: AnswerReply[T], question: str | None) -> str | None:
+    """The repair to ask once when an answer cannot be what was asked: it only restates the question
+    (``restatement``), or it is not of the kind the question wants (``answer_shape.kind_mismatch``)."""
+    if read.status != AnswerStatus.ANSWERED or read.text is None or not question:
+        return None
+    asked = " ".join(question.split())
+    short = answer_shape.short_answer(read.text, question)
+    if restates_question(short, question):
+        return RESTATEMENT_REPAIR.format(answer=short, question=asked)
+    wanted = answer_shape.kind_mismatch(short, question)
+    return None if wanted is None else answer_shape.REPAIR.format(answer=short, wanted=wanted, question=asked)
+
+
 @dataclass
 class AskedAnswer(Generic[T]):
     """An answer call's outcome: the reading, the raw replies (the repair's after the first) and cost."""
@@ -223,7 +245,9 @@ async def ask_answer(llm: LLM, messages: list[Message], items: Sequence[T], *, s
     """Ask for an answer and read it; a reply of passage numbers only is asked again once, with the
     model's reply and what it lacked (the bounded repair of free-text answers). Still markers only, it is
     a failure that says so. Given the ``question``, an answer that only restates it
-    (``restatement.restates_question``) is asked again once, told so; the second reply stands."""
+    (``restatement.restates_question``) or cannot be of the kind it asks for
+    (``answer_shape.kind_mismatch``) is asked again once, told so; the second reply stands, as its short
+    answer when it is a sentence restating the question (``answer_shape.short_answer``)."""
     started = time.perf_counter()
     cap = llm.settings.max_tokens.answer
     def usable(text: str) -> bool:  # an unusable reply is not cached: a later run (a fixed server) asks again
@@ -240,14 +264,15 @@ async def ask_answer(llm: LLM, messages: list[Message], items: Sequence[T], *, s
             last = await llm.reply(repair, step=step + ".repair", kind="answer", usable=usable)
             replies.append(last.text.strip())
         read = read_answer(last.text.strip(), items, prompt_template, truncated=last.truncated, cap=cap)
-        if read.status == AnswerStatus.ANSWERED and restates_question(read.text, question):
+        repair_text = second_look(read, question)
+        if repair_text is not None:
             llm.meter.repairs += 1
             again: list[Message] = [*messages, {"role": "assistant", "content": last.text},
-                                    {"role": "user", "content": RESTATEMENT_REPAIR.format(
-                                        answer=read.text, question=" ".join((question or "").split()))}]
-            last = await llm.reply(again, step=step + ".restated", kind="answer", usable=usable)
+                                    {"role": "user", "content": repair_text}]
+            last = await llm.reply(again, step=step + ".second_look", kind="answer", usable=usable)
             replies.append(last.text.strip())
-    read = read_answer(last.text.strip(), items, prompt_template, truncated=last.truncated, cap=cap)
+    read = shortened(read_answer(last.text.strip(), items, prompt_template, truncated=last.truncated, cap=cap),
+                     question)
     if read.status == AnswerStatus.ANSWERED and markers_only(last.text):
         read = AnswerReply(AnswerStatus.FAILED, None, read.cited, MARKERS_ONLY_MESSAGE, read.reasoning)
     if read.status == AnswerStatus.FAILED:  # unusable after the repair: counted with the structured ones

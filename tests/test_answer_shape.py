@@ -1,0 +1,116 @@
+"""An answer's shape against its question (methods/answer_shape.py): the short answer inside a sentence
+that restates the question, and the kind check that asks once again, through the scripted backend."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from thinkgraph.config import LLMSettings
+from thinkgraph.llm.service import LLM
+from thinkgraph.methods.answer_shape import kind_mismatch, short_answer
+from thinkgraph.methods.reader import ReaderInput, read
+from thinkgraph.methods.replies import ask_answer
+from thinkgraph.models import AnswerStatus, TraceStep
+from thinkgraph.retrieval.evidence import ScoredPassage
+from thinkgraph.testing import ScriptedBackend
+
+ITEMS = ["p1", "p2", "p3"]
+TEMPLATE = "Answer the question using only the numbered passages below.\n{passages}\n{answer_format}"
+DURANT = "What river flows through the city Kevin Durant played for before Golden State?"
+
+
+@pytest.mark.parametrize(("answer", "question", "short"), [
+    ("The San Antonio River flows through the city Kevin Durant played for before Golden State.", DURANT,
+     "The San Antonio River"),
+    ("The river that flows through the city Kevin Durant played for before Golden State is the San Antonio River.",
+     DURANT, "the San Antonio River"),
+    ("Yes, both Christopher Nolan and Sathish Kalathil are film directors.",
+     "Are Christopher Nolan and Sathish Kalathil both film directors?", "Yes"),
+    ("No.", "Is Paris the capital of Spain?", "No"),
+    ("San Antonio River", DURANT, "San Antonio River"),  # already short
+    ("Kevin Durant played for the Thunder", DURANT, "Kevin Durant played for the Thunder"),  # 3 words copied
+    # a choice the question offers is an answer, not a yes/no
+    ("Yes, the older one", "Is Kevin Durant or LeBron James older?", "Yes, the older one"),
+    # a yes/no answer to a question that is not yes/no stays whole
+    ("No one flows through the city Kevin Durant played for before Golden State.", DURANT,
+     "No one"),
+    # two sentences: a long answer keeps what it says
+    ("The Rio Grande. The San Antonio River flows through the city Kevin Durant played for before Golden State.",
+     DURANT, "The Rio Grande. The San Antonio River flows through the city Kevin Durant played for before "
+     "Golden State."),
+    ("The San Antonio River", None, "The San Antonio River"),
+])
+def test_short_answer(answer: str, question: str | None, short: str) -> None:
+    assert short_answer(answer, question) == short
+
+
+@pytest.mark.parametrize(("answer", "question", "wanted"), [
+    ("Mississippi", "When did the state where Pocahontas Mounds is located become part of the US?", "a date or time"),
+    ("1817", "When did the state where Pocahontas Mounds is located become part of the US?", None),
+    ("December 10", "When did the state where Pocahontas Mounds is located become part of the US?", None),
+    ("the 19th century", "In what year was the college founded?", None),
+    ("during the war", "When was it built?", None),
+    ("1975", "Where did the band form that made the live album Maiden Japan?", "the person, place or thing"),
+    ("in 1846", "Who was president when the area became part of the US?", "the person, place or thing"),
+    ("Leyton, East London", "Where did the band form that made the live album Maiden Japan?", None),
+    ("Route 66", "Where does the road run?", None),
+    ("Paris", "How many people live in the city?", "a number or amount"),
+    ("about two million", "How many people live in the city?", None),
+    ("3,400", "How many people live in the city?", None),
+    ("London", "What is the capital of the United Kingdom?", None),  # a kind the check does not know
+    ("1975", None, None),
+])
+def test_kind_mismatch(answer: str, question: str | None, wanted: str | None) -> None:
+    found = kind_mismatch(answer, question)
+    assert (found is None) if wanted is None else (found is not None and found.startswith(wanted))
+
+
+def _llm(*replies: str) -> tuple[LLM, ScriptedBackend]:
+    backend = ScriptedBackend.of(list(replies))
+    return LLM(backend, settings=LLMSettings(base_url="http://scripted", concurrency=1)), backend
+
+
+def test_an_answer_of_the_wrong_kind_is_asked_again_once_and_the_second_reply_stands() -> None:
+    question = "Where did the band form that made the live album Maiden Japan?"
+    llm, backend = _llm("Reasoning: The band formed in 1975 [2].\nAnswer: 1975 [2]",
+                        "Reasoning: Iron Maiden formed in Leyton [1].\nAnswer: Leyton, East London [1]")
+    asked = asyncio.run(ask_answer(llm, [{"role": "user", "content": "Q"}], ITEMS, step="answer.test",
+                                   prompt_template=TEMPLATE, question=question))
+    assert (asked.read.status, asked.read.text, asked.read.cited) == (AnswerStatus.ANSWERED, "Leyton, East London",
+                                                                     ["p1"])
+    assert len(backend.requests) == 2 and llm.meter.repairs == 1
+    repair = backend.requests[1].messages
+    assert repair[1] == {"role": "assistant", "content": "Reasoning: The band formed in 1975 [2].\nAnswer: 1975 [2]"}
+    assert '"1975" is not the person, place or thing it asks for' in repair[2]["content"]
+    assert repair[2]["content"].endswith(question)  # the question last
+
+
+def test_a_second_answer_of_the_wrong_kind_stands_bounded_to_one_repair() -> None:
+    llm, backend = _llm("Answer: 1975 [2]", "Answer: 1975 [3]")
+    asked = asyncio.run(ask_answer(llm, [{"role": "user", "content": "Q"}], ITEMS, step="answer.test",
+                                   prompt_template=TEMPLATE, question="Where did the band form?"))
+    assert (asked.read.text, asked.read.cited) == ("1975", ["p3"]) and len(backend.requests) == 2
+
+
+def test_an_answer_of_the_right_kind_costs_no_repair_and_a_restating_sentence_is_cut() -> None:
+    llm, backend = _llm("Reasoning: Durant played for the Spurs... [1]\nAnswer: The San Antonio River flows through "
+                        "the city Kevin Durant played for before Golden State. [1]")
+    asked = asyncio.run(ask_answer(llm, [{"role": "user", "content": "Q"}], ITEMS, step="answer.test",
+                                   prompt_template=TEMPLATE, question=DURANT))
+    assert (asked.read.text, asked.read.cited) == ("The San Antonio River", ["p1"])
+    assert len(backend.requests) == 1 and llm.meter.repairs == 0
+    assert "flows through the city" in asked.replies[0]  # the reply as written stays in the trace
+
+
+def test_the_one_reader_checks_the_kind() -> None:
+    passages = [ScoredPassage("c1", "d1", "Pocahontas Mounds", "The mounds are in Mississippi.", 1.0),
+                ScoredPassage("c2", "d2", "Mississippi", "Mississippi became a state on December 10, 1817.", 0.9)]
+    llm, backend = _llm("Answer: Mississippi [1]", "Reasoning: The mounds are in Mississippi [1], which joined in "
+                        "1817 [2].\nAnswer: December 10, 1817 [2]")
+    trace: list[TraceStep] = []
+    asked, _ = asyncio.run(read(llm, ReaderInput("When did the state where Pocahontas Mounds is located become part "
+                                                 "of the US?", passages), step="ppr.answer", trace=trace))
+    assert asked.read.text == "December 10, 1817" and [p.chunk_id for p in asked.read.cited] == ["c2"]
+    assert len(backend.requests) == 2 and trace[-1].outputs["first_reply"] == "Answer: Mississippi [1]"
