@@ -12,14 +12,12 @@ import pytest
 
 from test_answer_replies import DictCache
 from thinkgraph.config import LLMSettings
-from thinkgraph.errors import LLMError
-from thinkgraph.llm.backend import ChatRequest, ChatResult, parse_completion, parse_logprobs
+from thinkgraph.llm.backend import ChatRequest, ChatResult, LogprobsRejected, parse_completion, parse_logprobs
 from thinkgraph.llm.judgement import (
     TOP_LOGPROBS,
     YesNoVerdict,
     decide,
     judged,
-    refuses_logprobs,
     verdict_probabilities,
     verdict_probability,
     yes_share,
@@ -139,7 +137,7 @@ class RefusingBackend:
     async def chat(self, request: ChatRequest, on_delta: object = None) -> ChatResult:
         self.requests.append(request)
         if request.top_logprobs:
-            raise LLMError('LLM endpoint http://x/v1 returned HTTP 400: {"error": "logprobs is not supported"}')
+            raise LogprobsRejected('LLM endpoint http://x/v1 returned HTTP 400: {"error": "logprobs is not supported"}')
         return ChatResult(text=REPLY)
 
 
@@ -152,8 +150,6 @@ async def test_a_server_that_refuses_logprobs_is_asked_again_without_them_and_no
     assert [r.top_logprobs for r in backend.requests] == [TOP_LOGPROBS, None]
     await llm.judge([{"role": "user", "content": "b"}], YesNoVerdict, keys=("verdict",), step="s")
     assert backend.requests[-1].top_logprobs is None and len(backend.requests) == 3
-    assert not refuses_logprobs("LLM endpoint x returned HTTP 400: context too long")
-    assert not refuses_logprobs("failed after 5 attempts: HTTP 503 (logprobs worker down)")
 
 
 def test_logprobs_can_be_turned_off_from_the_environment() -> None:

@@ -12,7 +12,7 @@ from pydantic import BaseModel
 from support import Behaviour, FakeOpenAIServer
 from thinkgraph.config import LLMSettings, load_settings
 from thinkgraph.errors import LLMError, LLMUnavailableError
-from thinkgraph.llm.backend import ChatRequest, OpenAICompatibleBackend
+from thinkgraph.llm.backend import ChatRequest, LogprobsRejected, OpenAICompatibleBackend
 from thinkgraph.llm.service import LLM
 
 
@@ -144,6 +144,11 @@ async def test_a_server_without_logprobs_is_asked_again_without_them_not_retried
                      Behaviour(content='{"reason": "r", "verdict": "yes"}'))
     await fresh.judge([{"role": "user", "content": "q3"}], YesNoVerdict, keys=("verdict",), step="s")
     assert ["logprobs" in r for r in fake_server.chat_requests[4:]] == [True, False, False]
+    # a refusal that does not name them stays the request's error, said once
+    fake_server.push(Behaviour(status=400, body='{"error": "context too long"}'))
+    with pytest.raises(LLMError, match="context too long") as refused:
+        await _backend(fake_server).chat(_req(top_logprobs=5))
+    assert not isinstance(refused.value, LogprobsRejected)
     # an outage that is not about them is still retried (and fails when it lasts)
     fake_server.push(*[Behaviour(status=500, body="out of memory")] * 4)
     with pytest.raises(LLMUnavailableError, match="failed after 4 attempts: HTTP 500"):

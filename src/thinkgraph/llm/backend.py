@@ -14,7 +14,7 @@ from typing import Any, Protocol
 import httpx
 
 from thinkgraph.errors import LLMError, LLMUnavailableError
-from thinkgraph.llm.dialects import REFUSAL_STATUS, is_refusal
+from thinkgraph.llm.dialects import is_refusal
 from thinkgraph.redact import Redactor
 
 log = logging.getLogger(__name__)
@@ -79,6 +79,15 @@ class ChatResult:
 
 class ResponseFormatRejected(LLMError):
     """The server refused the request's structured-output fields (the caller steps down a dialect)."""
+
+
+class LogprobsRejected(LLMError):
+    """The server refused the request's log-probability fields (the caller asks again without them)."""
+
+
+# Status codes a server answers a log-probability field it cannot serve with, the error naming them:
+# 400/404/415/422 (validation), 500 (llama-cpp-python started with --logits_all false), 501.
+LOGPROBS_REFUSAL_STATUS = frozenset({400, 404, 415, 422, 500, 501})
 
 
 class ChatBackend(Protocol):
@@ -281,12 +290,12 @@ class OpenAICompatibleBackend:
         code = resp.status_code
         if request.structured and is_refusal(code, body):
             raise ResponseFormatRejected(f"HTTP {code} for the structured-output fields")
-        if request.top_logprobs is not None and code in REFUSAL_STATUS and "logprob" in body[:4000].casefold():
+        if request.top_logprobs is not None and code in LOGPROBS_REFUSAL_STATUS and "logprob" in body[:4000].casefold():
             # A server that cannot give log-probabilities answers them with an error, not an outage:
             # llama-cpp-python started with --logits_all false says so in a 500 ("logprobs is not supported").
             # Said at once, with the server's words, the request is asked again without them.
             detail = " ".join(self._redact(body).split())[:200]
-            raise LLMError(f"LLM endpoint {self.endpoint} returned HTTP {code}: {detail}")
+            raise LogprobsRejected(f"LLM endpoint {self.endpoint} returned HTTP {code}: {detail}")
         if code == 429 or code >= 500:
             raise _Retryable(f"HTTP {code}", retry_after_seconds(resp.headers.get("retry-after")))
         if code in (401, 403):

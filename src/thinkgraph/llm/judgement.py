@@ -51,14 +51,6 @@ class Judgement:
                 "reason": self.reason}
 
 
-def refuses_logprobs(error: str) -> bool:
-    """Whether a server's error answers the log-probability fields (an HTTP 4xx naming them, or the 500
-    llama-cpp-python answers them with when started with ``--logits_all false``), not the request as a
-    whole: the request is then made again without them."""
-    lowered = error.casefold()
-    return "logprob" in lowered and any(f"http {code}" in lowered for code in (400, 404, 415, 422, 500, 501))
-
-
 def decide(written: bool, p_yes: float | None, threshold: float, reason: str = "") -> Judgement:
     passed = written if p_yes is None else p_yes >= threshold
     return Judgement(passed, reason, p_yes, threshold, written)

@@ -15,9 +15,16 @@ from typing import Any, Protocol, TypeVar
 from pydantic import BaseModel, ValidationError
 
 from thinkgraph.config import CallKind, LLMSettings
-from thinkgraph.errors import ConfigError, LLMError, StructuredOutputError
+from thinkgraph.errors import ConfigError, StructuredOutputError
 from thinkgraph.llm.accounting import UsageMeter, token_listeners
-from thinkgraph.llm.backend import ChatBackend, ChatRequest, ChatResult, OpenAICompatibleBackend, ResponseFormatRejected
+from thinkgraph.llm.backend import (
+    ChatBackend,
+    ChatRequest,
+    ChatResult,
+    LogprobsRejected,
+    OpenAICompatibleBackend,
+    ResponseFormatRejected,
+)
 from thinkgraph.llm.context import Message as Message  # (re-exported: the methods build messages)
 from thinkgraph.llm.context import fit_messages, prompt_tokens
 from thinkgraph.llm.dialects import (
@@ -29,7 +36,7 @@ from thinkgraph.llm.dialects import (
     remember_form,
     structured_fields,
 )
-from thinkgraph.llm.judgement import TOP_LOGPROBS, refuses_logprobs, verdict_probabilities
+from thinkgraph.llm.judgement import TOP_LOGPROBS, verdict_probabilities
 from thinkgraph.llm.structured import JSONExtractionError, extract_json, json_values, strip_reasoning
 from thinkgraph.models import Cost
 from thinkgraph.tokens import TokenCounter
@@ -300,8 +307,8 @@ class LLM:
                         raise
                     self._step_down(form)
                     continue
-                except LLMError as exc:
-                    if top_logprobs is None or not refuses_logprobs(str(exc)):
+                except LogprobsRejected:
+                    if top_logprobs is None:  # only a request asking for them can be refused them
                         raise
                     log.info("endpoint %s refused log-probabilities; verdicts are read as written", self.endpoint)
                     self._logprobs_refused, top_logprobs = True, None
