@@ -99,7 +99,7 @@ async def test_insufficient_then_sufficient_after_one_evolution(index_path: Path
     """The trajectory feeds the final answer. The one reader (the default) leaves out the sub-answers that
     are "Unknown" (issue 47); the paper's FINAL shows each question with its own answer."""
     script = Script(keywords=["kw"], respond=["Unknown", "By ferry from Kestrel Bay.", "Kestrel Bay"],
-                    reward=[INSUFFICIENT, SUFFICIENT],
+                    reward=[SUFFICIENT],
                     evolve=["Next question: How is Skarn reached?"], extract=[EXTRACTION],
                     refine=lambda r: "Skarn -> reached by ferry from -> Kestrel Bay\n"
                                      "Joseph Okafor -> trained -> Lena Sorensen",
@@ -107,7 +107,10 @@ async def test_insufficient_then_sufficient_after_one_evolution(index_path: Path
     tg, m = method(index_path, script, reader=reader)
     answer = await run_method(m, "From which town does the ferry to Skarn leave?")
     assert answer.text == "Kestrel Bay" and m.rounds == {2: 1}
-    assert script.calls[:4] == ["keywords", "respond", "reward", "evolve"]
+    # round one's "Unknown" is insufficient without a Reflector call (abstention_is_insufficient)
+    assert script.calls[:3] == ["keywords", "respond", "evolve"]
+    first = next(s for s in answer.trace if s.action == "sufficiency")
+    assert first.outputs["reward"] == 0 and "no Reflector call" in first.outputs["reason"]
     assert script.calls[-4:] == ["respond", "respond", "reward", "final"] and "refine" in script.calls
     retrieve_queries = [s.inputs["query"] for s in answer.trace if s.action == "retrieve"]
     assert retrieve_queries == ["From which town does the ferry to Skarn leave?", "How is Skarn reached?"]
@@ -120,6 +123,16 @@ async def test_insufficient_then_sufficient_after_one_evolution(index_path: Path
     assert (unknown in final) == (reader == "paper")
     if reader == "shared":
         assert "Sub-questions answered along the way (sub-question -> answer):" in final
+    tg.close()
+
+
+@pytest.mark.parametrize("answer", ["Unknown", "I don't know.", ""])
+async def test_the_reflector_judges_an_abstaining_round_only_when_asked_to(index_path: Path, answer: str) -> None:
+    """An abstention ends no loop: without the switch the Reflector is asked (and may say "yes")."""
+    script = Script(keywords=["kw"], respond=[answer], reward=[SUFFICIENT], final=["Unknown"])
+    tg, m = method(index_path, script, abstention_is_insufficient=False)
+    await run_method(m, "From which town does the ferry to Skarn leave?")
+    assert script.calls == ["keywords", "respond", "reward", "final"]
     tg.close()
 
 

@@ -29,6 +29,10 @@ class ToG3Config(BaseModel):
     # returns log-probabilities, the round is sufficient when P(yes) >= this (ours; 0.5 until calibrated,
     # benchmarks/calibrate_verdicts.py).
     reflector_threshold: float = Field(0.5, ge=0.0, le=1.0)
+    # A round whose answer is an abstention ("Unknown" and its variants) is insufficient without asking
+    # the Reflector (ours): its context did not answer, and a "yes" would end the loop with no answer
+    # (Qwen2.5-1.5B judged 3 of MuSiQue's first 20 such rounds sufficient). False: the Reflector judges it.
+    abstention_is_insufficient: bool = True
     # The final answer step (a* = pi_resp^final(q, H_K)). "shared" (the default): the one reader
     # (methods/reader.py) over the trajectory's passages, with the round answers and sub-answers that are
     # not "Unknown", the triples of every subgraph (the latest first) and the community summaries beside

@@ -15,7 +15,7 @@ from thinkgraph.llm.judgement import YesNoVerdict, judged
 from thinkgraph.llm.service import LLM
 from thinkgraph.methods.base import NO_LLM_MESSAGE, MethodContext
 from thinkgraph.methods.layout import PREAMBLE, question_prompt
-from thinkgraph.methods.replies import UNKNOWN
+from thinkgraph.methods.replies import UNKNOWN, is_abstention
 from thinkgraph.methods.synthesis import citations_for
 from thinkgraph.methods.tog3.agents import Retriever
 from thinkgraph.methods.tog3.config import ToG3Config
@@ -53,6 +53,9 @@ OUTCOME_WORDS = {
     "horizon": "the evidence was still judged insufficient at the horizon K",
     "budget_reached": "the call budget ended the loop",
 }
+
+
+ABSTAINED_REASON = "the Responser did not answer from this context: insufficient (no Reflector call)"
 
 
 @dataclass
@@ -180,7 +183,12 @@ class ToG3Method:
 
     async def _reward(self, llm: LLM, q: str, graph: Subgraph, answer: str, trace: list[TraceStep]) -> int:
         """The Reflector's sufficiency reward: its reason first, then yes/no, held to P(yes) >=
-        ``reflector_threshold`` where the server gives log-probabilities."""
+        ``reflector_threshold`` where the server gives log-probabilities. An abstaining answer is
+        insufficient without a call (``abstention_is_insufficient``)."""
+        if self.config.abstention_is_insufficient and (not answer.strip() or is_abstention(answer)):
+            trace.append(TraceStep("reflector", "sufficiency", {}, {"reward": 0, "reason": ABSTAINED_REASON},
+                                   prompt="SUFFICIENCY"))
+            return 0
         messages = question_prompt(self.retriever.context(graph), SUFFICIENCY.format(answer=answer or "(none)"), q)
         try:
             verdict, p_yes = await llm.judge(messages, YesNoVerdict, keys=("verdict",), step="tog3.reflect")
