@@ -154,8 +154,8 @@ async def test_retry_bound_then_abstain(tg_factory) -> None:  # noqa: ANN001
     """A draft that states no answer ("Unknown") fails Triple-Check with the failure "ans" without a
     verifier call (changed in issue 47: it was checked by the LLM): no rel/grd/ans reply is scripted, so
     any check call would fail the test."""
-    script = Script(seeds=[SEEDS], sufficiency=[ENOUGH], answer=["Unknown"],
-                    rewrite=["sharper question", "even sharper question"])  # distinct: no cache hits
+    script = Script(seeds=[SEEDS], sufficiency=[ENOUGH], answer=["Unknown"],  # distinct rewrites: no cache hits
+                    rewrite=["What did Alice Stone found first?", "Which company did Alice Stone found?"])
     tg = tg_factory(script)
     answer = await tg.aask("Alice Stone founded what?", method="a2rag", **LITERAL, i_max=2)
     # verified-or-abstain: no answer passed, so none is given; the last draft stays in the trace only

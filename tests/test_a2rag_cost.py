@@ -14,6 +14,7 @@ import re
 import pytest
 
 from thinkgraph.llm.backend import ChatRequest
+from thinkgraph.methods.a2rag.controller import keeps_the_subject
 from thinkgraph.testing import ScriptedBackend
 
 QUESTION = "Where is the company that Alice Stone founded based?"
@@ -167,16 +168,21 @@ ANSWER_PROMPT_ECHO = ("Answer the question using only the evidence below (facts 
 READER_PROMPT_ECHO = ("Answer the question using only the numbered passages below (the question is at the end).")
 
 
-@pytest.mark.parametrize("echo", ["rewrite_prompt", "answer_prompt", "reader_prompt"])
+@pytest.mark.parametrize("echo", ["rewrite_prompt", "answer_prompt", "reader_prompt", "no_word_of_the_question"])
 async def test_a_rewrite_that_echoes_the_instructions_ends_the_retries(ask, echo: str) -> None:  # noqa: ANN001
     """Gemma 3 270M answered a rewrite with the rewrite prompt's own first lines, and once with the answer
     prompt's first line (the paper's ANSWER template; the one reader's is the default answer prompt now);
     searching with either wastes the retry, so it counts as no rewrite (the same query). Since issue 47
-    a rewrite that is the question is asked again once; echoed again, the loop ends."""
+    a rewrite that is the question is asked again once; echoed again, the loop ends. So does a rewrite
+    that says none of the question's words: Qwen2.5-1.5B, told its rewrite repeated the question, wrote
+    the instruction's own words as a question, which searched for nothing of it."""
     class Echo(Model):
         def rewrite(self, prompt: str) -> str:
             return {"rewrite_prompt": prompt.split("\n\n", 1)[0], "answer_prompt": ANSWER_PROMPT_ECHO,
-                    "reader_prompt": READER_PROMPT_ECHO}[echo]
+                    "reader_prompt": READER_PROMPT_ECHO,
+                    # (Qwen's words were "... must be found in the sources ...": "found" is this question's)
+                    "no_word_of_the_question": "Which entity and relation must the sources state to answer "
+                                               "this question?"}[echo]
 
     model = Echo(check=verdict("off", relevant=False, grounded=True, resolves=True))
     answer = await ask(model, i_max=2)
@@ -225,7 +231,7 @@ async def test_ircot_retrieves_with_the_chosen_retriever(ask, retriever: str) ->
 async def test_an_abstention_shows_the_questions_own_evidence_not_a_drifted_rewrites(ask) -> None:  # noqa: ANN001
     class Drifting(Model):
         def rewrite(self, prompt: str) -> str:
-            return "What does the Moon orbit?"
+            return "Which company is based on the Moon?"
 
     model = Drifting(check=verdict("no", relevant=False, grounded=False, resolves=False))
     answer = await ask(model, i_max=1, evidence_chunks=2)
@@ -264,7 +270,7 @@ async def test_an_answer_verified_after_a_rewrite_shows_its_own_evidence_then_th
             return "Earth [1]"
 
         def rewrite(self, prompt: str) -> str:
-            return "What does the Moon orbit?"
+            return "Which company is based on the Moon?"
 
     answer = await ask(Second(), i_max=1, evidence_chunks=2, sufficiency="answer")
     assert answer.status == "answered" and answer.stats["attempts"] == 2
@@ -311,3 +317,15 @@ async def test_the_default_sufficiency_stops_at_the_guess_and_abstains(ask) -> N
     answer = await ask(model, i_max=0, sufficiency="answer")
     assert model.calls == ["draft", "check"] and answer.status == "abstained" and not answer.citations
     assert answer.stats["failure"] == "grd"
+
+
+@pytest.mark.parametrize(("rewritten", "question", "kept"), [
+    ("In which town is Acme Corp based?", "Where is the company that Alice Stone founded based?", True),
+    ("Which company did alice stone found?", "Where is the company that Alice Stone founded based?", True),
+    ("What entity and relation must be found in the sources to answer this question?",  # as Qwen wrote it
+     "When did the state where Pocahontas Mounds is located become part of the United States?", False),
+    ("Which entity and relation must the sources state?", "Where is the company that Alice Stone founded based?",
+     False),
+])
+def test_a_rewrite_keeps_the_questions_subject(rewritten: str, question: str, kept: bool) -> None:
+    assert keeps_the_subject(rewritten, question) is kept

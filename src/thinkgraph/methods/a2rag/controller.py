@@ -23,6 +23,7 @@ from thinkgraph.methods.reader import ANSWER_PROMPT, READER_INSTRUCTION, reader_
 from thinkgraph.methods.replies import ECHO_MESSAGE, AnswerReply, answer_format, ask_answer, read_answer
 from thinkgraph.methods.synthesis import citations_for, numbered_passages
 from thinkgraph.models import Answer, AnswerStatus, EvidenceSubgraph, Node, NodeType, TraceStep
+from thinkgraph.retrieval.compaction import stems
 from thinkgraph.retrieval.evidence import ScoredPassage
 
 _PREAMBLE = re.compile(r"^(?:(?:sure|okay|ok|certainly|here)\b[^:\n]*:|rewritten question\s*:)\s*", re.IGNORECASE)
@@ -343,7 +344,8 @@ class A2RAGMethod:
                                                                         PREAMBLE,
                                                                         REWRITE_AGAIN)):
             return query
-        return parse_rewrite(rewritten) or query
+        parsed = parse_rewrite(rewritten)
+        return parsed if parsed and keeps_the_subject(parsed, query) else query
 
     def _verified_evidence(self, attempts: list[Attempt]) -> EvidenceSubgraph:
         """The evidence of an answer verified after a rewrite: the rewrite's retrieval the answer rests on
@@ -367,6 +369,15 @@ class A2RAGMethod:
         shown = state.facts[: self.config.max_triples]
         return EvidenceSubgraph(nodes=nodes, path_texts=self.retriever.triples_text(state.facts),
                                 paths=[[g.ids[f.subject], g.ids[f.object]] for f in shown])
+
+
+def keeps_the_subject(rewritten: str, query: str) -> bool:
+    """Whether a rewrite still asks about the question: it says one of its content words (a rewrite that
+    resolves a hop may drop the question's names: "In which town is Acme Corp based?" for "Where is the
+    company that Alice Stone founded based?"). Qwen2.5-1.5B, told its rewrite repeated the question,
+    wrote the instruction's own words as a question ("What entity and relation must be found in the
+    sources to answer this question?"), which searched for nothing of it."""
+    return bool(stems(query) & stems(rewritten))
 
 
 def _same(a: str, b: str) -> bool:
