@@ -117,6 +117,16 @@ async def test_a_stage_that_adds_evidence_costs_one_draft_and_one_that_adds_none
     assert answer.status == "answered" and answer.stats["stage"] == "ppr"
 
 
+async def test_a_draft_restating_the_question_is_checked_and_answered_as_its_short_answer(ask) -> None:  # noqa: ANN001
+    """Triple-Check reads the short answer inside a sentence that restates the question, and that is
+    the answer given (methods/answer_shape.py)."""
+    model = Model(answer="Rivertown is where the company that Alice Stone founded is based.")
+    answer = await ask(model, i_max=0, sufficiency_precheck=0)
+    assert answer.status == "answered" and answer.text == "Rivertown"
+    check = model.backend.requests[model.calls.index("check")].messages[0]["content"]
+    assert CHECK_LEAD + "Rivertown\n" in check
+
+
 async def test_a_joint_verdict_keeps_the_failure_types_and_their_order(ask) -> None:  # noqa: ANN001
     model = Model(check=verdict("not stated", relevant=True, grounded=False, resolves=False))
     answer = await ask(model, i_max=1)

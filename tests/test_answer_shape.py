@@ -30,6 +30,11 @@ DURANT = "What river flows through the city Kevin Durant played for before Golde
      "Are Christopher Nolan and Sathish Kalathil both film directors?", "Yes"),
     ("No.", "Is Paris the capital of Spain?", "No"),
     ("San Antonio River", DURANT, "San Antonio River"),  # already short
+    ("Rivertown is where the company that Alice Stone founded is based.",
+     "Where is the company that Alice Stone founded based?", "Rivertown"),
+    # what follows the copy says nothing new: the answer is before it
+    ("Kestrel Bay, the company that Alice Stone founded is based there",
+     "Where is the company that Alice Stone founded based?", "Kestrel Bay"),
     ("Kevin Durant played for the Thunder", DURANT, "Kevin Durant played for the Thunder"),  # 3 words copied
     # a choice the question offers is an answer, not a yes/no
     ("Yes, the older one", "Is Kevin Durant or LeBron James older?", "Yes, the older one"),

@@ -22,7 +22,11 @@ import re
 MIN_COPIED_WORDS = 4  # a shorter run is the question's entity named again, not the question restated
 _WORD = re.compile(r"\w+")
 _COPULA = re.compile(r"^\s*,?\s*(?:is|was|are|were|would be|will be)\s+", re.IGNORECASE)
-_TRAILING_JOINER = re.compile(r"[\s,;:-]+(?:that|which|who|whom|where|when)?[\s,;:-]*$", re.IGNORECASE)
+_TRAILING_JOINER = re.compile(r"[\s,;:-]+(?:(?:is|was|are|were)\s+)?(?:that|which|who|whom|where|when)?[\s,;:-]*$",
+                              re.IGNORECASE)
+_FUNCTION_WORDS = frozenset(("the", "a", "an", "of", "in", "on", "at", "to", "by", "for", "and", "or", "is", "was",
+                             "are", "were", "be", "it", "its", "this", "that", "which", "who", "where", "when",
+                             "there", "here", "then"))
 _WH_WITH_NOUN = frozenset(("what", "which", "whose", "how"))
 _SENTENCE_BREAK = re.compile(r"[.!?]\s+\S")
 _YES_NO_QUESTION = re.compile(r"^\s*(?:is|are|was|were|do|does|did|can|could|has|have|had|will|would|should|"
@@ -75,12 +79,13 @@ def short_answer(answer: str, question: str | None) -> str:
     start, end = _copied_run(answer, question)
     if end - start == 0:
         return answer
+    said = {w.casefold() for w in _WORD.findall(question)}
     after = answer[end:]
     copula = _COPULA.match(after)
-    if copula and _has_words(after[copula.end():]):
+    if copula and _says_more(after[copula.end():], said):
         return after[copula.end():].strip().rstrip(".").strip()
     before = _TRAILING_JOINER.sub("", answer[:start]).strip()
-    if _has_words(before) and not _has_words(after.strip(" .")):
+    if _says_more(before, said) and not _says_more(after, said):
         return before
     return answer
 
@@ -107,8 +112,9 @@ def _date_word(word: str) -> bool:
     return word.isdigit() or word in MONTHS or word in _DATE_FILLER or bool(re.fullmatch(r"\d+(?:s|st|nd|rd|th)", word))
 
 
-def _has_words(text: str) -> bool:
-    return bool(_WORD.search(text))
+def _says_more(text: str, said: set[str]) -> bool:
+    """Whether ``text`` has a word the question did not say (function words aside)."""
+    return any(w.casefold() not in said and w.casefold() not in _FUNCTION_WORDS for w in _WORD.findall(text))
 
 
 def _copied_run(answer: str, question: str) -> tuple[int, int]:

@@ -20,7 +20,14 @@ from thinkgraph.methods.base import NO_LLM_MESSAGE, MethodContext
 from thinkgraph.methods.layout import PREAMBLE, Notes, evidence_block
 from thinkgraph.methods.none import NoRetrievalMethod
 from thinkgraph.methods.reader import ANSWER_PROMPT, READER_INSTRUCTION, reader_prompt
-from thinkgraph.methods.replies import ECHO_MESSAGE, AnswerReply, answer_format, ask_answer, read_answer
+from thinkgraph.methods.replies import (
+    ECHO_MESSAGE,
+    AnswerReply,
+    answer_format,
+    ask_answer,
+    read_answer,
+    shortened,
+)
 from thinkgraph.methods.synthesis import citations_for, numbered_passages
 from thinkgraph.models import Answer, AnswerStatus, EvidenceSubgraph, Node, NodeType, TraceStep
 from thinkgraph.retrieval.compaction import stems
@@ -77,10 +84,11 @@ class A2RAGMethod:
         too, which a weak model copies as readily (Gemma 3 270M did)."""
         return (ANSWER_PROMPT, PREAMBLE) if self.config.reader == "shared" else (ANSWER,)
 
-    def _read(self, reply: str, passages: list[ScoredPassage]) -> AnswerReply[ScoredPassage]:
-        """A draft as read, a reply the completion cap cut read as truncated (not an answer)."""
-        return read_answer(reply, passages, self._template, truncated=reply in self._cut_replies,
-                           cap=self.ctx.llm.settings.max_tokens.answer if self.ctx.llm else None)
+    def _read(self, reply: str, passages: list[ScoredPassage], query: str) -> AnswerReply[ScoredPassage]:
+        """A draft as read, a reply the completion cap cut read as truncated (not an answer), a sentence
+        restating the query as its short answer (``replies.shortened``)."""
+        return shortened(read_answer(reply, passages, self._template, truncated=reply in self._cut_replies,
+                                     cap=self.ctx.llm.settings.max_tokens.answer if self.ctx.llm else None), query)
 
     @property
     def unusable_verdicts(self) -> int:
@@ -195,7 +203,7 @@ class A2RAGMethod:
         if self.config.triple_check == "off":
             return None, ""
         passages = self.retriever.passages(state.ranked_chunks()[: self.config.evidence_chunks])
-        read = self._read(reply, passages)
+        read = self._read(reply, passages, query)
         if read.status != AnswerStatus.ANSWERED or not read.text:
             why = read.message or ("it abstained" if read.status == AnswerStatus.ABSTAINED else "its answer is empty")
             return "ans", f"the draft states no answer: {why}"
@@ -206,7 +214,7 @@ class A2RAGMethod:
                         passages: list[ScoredPassage],
                         attempts: list[Attempt], trace: list[TraceStep]) -> Answer:
         self.stage_counts[state.stage] += 1
-        read = self._read(reply, passages)
+        read = self._read(reply, passages, question)
         text, used = read.text, read.cited
         checked = self.config.triple_check != "off"
         status = AnswerStatus.ANSWERED
@@ -277,7 +285,7 @@ class A2RAGMethod:
                 return False
             passages = self.retriever.passages(state.ranked_chunks()[: self.config.evidence_chunks])
             reply = await self._generate(llm, state.query, state, passages)
-            read = self._read(reply, passages)
+            read = self._read(reply, passages, state.query)
             sufficient = read.status == AnswerStatus.ANSWERED and bool(read.text)
             trace.append(TraceStep("responder", DRAFT_STEP, {"query": state.query, "stage": state.stage},
                                    {"reply": reply, "sufficient": sufficient}))
