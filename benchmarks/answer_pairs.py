@@ -4,7 +4,9 @@ method's answer step, not its retrieval, decides), wins and losses, abstentions 
 gold passage, and for ircot how often its chain stopped at its first step. Given the gold answers and
 the corpus texts, it also says on how many of the losses the method's top 5 lacked every gold answer
 string while `ppr`'s held one: a gold passage may be a first hop's, and then the loss is the method's
-evidence, not its reader."""
+evidence, not its reader. The same split by every hop: the questions where both evidences hold every
+gold passage (the answer step alone decides there), and those where `ppr`'s holds every one and the
+method's does not (a hop its retrieval missed)."""
 
 from __future__ import annotations
 
@@ -40,6 +42,14 @@ def holds_gold(record: dict[str, Any], gold: list[str]) -> bool:
     return bool(set(record.get("retrieved") or []) & set(gold))
 
 
+def holds_every_hop(record: dict[str, Any], gold: list[str]) -> bool:
+    return bool(gold) and set(gold) <= set(record.get("retrieved") or [])
+
+
+def _mean_f1(records: list[dict[str, Any]]) -> float | None:
+    return 100 * statistics.mean(f1(r) for r in records) if records else None
+
+
 def f1(record: dict[str, Any]) -> float:
     return float(record.get("metrics", {}).get("f1", 0.0))
 
@@ -51,6 +61,10 @@ def paired_row(label: str, records: list[dict[str, Any]], baseline: dict[str, di
     lost = [r for r in same if f1(r) < f1(baseline[r["qid"]])]
     both = [r for r in same if holds_gold(r, gold.get(r["qid"], [])) and
             holds_gold(baseline[r["qid"]], gold.get(r["qid"], []))]
+    every = [r for r in same if holds_every_hop(r, gold.get(r["qid"], [])) and
+             holds_every_hop(baseline[r["qid"]], gold.get(r["qid"], []))]
+    missed = [r for r in same if holds_every_hop(baseline[r["qid"]], gold.get(r["qid"], [])) and
+              not holds_every_hop(r, gold.get(r["qid"], []))]
     abstained = [r for r in records if str(r.get("status")) == "abstained"]
     steps = [r["stats"]["steps"] for r in records  # ircot's reasoning steps (kgr's steps are another count)
              if r.get("method") == "ircot" and (r.get("stats") or {}).get("steps") is not None]
@@ -63,6 +77,10 @@ def paired_row(label: str, records: list[dict[str, Any]], baseline: dict[str, di
         "both_gold": len(both),
         "f1_both": 100 * statistics.mean(f1(r) for r in both) if both else None,
         "baseline_f1_both": 100 * statistics.mean(f1(baseline[r["qid"]]) for r in both) if both else None,
+        "every_hop": len(every), "f1_every": _mean_f1(every),
+        "baseline_f1_every": _mean_f1([baseline[r["qid"]] for r in every]),
+        "hop_missed": len(missed), "f1_missed": _mean_f1(missed),
+        "baseline_f1_missed": _mean_f1([baseline[r["qid"]] for r in missed]),
         "abstained": len(abstained),
         "abstained_with_gold": sum(holds_gold(r, gold.get(r["qid"], [])) for r in abstained),
         "first_step_stops": sum(s == 1 for s in steps) if steps else None, "with_steps": len(steps),
@@ -76,11 +94,12 @@ def paired_table(records: list[dict[str, Any]], gold: dict[str, list[str]],
     if not baseline:
         return []
     lines = ["", f"Paired with `{BASELINE}` on the same questions (both gold: both final evidences hold a gold "
-                 "passage; abstained with gold: abstentions whose evidence held one; answer not shown: losses whose "
-                 f"top 5 lacked the gold answer's words where {BASELINE}'s held them)", "",
+                 "passage; every hop: both hold every gold passage, n: F1 (ppr's); a hop missed: ppr's holds every "
+                 "one and the method's does not; abstained with gold: abstentions whose evidence held one; answer "
+                 f"not shown: losses whose top 5 lacked the gold answer's words where {BASELINE}'s held them)", "",
              f"| method | paired | wins / losses vs {BASELINE} | losses, answer not shown | both gold | F1 there | "
-             f"{BASELINE}'s F1 there | abstained (with gold) | stopped at step 1 |",
-             "|---|---|---|---|---|---|---|---|---|"]
+             f"{BASELINE}'s F1 there | every hop | a hop missed | abstained (with gold) | stopped at step 1 |",
+             "|---|---|---|---|---|---|---|---|---|---|---|"]
     for label in dict.fromkeys(r["label"] for r in records):
         if label == BASELINE:
             continue
@@ -90,9 +109,16 @@ def paired_table(records: list[dict[str, Any]], gold: dict[str, list[str]],
         base = "–" if row["baseline_f1_both"] is None else f"{row['baseline_f1_both']:.1f}"
         stops = "–" if row["first_step_stops"] is None else f"{row['first_step_stops']} of {row['with_steps']}"
         lines.append(f"| {label} | {row['paired']} | {row['wins']} / {row['losses']} | {unshown} | "
-                     f"{row['both_gold']} | {both} | "
-                     f"{base} | {row['abstained']} ({row['abstained_with_gold']}) | {stops} |")
+                     f"{row['both_gold']} | {both} | {base} | "
+                     f"{_split(row['every_hop'], row['f1_every'], row['baseline_f1_every'])} | "
+                     f"{_split(row['hop_missed'], row['f1_missed'], row['baseline_f1_missed'])} | "
+                     f"{row['abstained']} ({row['abstained_with_gold']}) | {stops} |")
     return lines
+
+
+def _split(n: int, mine: float | None, base: float | None) -> str:
+    """ "n: F1 (ppr's F1)" of a subset of the questions, "0" when empty."""
+    return str(n) if mine is None or base is None else f"{n}: {mine:.1f} ({base:.1f})"
 
 
 def before_after(records: list[dict[str, Any]], before: list[dict[str, Any]]) -> list[str]:

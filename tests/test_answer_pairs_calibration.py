@@ -34,7 +34,20 @@ def test_the_paired_row_counts_what_each_column_says() -> None:
     ircot = [record("ircot", "q0", 1.0, ["g0"], steps=1), record("ircot", "q1", 1.0, ["g1"], steps=3)]
     assert pairs.paired_row("ircot", ircot, baseline, GOLD)["first_step_stops"] == 1
     table = pairs.paired_table([*baseline.values(), *mine], GOLD)
-    assert any(line.startswith("| a2rag | 3 | 2 / 1 | – | 2 | 50.0 | 75.0 | 1 (1) | – |") for line in table)
+    assert any(line.startswith("| a2rag | 3 | 2 / 1 | – | 2 | 50.0 | 75.0 | 2: 50.0 (75.0) | 0 | 1 (1) | – |")
+               for line in table)
+
+
+def test_every_hop_splits_the_questions_by_whether_the_method_reached_each_gold_passage() -> None:
+    gold = {"q0": ["a", "b"], "q1": ["c", "d"], "q2": ["e", "f"]}
+    baseline = {r["qid"]: r for r in [record("ppr", "q0", 1.0, ["a", "b"]), record("ppr", "q1", 0.5, ["c", "d", "x"]),
+                                      record("ppr", "q2", 0.0, ["e"])]}
+    mine = [record("tog3", "q0", 0.5, ["b", "a"]), record("tog3", "q1", 0.0, ["c"]),  # the second hop missed
+            record("tog3", "q2", 1.0, ["e", "f"])]  # every hop, where ppr's lacked one: in neither split
+    row = pairs.paired_row("tog3", mine, baseline, gold)
+    assert (row["every_hop"], row["f1_every"], row["baseline_f1_every"]) == (1, 50.0, 100.0)
+    assert (row["hop_missed"], row["f1_missed"], row["baseline_f1_missed"]) == (1, 0.0, 50.0)
+    assert row["both_gold"] == 3
 
 
 def test_a_loss_whose_top_5_lacks_the_answer_ppr_showed_is_counted_as_not_shown() -> None:

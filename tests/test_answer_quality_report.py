@@ -45,7 +45,7 @@ def test_the_table_pairs_each_method_with_ppr_on_its_own_questions(tmp_path: Pat
     rows = {line.split(" | ")[0].strip("| "): line.split(" | ") for line in table.splitlines()
             if line.startswith("| ppr") or line.startswith("| tog3")}
     # the paired table: tog3 lost q0 to ppr (0.0 against 1.0) and tied q1; it abstained once
-    assert "| tog3 | 2 | 0 / 1 | – | 0 | – | – | 1 (0) | – |" in paired  # no corpus here: not shown is –
+    assert "| tog3 | 2 | 0 / 1 | – | 0 | – | – | 0 | 0 | 1 (0) | – |" in paired  # no corpus here: not shown is –
     assert rows["ppr"][1:5] == ["3", "33.3", "50.0", "50.0"]  # n, EM, F1, ppr's F1 on the same questions
     assert rows["ppr"][5] == "50.0"  # cited R@5: (1 + 0.5 + 0) / 3
     assert rows["tog3"][1:5] == ["2", "0.0", "0.0", "50.0"]  # ppr scored 1.0 and 0.0 on tog3's two questions
