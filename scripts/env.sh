@@ -39,10 +39,9 @@ if ! installed; then
   # The CPU build of torch first, pinned: an unpinned torch pulled in by sentence-transformers
   # would fetch several GB of CUDA packages.
   "$PY" -m pip install -q --disable-pip-version-check "${TORCH_SPEC:-torch==2.13.0}"
-  # llama-cpp-python (the localmodel extra) compiles llama.cpp here. A native build uses the CPU's AMX
-  # tiles where it reports them, and in sandboxes that do not grant the tile state its first matrix
-  # product crashes (SIGSEGV in ggml_backend_amx_mul_mat); a portable AVX2 build runs everywhere.
-  export CMAKE_ARGS="${CMAKE_ARGS:--DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON}"
+  # llama-cpp-python (the localmodel extra) compiles llama.cpp here: for x86 with AVX2, and the AVX-512
+  # this CPU has (prompts read 1.3-1.4x faster), never AMX (scripts/llama_cmake_args.sh says why).
+  export CMAKE_ARGS="${CMAKE_ARGS:-$(bash "$ROOT/scripts/llama_cmake_args.sh")}"
   # pip reuses a wheel it built before (its cache ignores CMAKE_ARGS): a native build cached by an
   # earlier install would come back, so llama-cpp-python is built without the cache when the venv lacks it.
   LLAMA_SPEC="$(grep -o 'llama-cpp-python\[server\]==[0-9.]*' "$ROOT/pyproject.toml" | head -1 || true)"

@@ -146,7 +146,8 @@ def test_env_installs_only_when_an_asked_extra_is_missing(tmp_path: Path, stamp_
 
     root = Path(__file__).resolve().parents[1]
     (tmp_path / "scripts").mkdir()
-    (tmp_path / "scripts" / "env.sh").write_text((root / "scripts" / "env.sh").read_text())
+    for script in ("env.sh", "llama_cmake_args.sh"):
+        (tmp_path / "scripts" / script).write_text((root / "scripts" / script).read_text())
     (tmp_path / "pyproject.toml").write_text("[project]\nname = 'x'\n")
     python = tmp_path / ".venv" / "bin" / "python"
     python.parent.mkdir(parents=True)
@@ -156,5 +157,29 @@ def test_env_installs_only_when_an_asked_extra_is_missing(tmp_path: Path, stamp_
     (tmp_path / ".venv" / ".thinkgraph-install").write_text(f"{digest}-{stamp_extras}\n")
     done = subprocess.run(["bash", "-c", f"source {tmp_path / 'scripts' / 'env.sh'} '{asked}'"], capture_output=True,
                           text=True, timeout=60)
-    assert done.returncode == 0, done.stderr
+    assert done.returncode == 0 and not done.stderr, done.stderr
     assert (tmp_path / "calls").exists() is installs
+
+
+@pytest.mark.parametrize(("flags", "extra"), [
+    ("fpu avx2 fma f16c", []),
+    ("fpu avx2 avx512f avx512vbmi avx512_vnni avx512_bf16", ["AVX512", "AVX512_VBMI", "AVX512_VNNI", "AVX512_BF16"]),
+    ("fpu avx2 avx512f avx512_vnni amx_tile amx_int8 amx_bf16", ["AVX512", "AVX512_VNNI"]),  # never AMX
+    (None, []),  # no cpuinfo (macOS): the portable set
+])
+def test_llama_cpp_is_built_for_the_cpus_avx512_and_never_its_amx(tmp_path: Path, flags: str | None,
+                                                                   extra: list[str]) -> None:
+    """scripts/llama_cmake_args.sh: the CMake arguments scripts/env.sh builds llama-cpp-python with."""
+    import subprocess
+
+    cpuinfo = tmp_path / "cpuinfo"
+    if flags is not None:
+        cpuinfo.write_text(f"processor\t: 0\nflags\t\t: {flags}\nprocessor\t: 1\nflags\t\t: {flags}\n")
+    root = Path(__file__).resolve().parents[1]
+    done = subprocess.run(["bash", str(root / "scripts" / "llama_cmake_args.sh"), str(cpuinfo)], capture_output=True,
+                          text=True, timeout=30)
+    assert done.returncode == 0, done.stderr
+    args = done.stdout.split()
+    portable = ["-DGGML_NATIVE=OFF", "-DGGML_AVX=ON", "-DGGML_AVX2=ON", "-DGGML_FMA=ON", "-DGGML_F16C=ON"]
+    assert args == portable + [f"-DGGML_{name}=ON" for name in extra]
+    assert not any("AMX" in a for a in args)
