@@ -14,7 +14,7 @@ import re
 import pytest
 
 from thinkgraph.llm.backend import ChatRequest
-from thinkgraph.methods.a2rag.controller import keeps_the_subject
+from thinkgraph.methods.a2rag.controller import asks_about_instructions
 from thinkgraph.testing import ScriptedBackend
 
 QUESTION = "Where is the company that Alice Stone founded based?"
@@ -48,7 +48,9 @@ class Model:
         self.calls: list[str] = []
         self.check_reply = check
         self.fact, self.answer = fact, answer
-        handlers = {"draft": self.draft, "check": self.check, "rewrite": self.rewrite, "reason": self.reason}
+        # (a rewrite asked again shows the model its reply, which may be an echo of another prompt: its
+        # needle is matched first)
+        handlers = {"rewrite": self.rewrite, "draft": self.draft, "check": self.check, "reason": self.reason}
         self.backend = ScriptedBackend(rules=[(needle, self._on(k, h)) for k, h in handlers.items()
                                               for needle in NEEDLES[k]])
 
@@ -170,7 +172,8 @@ async def test_a_rewrite_that_changes_nothing_ends_the_retries(ask) -> None:  # 
     assert rewrites == ["rewrite.rel", "rewrite.rel.again"]
     again = model.backend.requests[-1].messages
     assert [m["role"] for m in again] == ["user", "assistant", "user"]
-    assert again[1]["content"] == QUESTION and "Your rewrite is the question itself" in again[2]["content"]
+    assert again[1]["content"] == "where is the company that alice stone founded based?"  # its reply, as written
+    assert "Your rewrite is the question itself" in again[2]["content"]
 
 
 ANSWER_PROMPT_ECHO = ("Answer the question using only the evidence below (facts from a knowledge graph and "
@@ -190,8 +193,7 @@ async def test_a_rewrite_that_echoes_the_instructions_ends_the_retries(ask, echo
         def rewrite(self, prompt: str) -> str:
             return {"rewrite_prompt": prompt.split("\n\n", 1)[0], "answer_prompt": ANSWER_PROMPT_ECHO,
                     "reader_prompt": READER_PROMPT_ECHO,
-                    # (Qwen's words were "... must be found in the sources ...": "found" is this question's)
-                    "no_word_of_the_question": "Which entity and relation must the sources state to answer "
+                    "no_word_of_the_question": "What entity and relation must be found in the sources to answer "
                                                "this question?"}[echo]
 
     model = Echo(check=verdict("off", relevant=False, grounded=True, resolves=True))
@@ -329,13 +331,16 @@ async def test_the_default_sufficiency_stops_at_the_guess_and_abstains(ask) -> N
     assert answer.stats["failure"] == "grd"
 
 
-@pytest.mark.parametrize(("rewritten", "question", "kept"), [
-    ("In which town is Acme Corp based?", "Where is the company that Alice Stone founded based?", True),
-    ("Which company did alice stone found?", "Where is the company that Alice Stone founded based?", True),
+@pytest.mark.parametrize(("rewritten", "question", "ours"), [
+    ("In which town is Acme Corp based?", "Where is the company that Alice Stone founded based?", False),
+    ("Where is Acme headquartered?", "Where is the company that Alice Stone founded based?", False),
+    ("Who is Barack Obama's wife?", "Who is the spouse of the 44th US president?", False),
+    ("What is the full name of the company Alice Stone founded?", "Where is the company that Alice Stone founded "
+     "based?", False),
     ("What entity and relation must be found in the sources to answer this question?",  # as Qwen wrote it
-     "When did the state where Pocahontas Mounds is located become part of the United States?", False),
-    ("Which entity and relation must the sources state?", "Where is the company that Alice Stone founded based?",
-     False),
+     "When did the state where Pocahontas Mounds is located become part of the United States?", True),
+    ("What entity and relation must be found in the sources to answer this question?",  # "found" is the question's
+     "Where is the company that Alice Stone founded based?", True),
 ])
-def test_a_rewrite_keeps_the_questions_subject(rewritten: str, question: str, kept: bool) -> None:
-    assert keeps_the_subject(rewritten, question) is kept
+def test_a_rewrite_about_our_instructions_is_no_rewrite(rewritten: str, question: str, ours: bool) -> None:
+    assert asks_about_instructions(rewritten, question) is ours

@@ -41,6 +41,21 @@ DURANT = "What river flows through the city Kevin Durant played for before Golde
     # a yes/no answer to a question that is not yes/no stays whole
     ("No one flows through the city Kevin Durant played for before Golden State.", DURANT,
      "No one"),
+    # a copied run that goes on a name is not a restatement
+    ("The Governor and Company of the Bank of England", "What is the full name of the Bank of England?",
+     "The Governor and Company of the Bank of England"),
+    ("The Band of the Royal Marines", "Who performed at the opening of the Royal Marines museum?",
+     "The Band of the Royal Marines"),
+    ("Return of the King of the North", "Who is the King of the North?", "Return of the King of the North"),
+    # a question inside a yes/no form is answered by what follows the yes
+    ("Yes, William Shakespeare", "Do you know who wrote Hamlet?", "Yes, William Shakespeare"),
+    # what is left is tidied: a bracket, a restated tail after a comma, a second copula
+    ("Paris (the capital of the country where Alice was born)",
+     "What is the capital of the country where Alice was born?", "Paris"),
+    ("2008, the year the film directed by Nolan was released.", "In what year was the film directed by Nolan released?",
+     "2008"),
+    ("The year the film directed by Nolan was released is 2008", "In what year was the film directed by Nolan "
+     "released?", "2008"),
     # two sentences: a long answer keeps what it says
     ("The Rio Grande. The San Antonio River flows through the city Kevin Durant played for before Golden State.",
      DURANT, "The Rio Grande. The San Antonio River flows through the city Kevin Durant played for before "
@@ -52,24 +67,24 @@ def test_short_answer(answer: str, question: str | None, short: str) -> None:
 
 
 @pytest.mark.parametrize(("answer", "question", "wanted"), [
-    ("Mississippi", "When did the state where Pocahontas Mounds is located become part of the US?", "a date or time"),
-    ("1817", "When did the state where Pocahontas Mounds is located become part of the US?", None),
-    ("December 10", "When did the state where Pocahontas Mounds is located become part of the US?", None),
-    ("the 19th century", "In what year was the college founded?", None),
-    ("during the war", "When was it built?", None),
-    ("1975", "Where did the band form that made the live album Maiden Japan?", "the person, place or thing"),
-    ("in 1846", "Who was president when the area became part of the US?", "the person, place or thing"),
-    ("Leyton, East London", "Where did the band form that made the live album Maiden Japan?", None),
-    ("Route 66", "Where does the road run?", None),
-    ("Paris", "How many people live in the city?", "a number or amount"),
-    ("about two million", "How many people live in the city?", None),
-    ("3,400", "How many people live in the city?", None),
-    ("London", "What is the capital of the United Kingdom?", None),  # a kind the check does not know
-    ("1975", None, None),
+    ("1975", "Where did the band form that made the live album Maiden Japan?", True),
+    ("in 1846", "Who was president when the area became part of the US?", True),
+    ("4 July 1776", "In which city was the declaration signed?", True),
+    ("Leyton, East London", "Where did the band form that made the live album Maiden Japan?", False),
+    ("Route 66", "Where does the road run?", False),
+    ("Apollo 11", "Who landed on the Moon first?", False),
+    ("The 1975", "Who performed Chocolate?", False),  # a band named by a year
+    # a time or a count has too many forms to refuse by a word list: never checked
+    ("Mississippi", "When did the state where Pocahontas Mounds is located become part of the US?", False),
+    ("Tuesday", "On what day was it signed?", False),
+    ("Paris", "How many people live in the city?", False),
+    ("1975", None, False),
 ])
-def test_kind_mismatch(answer: str, question: str | None, wanted: str | None) -> None:
+def test_kind_mismatch(answer: str, question: str | None, wanted: bool) -> None:
     found = kind_mismatch(answer, question)
-    assert (found is None) if wanted is None else (found is not None and found.startswith(wanted))
+    assert (found is not None) is wanted
+    if wanted:
+        assert found is not None and found.startswith("the person, place or thing")
 
 
 def _llm(*replies: str) -> tuple[LLM, ScriptedBackend]:
@@ -110,12 +125,12 @@ def test_an_answer_of_the_right_kind_costs_no_repair_and_a_restating_sentence_is
 
 
 def test_the_one_reader_checks_the_kind() -> None:
-    passages = [ScoredPassage("c1", "d1", "Pocahontas Mounds", "The mounds are in Mississippi.", 1.0),
-                ScoredPassage("c2", "d2", "Mississippi", "Mississippi became a state on December 10, 1817.", 0.9)]
-    llm, backend = _llm("Answer: Mississippi [1]", "Reasoning: The mounds are in Mississippi [1], which joined in "
-                        "1817 [2].\nAnswer: December 10, 1817 [2]")
+    passages = [ScoredPassage("c1", "d1", "Maiden Japan", "Maiden Japan is a live EP by Iron Maiden.", 1.0),
+                ScoredPassage("c2", "d2", "Iron Maiden", "Iron Maiden formed in Leyton, East London, in 1975.", 0.9)]
+    llm, backend = _llm("Answer: 1975 [2]", "Reasoning: Maiden Japan is by Iron Maiden [1], formed in Leyton [2]."
+                        "\nAnswer: Leyton, East London [2]")
     trace: list[TraceStep] = []
-    asked, _ = asyncio.run(read(llm, ReaderInput("When did the state where Pocahontas Mounds is located become part "
-                                                 "of the US?", passages), step="ppr.answer", trace=trace))
-    assert asked.read.text == "December 10, 1817" and [p.chunk_id for p in asked.read.cited] == ["c2"]
-    assert len(backend.requests) == 2 and trace[-1].outputs["first_reply"] == "Answer: Mississippi [1]"
+    asked, _ = asyncio.run(read(llm, ReaderInput("Where did the band form that made the live album Maiden Japan?",
+                                                 passages), step="ppr.answer", trace=trace))
+    assert asked.read.text == "Leyton, East London" and [p.chunk_id for p in asked.read.cited] == ["c2"]
+    assert len(backend.requests) == 2 and trace[-1].outputs["first_reply"] == "Answer: 1975 [2]"

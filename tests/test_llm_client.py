@@ -144,6 +144,11 @@ async def test_a_server_without_logprobs_is_asked_again_without_them_not_retried
                      Behaviour(content='{"reason": "r", "verdict": "yes"}'))
     await fresh.judge([{"role": "user", "content": "q3"}], YesNoVerdict, keys=("verdict",), step="s")
     assert ["logprobs" in r for r in fake_server.chat_requests[4:]] == [True, False, False]
+    # a structured request refused for its log-probabilities in words that name a format too is refused them,
+    # not its structured-output form
+    fake_server.push(Behaviour(status=500, body='{"error": "logprobs is not supported with this response format"}'))
+    with pytest.raises(LogprobsRejected):
+        await _backend(fake_server).chat(_req(top_logprobs=5, structured={"response_format": {"type": "json_object"}}))
     # a refusal that does not name them stays the request's error, said once
     fake_server.push(Behaviour(status=400, body='{"error": "context too long"}'))
     with pytest.raises(LLMError, match="context too long") as refused:

@@ -161,10 +161,14 @@ def test_env_installs_only_when_an_asked_extra_is_missing(tmp_path: Path, stamp_
     assert (tmp_path / "calls").exists() is installs
 
 
+AVX512 = "avx512f avx512dq avx512cd avx512bw avx512vl"  # what ggml's AVX-512 build uses together
+
+
 @pytest.mark.parametrize(("flags", "extra"), [
     ("fpu avx2 fma f16c", []),
-    ("fpu avx2 avx512f avx512vbmi avx512_vnni avx512_bf16", ["AVX512", "AVX512_VBMI", "AVX512_VNNI", "AVX512_BF16"]),
-    ("fpu avx2 avx512f avx512_vnni amx_tile amx_int8 amx_bf16", ["AVX512", "AVX512_VNNI"]),  # never AMX
+    (f"fpu avx2 {AVX512} avx512vbmi avx512_vnni avx512_bf16", ["AVX512", "AVX512_VBMI", "AVX512_VNNI", "AVX512_BF16"]),
+    (f"fpu avx2 {AVX512} avx512_vnni amx_tile amx_int8 amx_bf16", ["AVX512", "AVX512_VNNI"]),  # never AMX
+    ("fpu avx2 avx512f avx512_vnni", []),  # the foundation without BW, VL, DQ, CD (Xeon Phi): not ggml's AVX-512
     (None, []),  # no cpuinfo (macOS): the portable set
 ])
 def test_llama_cpp_is_built_for_the_cpus_avx512_and_never_its_amx(tmp_path: Path, flags: str | None,

@@ -126,7 +126,7 @@ async def test_insufficient_then_sufficient_after_one_evolution(index_path: Path
     tg.close()
 
 
-@pytest.mark.parametrize("answer", ["Unknown", "I don't know.", ""])
+@pytest.mark.parametrize("answer", ["Unknown", "I don't know.", "", "Answer: Unknown"])
 async def test_the_reflector_judges_an_abstaining_round_only_when_asked_to(index_path: Path, answer: str) -> None:
     """An abstention ends no loop: without the switch the Reflector is asked (and may say "yes")."""
     script = Script(keywords=["kw"], respond=[answer], reward=[SUFFICIENT], final=["Unknown"])

@@ -288,14 +288,15 @@ class OpenAICompatibleBackend:
 
     def _raise_for_status(self, request: ChatRequest, resp: httpx.Response, body: str) -> None:
         code = resp.status_code
-        if request.structured and is_refusal(code, body):
-            raise ResponseFormatRejected(f"HTTP {code} for the structured-output fields")
         if request.top_logprobs is not None and code in LOGPROBS_REFUSAL_STATUS and "logprob" in body[:4000].casefold():
             # A server that cannot give log-probabilities answers them with an error, not an outage:
             # llama-cpp-python started with --logits_all false says so in a 500 ("logprobs is not supported").
-            # Said at once, with the server's words, the request is asked again without them.
+            # Said at once, with the server's words, the request is asked again without them (checked before
+            # the structured-output refusal: such a body may name a format or schema too).
             detail = " ".join(self._redact(body).split())[:200]
             raise LogprobsRejected(f"LLM endpoint {self.endpoint} returned HTTP {code}: {detail}")
+        if request.structured and is_refusal(code, body):
+            raise ResponseFormatRejected(f"HTTP {code} for the structured-output fields")
         if code == 429 or code >= 500:
             raise _Retryable(f"HTTP {code}", retry_after_seconds(resp.headers.get("retry-after")))
         if code in (401, 403):

@@ -13,7 +13,14 @@ from thinkgraph.llm.echo import echoes_instructions
 from thinkgraph.llm.service import LLM, Message
 from thinkgraph.methods.a2rag.config import A2RAGConfig
 from thinkgraph.methods.a2rag.hitl import propose_triples
-from thinkgraph.methods.a2rag.prompts import ANSWER, REWRITE, REWRITE_AGAIN
+from thinkgraph.methods.a2rag.prompts import (
+    ANSWER,
+    ASKS_ABOUT_INSTRUCTIONS,
+    ECHOED_INSTRUCTIONS,
+    REWRITE,
+    REWRITE_AGAIN,
+    SAME_QUESTION,
+)
 from thinkgraph.methods.a2rag.retriever import FACTS_TITLE, AgenticRetriever, Judge, RetrievalState
 from thinkgraph.methods.a2rag.verify import Verifier
 from thinkgraph.methods.base import NO_LLM_MESSAGE, MethodContext
@@ -181,15 +188,16 @@ class A2RAGMethod:
                 return await self._verified(question, llm, reply, state, passages, attempts, trace)
             if attempt == c.i_max or not c.rewrite:
                 break  # Alg. 1 rewrites here too, but no retry is left to use the rewrite (or rewrite is off)
-            rewritten = await self._rewrite(llm, query, reply, state, failure, reason)
-            trace.append(TraceStep("controller", f"rewrite.{failure}", {"reason": reason}, {"query": rewritten}))
-            if _same(rewritten, query):  # asked again once, told why
-                rewritten = await self._rewrite(llm, query, reply, state, failure, reason, again=True)
-                trace.append(TraceStep("controller", f"rewrite.{failure}.again", {"reason": "repeated the question"},
-                                       {"query": rewritten}))
-            if _same(rewritten, query):
+            rewrite = await self._rewrite(llm, query, reply, state, failure, reason)
+            trace.append(TraceStep("controller", f"rewrite.{failure}", {"reason": reason},
+                                   {"query": rewrite.query or query}))
+            if rewrite.query is None:  # no new question: asked again once, told why
+                rewrite = await self._rewrite(llm, query, reply, state, failure, reason, again=rewrite)
+                trace.append(TraceStep("controller", f"rewrite.{failure}.again", {"reason": rewrite.why or "-"},
+                                       {"query": rewrite.query or query}))
+            if rewrite.query is None:
                 break  # the same query again would retrieve and fail the same way: no retry is worth its calls
-            query = rewritten
+            query = rewrite.query
         return None
 
     async def _check(self, query: str, reply: str, state: RetrievalState,
@@ -214,7 +222,7 @@ class A2RAGMethod:
                         passages: list[ScoredPassage],
                         attempts: list[Attempt], trace: list[TraceStep]) -> Answer:
         self.stage_counts[state.stage] += 1
-        read = self._read(reply, passages, question)
+        read = self._read(reply, passages, attempts[-1].query)  # as Triple-Check read it
         text, used = read.text, read.cited
         checked = self.config.triple_check != "off"
         status = AnswerStatus.ANSWERED
@@ -336,24 +344,29 @@ class A2RAGMethod:
         return asked.replies[-1]
 
     async def _rewrite(self, llm: LLM, query: str, reply: str, state: RetrievalState, failure: str,
-                       reason: str, *, again: bool = False) -> str:
-        """Eq. 6: q^(i+1) = Rewrite(q^(i), a^(i), E^(i), type^(i)), the evidence E included; ``again``:
-        the first rewrite repeated the question, and the model is told so."""
+                       reason: str, *, again: Rewrite | None = None) -> Rewrite:
+        """Eq. 6: q^(i+1) = Rewrite(q^(i), a^(i), E^(i), type^(i)), the evidence E included; ``again``: the
+        first rewrite was no new question, and the model is shown its reply and told why."""
         prompt = REWRITE[failure].format(question=query, answer=reply, reason=reason,
                                          evidence=self.retriever.evidence_text(state))
         messages: list[Message] = [{"role": "user", "content": prompt}]
-        if again:
-            messages += [{"role": "assistant", "content": query}, {"role": "user", "content": REWRITE_AGAIN}]
-        step = f"a2rag.rewrite.{failure}" + (".again" if again else "")
+        if again is not None:
+            why, finds = again.told
+            messages += [{"role": "assistant", "content": again.reply},
+                         {"role": "user", "content": REWRITE_AGAIN.format(why=why, finds=finds)}]
+        step = f"a2rag.rewrite.{failure}" + (".again" if again is not None else "")
         rewritten = (await llm.text(messages, step=step, kind="query")).strip()
         # An echo of our instructions is no question, whichever prompt it repeats (Gemma 3 270M returned the
-        # answer prompt's first line to a rewrite): the loop ends rather than search with it.
+        # answer prompt's first line to a rewrite).
         if any(echoes_instructions(rewritten, template) for template in (REWRITE[failure], ANSWER, READER_INSTRUCTION,
-                                                                        PREAMBLE,
-                                                                        REWRITE_AGAIN)):
-            return query
+                                                                        PREAMBLE, REWRITE_AGAIN)):
+            return Rewrite(None, rewritten, ECHOED_INSTRUCTIONS)
         parsed = parse_rewrite(rewritten)
-        return parsed if parsed and keeps_the_subject(parsed, query) else query
+        if not parsed or _same(parsed, query):
+            return Rewrite(None, rewritten or query, SAME_QUESTION)
+        if asks_about_instructions(parsed, query):
+            return Rewrite(None, rewritten, ASKS_ABOUT_INSTRUCTIONS)
+        return Rewrite(parsed, rewritten)
 
     def _verified_evidence(self, attempts: list[Attempt]) -> EvidenceSubgraph:
         """The evidence of an answer verified after a rewrite: the rewrite's retrieval the answer rests on
@@ -379,13 +392,32 @@ class A2RAGMethod:
                                 paths=[[g.ids[f.subject], g.ids[f.object]] for f in shown])
 
 
-def keeps_the_subject(rewritten: str, query: str) -> bool:
-    """Whether a rewrite still asks about the question: it says one of its content words (a rewrite that
-    resolves a hop may drop the question's names: "In which town is Acme Corp based?" for "Where is the
-    company that Alice Stone founded based?"). Qwen2.5-1.5B, told its rewrite repeated the question,
-    wrote the instruction's own words as a question ("What entity and relation must be found in the
-    sources to answer this question?"), which searched for nothing of it."""
-    return bool(stems(query) & stems(rewritten))
+@dataclass(frozen=True)
+class Rewrite:
+    """A rewrite as the model wrote it (``reply``) and the new question read from it, or None with what to
+    tell the model (``told``: why it is none, and what searching with it would find)."""
+
+    query: str | None
+    reply: str
+    told: tuple[str, str] = ("", "")
+
+    @property
+    def why(self) -> str:
+        return self.told[0]
+
+
+_INSTRUCTION_WORDS = stems(" ".join([*REWRITE.values(), REWRITE_AGAIN]))
+
+
+def asks_about_instructions(rewritten: str, query: str) -> bool:
+    """Whether at least half of a rewrite's content words are our rewrite instructions' and not the
+    question's. Qwen2.5-1.5B, told its rewrite repeated the question, wrote "What entity and relation must
+    be found in the sources to answer this question?", which searched for nothing the question needs; a
+    rewrite that resolves a hop ("Where is Acme headquartered?" for "Where is the company that Alice
+    Stone founded based?") says words of neither and stands."""
+    words = stems(rewritten)
+    ours = words & (_INSTRUCTION_WORDS - stems(query))
+    return bool(words) and 2 * len(ours) >= len(words)
 
 
 def _same(a: str, b: str) -> bool:

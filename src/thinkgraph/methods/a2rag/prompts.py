@@ -53,10 +53,14 @@ First write your reason in one sentence, then each verdict, "yes" or "no".
 Reply with JSON only: {{"reason": "one sentence", "relevant": "yes" or "no", "grounded": "yes" or "no",
 "resolves": "yes" or "no"}}"""
 
-# A rewrite that repeated the question is asked again once, with this told to it.
-REWRITE_AGAIN = ("Your rewrite is the question itself, word for word, so searching with it would find the "
-                 "same evidence again. Write a different question: name the entity and the relation that "
-                 "must be found, more precisely. Reply with the rewritten question only.")
+# A rewrite that is no new question (the question again, our instructions repeated or asked about) is asked
+# again once, with this told to it; SAME_QUESTION words it as it was first written.
+REWRITE_AGAIN = ("Your rewrite {why}, so searching with it would find {finds}. Write a different question: name "
+                 "the entity and the relation that must be found, more precisely. Reply with the rewritten "
+                 "question only.")
+SAME_QUESTION = ("is the question itself, word for word", "the same evidence again")
+ECHOED_INSTRUCTIONS = ("repeats these instructions, not a question", "nothing the question needs")
+ASKS_ABOUT_INSTRUCTIONS = ("asks about these instructions, not about the question", "nothing the question needs")
 
 # Eq. 6: each rewrite sees the question, the failed answer, the evidence E it was checked against and
 # the verifier's reason, and is conditioned on the failure type.

@@ -15,7 +15,7 @@ from thinkgraph.llm.judgement import YesNoVerdict, judged
 from thinkgraph.llm.service import LLM
 from thinkgraph.methods.base import NO_LLM_MESSAGE, MethodContext
 from thinkgraph.methods.layout import PREAMBLE, question_prompt
-from thinkgraph.methods.replies import UNKNOWN, is_abstention
+from thinkgraph.methods.replies import UNKNOWN, answer_part, is_abstention
 from thinkgraph.methods.synthesis import citations_for
 from thinkgraph.methods.tog3.agents import Retriever
 from thinkgraph.methods.tog3.config import ToG3Config
@@ -185,7 +185,7 @@ class ToG3Method:
         """The Reflector's sufficiency reward: its reason first, then yes/no, held to P(yes) >=
         ``reflector_threshold`` where the server gives log-probabilities. An abstaining answer is
         insufficient without a call (``abstention_is_insufficient``)."""
-        if self.config.abstention_is_insufficient and (not answer.strip() or is_abstention(answer)):
+        if self.config.abstention_is_insufficient and (not answer.strip() or is_abstention(answer_part(answer)[0])):
             trace.append(TraceStep("reflector", "sufficiency", {}, {"reward": 0, "reason": ABSTAINED_REASON},
                                    prompt="SUFFICIENCY"))
             return 0
