@@ -4,9 +4,9 @@ method's answer step, not its retrieval, decides), wins and losses, abstentions 
 gold passage, and for ircot how often its chain stopped at its first step. Given the gold answers and
 the corpus texts, it also says on how many of the losses the method's top 5 lacked every gold answer
 string while `ppr`'s held one: a gold passage may be a first hop's, and then the loss is the method's
-evidence, not its reader. The same split by every hop: the questions where both evidences hold every
-gold passage (the answer step alone decides there), and those where `ppr`'s holds every one and the
-method's does not (a hop its retrieval missed)."""
+evidence, not its reader. The same split by every hop: the questions where both top 5s hold every gold
+passage (the answer step alone decides there), and those where `ppr`'s holds every one and the method's
+does not (a hop its retrieval missed)."""
 
 from __future__ import annotations
 
@@ -42,8 +42,10 @@ def holds_gold(record: dict[str, Any], gold: list[str]) -> bool:
     return bool(set(record.get("retrieved") or []) & set(gold))
 
 
-def holds_every_hop(record: dict[str, Any], gold: list[str]) -> bool:
-    return bool(gold) and set(gold) <= set(record.get("retrieved") or [])
+def holds_every_hop(record: dict[str, Any], gold: list[str], depth: int = 5) -> bool:
+    """Whether the record's top ``depth`` holds every gold passage (the top 5: what the readers read; topg
+    records the passages of every fact it collected, and reads the first 5)."""
+    return bool(gold) and set(gold) <= set((record.get("retrieved") or [])[:depth])
 
 
 def _mean_f1(records: list[dict[str, Any]]) -> float | None:
@@ -94,9 +96,10 @@ def paired_table(records: list[dict[str, Any]], gold: dict[str, list[str]],
     if not baseline:
         return []
     lines = ["", f"Paired with `{BASELINE}` on the same questions (both gold: both final evidences hold a gold "
-                 "passage; every hop: both hold every gold passage, n: F1 (ppr's); a hop missed: ppr's holds every "
-                 "one and the method's does not; abstained with gold: abstentions whose evidence held one; answer "
-                 f"not shown: losses whose top 5 lacked the gold answer's words where {BASELINE}'s held them)", "",
+                 "passage; every hop: both top 5s hold every gold passage, n: F1 (ppr's); a hop missed: ppr's holds "
+                 "every one and the method's does not; abstained with gold: abstentions whose evidence held one; "
+                 f"answer not shown: losses whose top 5 lacked the gold answer's words where {BASELINE}'s held them)",
+             "",
              f"| method | paired | wins / losses vs {BASELINE} | losses, answer not shown | both gold | F1 there | "
              f"{BASELINE}'s F1 there | every hop | a hop missed | abstained (with gold) | stopped at step 1 |",
              "|---|---|---|---|---|---|---|---|---|---|---|"]

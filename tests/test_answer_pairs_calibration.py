@@ -45,6 +45,8 @@ def test_every_hop_splits_the_questions_by_whether_the_method_reached_each_gold_
     mine = [record("tog3", "q0", 0.5, ["b", "a"]), record("tog3", "q1", 0.0, ["c"]),  # the second hop missed
             record("tog3", "q2", 1.0, ["e", "f"])]  # every hop, where ppr's lacked one: in neither split
     row = pairs.paired_row("tog3", mine, baseline, gold)
+    deep = record("topg", "q0", 0.0, ["x1", "a", "x2", "x3", "x4", "b"])  # the second hop below its top 5
+    assert not pairs.holds_every_hop(deep, gold["q0"]) and pairs.holds_every_hop(deep, gold["q0"], depth=6)
     assert (row["every_hop"], row["f1_every"], row["baseline_f1_every"]) == (1, 50.0, 100.0)
     assert (row["hop_missed"], row["f1_missed"], row["baseline_f1_missed"]) == (1, 0.0, 50.0)
     assert row["both_gold"] == 3
