@@ -77,8 +77,7 @@ def paired_row(label: str, records: list[dict[str, Any]], baseline: dict[str, di
         "lost_unshown": None if answers is None else
         sum(not answers.shown(r) and answers.shown(baseline[r["qid"]]) for r in lost),
         "both_gold": len(both),
-        "f1_both": 100 * statistics.mean(f1(r) for r in both) if both else None,
-        "baseline_f1_both": 100 * statistics.mean(f1(baseline[r["qid"]]) for r in both) if both else None,
+        "f1_both": _mean_f1(both), "baseline_f1_both": _mean_f1([baseline[r["qid"]] for r in both]),
         "every_hop": len(every), "f1_every": _mean_f1(every),
         "baseline_f1_every": _mean_f1([baseline[r["qid"]] for r in every]),
         "hop_missed": len(missed), "f1_missed": _mean_f1(missed),

@@ -19,7 +19,10 @@ from typing import Any
 
 import numpy as np
 
+from thinkgraph.config import LLMSettings
 from thinkgraph.embed.hashing import HashingEmbedder
+from thinkgraph.llm.service import LLM
+from thinkgraph.testing import ScriptedBackend
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLE_CORPUS = ROOT / "examples" / "sample_corpus"
@@ -215,3 +218,9 @@ CHAIN_DOCS = {
     "f.txt": "plain lowercase words without a name.",
 }
 CHAIN_QUESTION = "Where did the fleet of Zorvath Quell sail from?"
+
+
+def scripted_llm(*replies: str) -> tuple[LLM, ScriptedBackend]:
+    """An LLM client whose server replies with ``replies`` in turn (one call at a time), and its backend."""
+    backend = ScriptedBackend.of(list(replies))
+    return LLM(backend, settings=LLMSettings(base_url="http://scripted", concurrency=1)), backend

@@ -7,6 +7,7 @@ import asyncio
 
 import pytest
 
+from support import scripted_llm
 from thinkgraph.config import LLMSettings
 from thinkgraph.llm.backend import ChatRequest, ChatResult
 from thinkgraph.llm.service import LLM
@@ -84,9 +85,7 @@ def test_a_marker_past_the_items_is_dropped_from_text_and_citations() -> None:
     assert split_citations("Oslo [9] [2].", ITEMS) == ("Oslo.", ["p2"])
 
 
-def _llm(*replies: str) -> tuple[LLM, ScriptedBackend]:
-    backend = ScriptedBackend.of(list(replies))
-    return LLM(backend, settings=LLMSettings(base_url="http://scripted", concurrency=1)), backend
+_llm = scripted_llm
 
 
 def test_a_markers_only_reply_is_asked_again_once_and_the_repair_is_read() -> None:

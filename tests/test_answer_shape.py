@@ -7,14 +7,12 @@ import asyncio
 
 import pytest
 
-from thinkgraph.config import LLMSettings
-from thinkgraph.llm.service import LLM
+from support import scripted_llm
 from thinkgraph.methods.answer_shape import kind_mismatch, short_answer
 from thinkgraph.methods.reader import ReaderInput, read
 from thinkgraph.methods.replies import ask_answer
 from thinkgraph.models import AnswerStatus, TraceStep
 from thinkgraph.retrieval.evidence import ScoredPassage
-from thinkgraph.testing import ScriptedBackend
 
 ITEMS = ["p1", "p2", "p3"]
 TEMPLATE = "Answer the question using only the numbered passages below.\n{passages}\n{answer_format}"
@@ -87,9 +85,7 @@ def test_kind_mismatch(answer: str, question: str | None, wanted: bool) -> None:
         assert found is not None and found.startswith("the person, place or thing")
 
 
-def _llm(*replies: str) -> tuple[LLM, ScriptedBackend]:
-    backend = ScriptedBackend.of(list(replies))
-    return LLM(backend, settings=LLMSettings(base_url="http://scripted", concurrency=1)), backend
+_llm = scripted_llm
 
 
 def test_an_answer_of_the_wrong_kind_is_asked_again_once_and_the_second_reply_stands() -> None:

@@ -7,14 +7,12 @@ import asyncio
 
 import pytest
 
-from thinkgraph.config import LLMSettings
-from thinkgraph.llm.service import LLM
+from support import scripted_llm
 from thinkgraph.methods.reader import ReaderInput, read
 from thinkgraph.methods.replies import ask_answer
 from thinkgraph.methods.restatement import restates_question
 from thinkgraph.models import AnswerStatus, TraceStep
 from thinkgraph.retrieval.evidence import ScoredPassage
-from thinkgraph.testing import ScriptedBackend
 
 ITEMS = ["p1", "p2", "p3"]
 TEMPLATE = "Answer the question using only the numbered passages below.\n{passages}\n{answer_format}"
@@ -38,9 +36,7 @@ def test_restates_question(answer: str, question: str | None, restates: bool) ->
     assert restates_question(answer, question) is restates
 
 
-def _llm(*replies: str) -> tuple[LLM, ScriptedBackend]:
-    backend = ScriptedBackend.of(list(replies))
-    return LLM(backend, settings=LLMSettings(base_url="http://scripted", concurrency=1)), backend
+_llm = scripted_llm
 
 
 def test_a_restating_answer_is_asked_again_once_and_the_second_reply_stands() -> None:
