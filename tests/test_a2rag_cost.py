@@ -344,3 +344,38 @@ async def test_the_default_sufficiency_stops_at_the_guess_and_abstains(ask) -> N
 ])
 def test_a_rewrite_about_our_instructions_is_no_rewrite(rewritten: str, question: str, ours: bool) -> None:
     assert asks_about_instructions(rewritten, question) is ours
+
+
+CONNECTING = "Is the company that Alice Stone founded based in the town where Carol Diaz was born?"
+
+
+async def test_stage_one_leaving_the_seeds_apart_escalates_without_a_judgement(ask) -> None:  # noqa: ANN001
+    """§III-C.2: bridge discovery is for when stage 1 "fails to connect multiple query entities". Alice
+    Stone's and Carol Diaz's facts meet only through Acme Corp's passage (c2), which stage 1 does not hold:
+    no draft at stage 1; the bridge stage finds it, and its draft is verified there."""
+    model = Model()
+    answer = await ask(model, question=CONNECTING, i_max=0)
+    (local,) = [s for s in answer.trace if s.action == "sufficiency.local"]
+    assert local.inputs == {"check": "connects_seeds"} and local.outputs["sufficient"] is False
+    assert {"Alice Stone", "Carol Diaz"} <= set(local.outputs["seeds_apart"])
+    drafts = [s.inputs["stage"] for s in answer.trace if s.action == "a2rag.answer"]
+    assert drafts == ["bridge"] and model.calls == ["draft", "check"]
+    assert answer.status == "answered" and answer.text == "Rivertown" and answer.stats["stage"] == "bridge"
+
+
+async def test_without_the_connection_condition_stage_one_is_judged(ask) -> None:  # noqa: ANN001
+    model = Model()
+    answer = await ask(model, question=CONNECTING, i_max=0, local_connects_seeds=False)
+    drafts = [s.inputs["stage"] for s in answer.trace if s.action == "a2rag.answer"]
+    assert drafts[0] == "local" and not any(s.inputs.get("check") == "connects_seeds" for s in answer.trace)
+
+
+async def test_a_draft_of_a_kind_the_question_cannot_want_fails_without_a_verdict(ask) -> None:  # noqa: ANN001
+    """A bare year for "where", left so by the reader's second look, is no answer: Triple-Check fails it
+    as "ans" without a call, at every stage (each escalates), and the question is abstained on."""
+    model = Model(fact="Alice Stone founded Acme Corp", answer="1990")
+    answer = await ask(model, i_max=0)
+    assert "check" not in model.calls and answer.status == "abstained" and answer.stats["failure"] == "ans"
+    assert '"1990" is not the person, place or thing' in answer.message
+    rejected = [s for s in answer.trace if s.action.startswith("sufficiency.")]
+    assert rejected and all(s.outputs["failure"] == "ans" for s in rejected if "failure" in s.outputs)

@@ -11,7 +11,7 @@ from thinkgraph.config import Settings
 from thinkgraph.graph.ppr import personalized_pagerank
 from thinkgraph.methods.a2rag import A2RAGConfig, AgenticRetriever
 from thinkgraph.methods.a2rag.graph import EntityGraph, build_entity_graph
-from thinkgraph.methods.a2rag.stages import bridge_facts, local_facts, ppr_map_back
+from thinkgraph.methods.a2rag.stages import bridge_facts, connects, local_facts, ppr_map_back
 
 
 @pytest.fixture(scope="module")
@@ -52,6 +52,24 @@ def test_stage1_local_with_and_without_relation_seeds(graph: EntityGraph) -> Non
     assert names(graph, facts) == {("Bob Reed", "works at", "Acme Corp")} and filtered
     facts, filtered = local_facts(graph, [acme], {"married to"})  # nothing matches: keep all
     assert len(facts) == 4 and not filtered
+
+
+@pytest.mark.parametrize("seed_names", [("Alice Stone", "Carol Diaz"), ("Alice Stone", "Bob Reed"),
+                                        ("Alice Stone", "Bob Reed", "Carol Diaz"), ("Alice Stone",), ("Moon", "Earth"),
+                                        ("Alice Stone", "Moon")])
+def test_stage1_connects_the_seeds_as_networkx_finds_them(graph: EntityGraph, seed_names: tuple[str, ...]) -> None:
+    """Stage 1 leaves seeds apart when its facts put them in different components (checked against
+    networkx on the stage's own facts)."""
+    import networkx as nx
+
+    seeds = [row(graph, n) for n in seed_names]
+    facts, _ = local_facts(graph, seeds, set())
+    reference = nx.Graph()
+    reference.add_nodes_from(seeds)
+    reference.add_edges_from((f.subject, f.object) for f in facts)
+    expected = len({frozenset(nx.node_connected_component(reference, s)) for s in seeds}) <= 1
+    assert connects(facts, seeds) is expected
+    assert connects(facts, seeds) is (seed_names in {("Alice Stone", "Bob Reed"), ("Alice Stone",), ("Moon", "Earth")})
 
 
 def test_stage2_bridges_link_two_seeds(graph: EntityGraph) -> None:

@@ -23,6 +23,7 @@ from thinkgraph.methods.a2rag.prompts import (
 )
 from thinkgraph.methods.a2rag.retriever import FACTS_TITLE, AgenticRetriever, Judge, RetrievalState
 from thinkgraph.methods.a2rag.verify import Verifier
+from thinkgraph.methods.answer_shape import kind_mismatch
 from thinkgraph.methods.base import NO_LLM_MESSAGE, MethodContext
 from thinkgraph.methods.layout import PREAMBLE, Notes, evidence_block
 from thinkgraph.methods.none import NoRetrievalMethod
@@ -204,7 +205,9 @@ class A2RAGMethod:
                      trace: list[TraceStep]) -> tuple[str | None, str]:
         """Triple-Check of the candidate as read (its answer, not its reasoning or markers) against the
         passages it cites (None: passed); an echo of the prompt or a draft that states no answer fails
-        without a call. ``triple_check="off"`` (the ablation) passes it."""
+        without a call, and so does an answer the reader's second look left of a kind the question cannot
+        want (a bare date for "where", ``answer_shape.kind_mismatch``). ``triple_check="off"`` (the
+        ablation) passes it."""
         assert self.verifier is not None  # (an LLM is set)
         if any(echoes_instructions(reply, t) for t in self._template):
             return "ans", ECHO_MESSAGE
@@ -215,6 +218,9 @@ class A2RAGMethod:
         if read.status != AnswerStatus.ANSWERED or not read.text:
             why = read.message or ("it abstained" if read.status == AnswerStatus.ABSTAINED else "its answer is empty")
             return "ans", f"the draft states no answer: {why}"
+        wanted = kind_mismatch(read.text, query)
+        if wanted is not None:  # left so by the reader's second look: no verdict can make it an answer
+            return "ans", f"the answer \"{read.text}\" is not {wanted}"
         evidence = evidence_block(numbered_passages(read.cited))
         return await self.verifier.triple_check(query, read.text, evidence, trace)
 

@@ -16,12 +16,13 @@ from thinkgraph.llm.service import LLM
 from thinkgraph.methods.a2rag.config import A2RAGConfig
 from thinkgraph.methods.a2rag.graph import STRUCTURAL_PREDICATES, EntityGraph, Fact, build_entity_graph
 from thinkgraph.methods.a2rag.seeds import SeedAligner, Seeds, SeedVocabulary
-from thinkgraph.methods.a2rag.stages import bridge_facts, local_facts, ppr_map_back
+from thinkgraph.methods.a2rag.stages import bridge_facts, connects, local_facts, ppr_map_back
 from thinkgraph.methods.a2rag.walk import SeededWalk, WalkScores
 from thinkgraph.methods.layout import Notes, evidence_block
 from thinkgraph.methods.reader import numbered_passages
 from thinkgraph.models import NodeType, TraceStep
 from thinkgraph.retrieval.evidence import ScoredPassage, passages_from_scores
+from thinkgraph.retrieval.fusion import fuse_ranks
 from thinkgraph.retrieval.views import IndexView
 
 STAGES = ("local", "bridge", "ppr")
@@ -165,10 +166,23 @@ class AgenticRetriever:
             state.trace.append(TraceStep("retriever", f"stage.{state.stage}", {"seeds": len(seeds)}, outputs,
                                          seconds=time.perf_counter() - started))
             last = stage == self.stages[-1]  # nothing to escalate to: no judgement after the last stage
-            if judge is not None and not last and (changed or judge_unchanged) and await judge(state):
+            if judge is None or last or not (changed or judge_unchanged):
+                continue
+            if self._seeds_apart(stage, state, seeds):
+                continue
+            if await judge(state):
                 state.sufficient = True
                 break
         return state
+
+    def _seeds_apart(self, stage: str, state: RetrievalState, seeds: list[int]) -> bool:
+        """Stage 1's structural condition (``local_connects_seeds``): facts that leave two or more seeds
+        apart are insufficient without a judgement, traced as the stage's sufficiency."""
+        if stage != "local" or not self.config.local_connects_seeds or connects(state.facts, seeds):
+            return False
+        state.trace.append(TraceStep("retriever", "sufficiency.local", {"check": "connects_seeds"},
+                                     {"sufficient": False, "seeds_apart": [self.graph.names[s] for s in seeds]}))
+        return True
 
     @property
     def stages(self) -> tuple[str, ...]:
@@ -216,9 +230,21 @@ class AgenticRetriever:
             hits = self.view.vectors(NodeType.CHUNK).search(query_vec, c.top_l)
             chunk_scores = {cid: score for cid, score in hits}
         ranked = [cid for cid, _ in sorted(chunk_scores.items(), key=lambda t: (-t[1], t[0]))]
+        if top and c.stage3_order == "fused":
+            ranked = self._fused(ranked, chunk_scores, query_vec)
         state.stage_chunks["ppr"] = ranked
         return {"form": "paper", "top_nodes": [self.graph.names[n] for n in top[:10]], "chunks": len(ranked),
                 "dense_fallback": not top}
+
+    def _fused(self, ranked: list[str], mass: dict[str, float], query_vec: np.ndarray) -> list[str]:
+        """The map-back set (eq. 12) ordered by reciprocal-rank fusion of each chunk's PPR mass and its
+        cosine to the query (``stage3_order="fused"``); a chunk without a vector keeps the mass alone."""
+        vectors = self.view.vectors(NodeType.CHUNK)
+        cosine = np.array([float(vectors.vectors[vectors.position[c]] @ query_vec) if c in vectors.position
+                           else -np.inf for c in ranked])
+        fused = fuse_ranks([np.array([mass[c] for c in ranked]), cosine], [1.0, 1.0])
+        order = sorted(range(len(ranked)), key=lambda i: (-fused[i], i))
+        return [ranked[i] for i in order]
 
     def evidence_text(self, state: RetrievalState) -> str:
         """The stage's evidence as its draft shows it (methods/layout.py), so that a verdict on it reuses

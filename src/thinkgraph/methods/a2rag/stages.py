@@ -28,6 +28,21 @@ def local_facts(graph: EntityGraph, seeds: Collection[int], relations: Collectio
     return facts, False
 
 
+def connects(facts: Collection[Fact], seeds: Collection[int]) -> bool:
+    """Whether ``facts`` join every seed into one connected piece (§III-C.2: stage 2 is for when stage 1
+    "fails to connect multiple query entities"); one seed or none is connected."""
+    parent: dict[int, int] = {}
+
+    def root(node: int) -> int:
+        while parent.get(node, node) != node:
+            node = parent[node]
+        return node
+
+    for fact in facts:
+        parent[root(fact.subject)] = root(fact.object)
+    return len({root(seed) for seed in seeds}) <= 1
+
+
 def bridge_facts(graph: EntityGraph, seeds: Collection[int], k: int, max_paths: int,
                  max_bridges: int, relations: Collection[str] = ()) -> tuple[list[int], list[list[int]], list[Fact]]:
     """Stage 2 (eq. 8): bridge nodes within ``k`` hops of at least two seeds, and the facts on up to
