@@ -88,7 +88,7 @@ async def test_sufficient_at_stage_one_answers_with_citations(tg_factory) -> Non
 
 async def test_escalates_local_bridge_ppr_in_order(tg_factory) -> None:  # noqa: ANN001
     script = Script(seeds=[json.dumps({"entities": ["Alice Stone", "Carol Diaz"], "relations": []})],
-                    sufficiency=[NOT_ENOUGH, NOT_ENOUGH], answer=["Rivertown [1]"], rel=[PASS], grd=[PASS],
+                    sufficiency=[NOT_ENOUGH], answer=["Rivertown [1]"], rel=[PASS], grd=[PASS],
                     ans=[PASS])
     tg = tg_factory(script)
     from thinkgraph.methods.a2rag import A2RAGConfig, A2RAGMethod
@@ -98,7 +98,11 @@ async def test_escalates_local_bridge_ppr_in_order(tg_factory) -> None:  # noqa:
     answer = await run_method(method, "Where is the company of Alice Stone, the town where Carol Diaz was born?")
     stages = [s.action for s in answer.trace if s.action.startswith("stage.")]
     assert stages == ["stage.local", "stage.bridge", "stage.ppr"]
-    assert script.kinds().count("sufficiency") == 2  # none after the last stage
+    # stage 1 leaves the two seeds apart (no verdict asked), the bridge stage's verdict escalates, and
+    # there is none after the last stage
+    assert script.kinds().count("sufficiency") == 1
+    (local,) = [s for s in answer.trace if s.action == "sufficiency.local"]
+    assert local.inputs == {"check": "connects_seeds"}
     assert method.stage_counts == {"ppr": 1}
     bridge = next(s for s in answer.trace if s.action == "stage.bridge")
     assert set(bridge.outputs["bridges"]) == {"Acme Corp", "Rivertown"}

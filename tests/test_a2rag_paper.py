@@ -50,7 +50,7 @@ def doc_ids(tg, chunks: list[str]) -> list[str]:  # noqa: ANN001
 async def test_default_stage3_is_eqs_9_to_12_against_networkx(open_bridge, top_l: int) -> None:  # noqa: ANN001
     tg = open_bridge(None)
     question = "Where do Acme Corp and Carol Diaz connect?"  # seeds of degree 4 and 1: p0 = 0.2 / 0.8
-    state = await AgenticRetriever(tg.view, A2RAGConfig(top_l=top_l)).retrieve(question)
+    state = await AgenticRetriever(tg.view, A2RAGConfig(top_l=top_l, stage3_order="mass")).retrieve(question)
     seeds = next(s for s in state.trace if s.action == "seeds").outputs["entities"]
     assert sorted(seeds) == ["Acme Corp", "Carol Diaz"]
     ref = reference_map_back(seeds, alpha=0.15, top_l=top_l)
@@ -61,6 +61,23 @@ async def test_default_stage3_is_eqs_9_to_12_against_networkx(open_bridge, top_l
     # the pool hands on stage 3's chunks first, in stage 3's order, then the earlier stages'
     assert doc_ids(tg, state.ranked_chunks())[: len(ours)] == ours
     assert doc_ids(tg, state.ranked_chunks("local")) == doc_ids(tg, state.stage_chunks["local"])
+
+
+async def test_the_default_orders_the_map_back_set_by_fused_mass_and_query_cosine(open_bridge) -> None:  # noqa: ANN001
+    """Eq. 12 is a set: by default its chunks are ordered by reciprocal-rank fusion (k = 60) of their PPR
+    mass (the reference above) and their cosine to the question, computed here by hand."""
+    tg = open_bridge(None)
+    question = "Where do Acme Corp and Carol Diaz connect?"
+    state = await AgenticRetriever(tg.view, A2RAGConfig()).retrieve(question)
+    mass = reference_map_back(["Acme Corp", "Carol Diaz"], alpha=0.15, top_l=30)
+    chunks = {tg.store.get_node(c).props["doc_id"]: c for c in state.stage_chunks["ppr"]}
+    vectors, query = tg.view.vectors("chunk"), tg.view.embed_query(question)
+    cosine = {d: float(vectors.vectors[vectors.position[c]] @ query) for d, c in chunks.items()}
+    by_mass, by_cosine = sorted(mass, key=lambda d: -mass[d]), sorted(cosine, key=lambda d: -cosine[d])
+    fused = {d: 1 / (60 + by_mass.index(d)) + 1 / (60 + by_cosine.index(d)) for d in mass}
+    ours = doc_ids(tg, state.stage_chunks["ppr"])
+    assert set(ours) == set(mass) and all(fused[a] >= fused[b] - 1e-12 for a, b in zip(ours, ours[1:], strict=False))
+    assert ours not in (by_mass, by_cosine)  # (on this fixture the fusion is neither order alone)
 
 
 async def test_the_shared_walk_from_the_same_seeds_is_a_named_switch(open_bridge) -> None:  # noqa: ANN001
@@ -93,7 +110,9 @@ def test_the_llm_free_pool_is_not_pprs(open_bridge) -> None:  # noqa: ANN001
     ppr = [c.doc_id for c in tg.retrieve(question, "ppr", top_k=6).citations]
     ours = [c.doc_id for c in tg.retrieve(question, "a2rag", gate=False, evidence_chunks=6).citations]
     assert ours != ppr[: len(ours)] and "c6" in ppr and "c6" not in ours
-    assert ours[:2] == ["c2", "c1"]  # the map-back's order: Acme Corp's passage holds two top entities
+    by_mass = [c.doc_id for c in tg.retrieve(question, "a2rag", gate=False, evidence_chunks=6,
+                                             stage3_order="mass").citations]
+    assert by_mass[:2] == ["c2", "c1"]  # the map-back's order: Acme Corp's passage holds two top entities
     walk = [c.doc_id for c in tg.retrieve(question, "a2rag", gate=False, evidence_chunks=6, stage3="shared_walk",
                                           evidence_order="shared_walk").citations]
     assert walk == ppr  # the previous default, kept as switches: here `ppr`'s ranking (same seeds)

@@ -46,7 +46,7 @@ class A2RAGConfig(BaseModel):
     local_bridge: bool = True
     # Stage 3. "paper" (the default, eqs. 9-12): PPR on the entity graph G' with p0(u) proportional to
     # 1/deg(u) over the seeds S_V and teleport alpha, the top-L nodes mapped back to the chunks that
-    # contain them (pi), each chunk ranked by the PPR mass of its top-L nodes (ours: eq. 12 is a set).
+    # contain them (pi), in the order stage3_order gives (eq. 12 is a set).
     # "shared_walk" (ours): the project's walk over entities and passages (`ppr`'s, retrieval/graph.py,
     # the [retrieval] settings) started from the same seeds S_V, its top-L passages the stage's chunks.
     stage3: Literal["paper", "shared_walk"] = "paper"
@@ -61,7 +61,7 @@ class A2RAGConfig(BaseModel):
     top_l: int = Field(30, ge=1)
     # The order of the evidence a stage hands on (the paper's stages 1-2 hand on triples; their chunks,
     # the triples' provenance, are ours). "stage" (the default): the chunks the current stage found, by
-    # its own scores (stages 1-2: cosine to the query; stage 3: the map-back's PPR mass), then those the
+    # its own scores (stages 1-2: cosine to the query; stage 3: stage3_order), then those the
     # earlier stages found (carried in the state, §III-C), the latest stage first. "interleaved" (ours,
     # the previous retrieval="paper" order): stage by stage, each stage's best first. "shared_walk"
     # (ours, the previous default): every stage's chunks pooled and sorted by the shared walk's score.
