@@ -57,7 +57,15 @@ class KGRConfig(BaseModel):
     # the limit: the reader is it). "paper": the chain's Finish[...] is the answer. An imported typed
     # graph has no passages, so its answer is the chain's either way.
     reader: Literal["shared", "paper"] = "shared"
-    reader_passages: int = Field(8, ge=1)  # passages the reader reads (ours)
+    # Passages the reader reads (ours): 5, as many as `ppr`'s reader and App. A of ToG-3 give it. The
+    # chain's own first (the passages it read, then those mentioning the entities it touched, nearest the
+    # question first).
+    reader_passages: int = Field(5, ge=1)
+    # Ours: the room the chain's own passages leave is filled with the passages that mention the entities
+    # one relation from those it touched, nearest the question first, where a chain that stopped on a
+    # bridge entity ("Zimbabwe" for the waterfall of the country of the Bubye River) finds the next hop.
+    # The reader read 1.1 passages a MuSiQue question without it. False: the chain's passages alone.
+    reader_neighbourhood: bool = True
     # Ours: a step reply with no action, one that repeats an earlier step (the same action, or one that
     # finds what an earlier step found), or a Finish that is a placeholder or names what no observation
     # says is asked again once in the same conversation (a bounded repair). In a CoT chain the repair

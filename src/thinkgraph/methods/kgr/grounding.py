@@ -3,13 +3,17 @@ passages that mention the entities it touched; on an imported KG, its nodes alon
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
+
 from thinkgraph.methods.kgr.actions import PASSAGE_TYPE
 from thinkgraph.models import Node
 from thinkgraph.typedkg import TypedGraph
 
-__all__ = ["MENTIONED_IN", "PASSAGE_TYPE", "chain_nodes", "corpus_built", "grounding_passages"]
+__all__ = ["MENTIONED_IN", "PASSAGE_TYPE", "Relevance", "chain_nodes", "corpus_built", "grounding_passages"]
 MENTIONED_IN = "mentioned_in"  # entity -> passage edges of a corpus-built typed graph
 MAX_GROUNDING_PASSAGES = 5
+# Scores passage ids by their nearness to the question (higher: nearer), one per id.
+Relevance = Callable[[Sequence[str]], Sequence[float]]
 
 
 def corpus_built(graph: TypedGraph) -> bool:
@@ -28,18 +32,53 @@ def chain_nodes(graph: TypedGraph, ext_ids: list[str]) -> list[Node]:
     return nodes
 
 
-def grounding_passages(graph: TypedGraph, nodes: list[Node], limit: int = MAX_GROUNDING_PASSAGES) -> list[str]:
+def grounding_passages(graph: TypedGraph, nodes: list[Node], limit: int = MAX_GROUNDING_PASSAGES, *,
+                       relevance: Relevance | None = None, neighbourhood: bool = False) -> list[str]:
     """The passages an answer rests on, on a corpus-built index: the passage nodes the reasoning read,
-    then the passages that mention the entities it touched (those mentioning the most of them
-    first). An imported KG has no passages, so its answers cite none (its evidence is the nodes)."""
+    then the passages that mention the entities it touched (those mentioning the most of them first,
+    then the nearest the question by ``relevance``); with ``neighbourhood``, the room left is filled
+    with the passages that mention the entities one relation from those (nearest the question first),
+    where a chain that stopped on a bridge entity finds the next hop. An imported KG has no passages,
+    so its answers cite none (its evidence is the nodes)."""
     read = [n.id for n in nodes if n.type == PASSAGE_TYPE]
+    touched = [node for n in nodes if n.type != PASSAGE_TYPE
+               for node in [graph.lookup(n.id)] if node is not None and MENTIONED_IN in graph.edge_types_of(node)]
+    counts = _mentions(graph, touched)
+    score = _scores(relevance, [p for p in counts if p not in read])
+    mentioned = sorted((p for p in counts if p not in read), key=lambda p: (-counts[p], -score.get(p, 0.0)))
+    chosen = read + mentioned
+    if neighbourhood and len(chosen) < limit:
+        near = _mentions(graph, _related(graph, touched))
+        rest = [p for p in near if p not in set(chosen)]
+        score = _scores(relevance, rest)
+        chosen += sorted(rest, key=lambda p: -score.get(p, 0.0))
+    return chosen[:limit]
+
+
+def _mentions(graph: TypedGraph, entities: list[int]) -> dict[str, int]:
+    """Passage id -> how many of ``entities`` it mentions, in the order first met."""
     counts: dict[str, int] = {}
-    for n in nodes:
-        node = graph.lookup(n.id) if n.type != PASSAGE_TYPE else None
-        if node is None or MENTIONED_IN not in graph.edge_types_of(node):
-            continue
+    for node in entities:
         for p in graph.neighbors(node, MENTIONED_IN):
             ext = graph.ext_id(int(p))
             counts[ext] = counts.get(ext, 0) + 1
-    mentioned = sorted((p for p in counts if p not in read), key=lambda p: -counts[p])
-    return (read + mentioned)[:limit]
+    return counts
+
+
+def _related(graph: TypedGraph, entities: list[int]) -> list[int]:
+    """The entities one relation (any edge type but the passage links) from ``entities``, not themselves."""
+    own = set(entities)
+    found: dict[int, None] = {}
+    for node in entities:
+        for edge_type in graph.edge_types_of(node):
+            if edge_type == MENTIONED_IN:
+                continue
+            for other in graph.neighbors(node, edge_type):
+                other = int(other)
+                if other not in own and MENTIONED_IN in graph.edge_types_of(other):
+                    found[other] = None
+    return list(found)
+
+
+def _scores(relevance: Relevance | None, ids: list[str]) -> dict[str, float]:
+    return dict(zip(ids, (float(x) for x in relevance(ids)), strict=True)) if relevance and ids else {}

@@ -3,6 +3,7 @@ got and interaction agent / explore, on an imported typed graph or on the corpus
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from itertools import count
 
 from thinkgraph.errors import ConfigError
@@ -13,7 +14,7 @@ from thinkgraph.methods.kgr.agent import AgentStepper
 from thinkgraph.methods.kgr.config import KGRConfig
 from thinkgraph.methods.kgr.explore import ExploreStepper
 from thinkgraph.methods.kgr.finish import Finisher
-from thinkgraph.methods.kgr.grounding import chain_nodes, corpus_built, grounding_passages
+from thinkgraph.methods.kgr.grounding import Relevance, chain_nodes, corpus_built, grounding_passages
 from thinkgraph.methods.kgr.reading import read_chain
 from thinkgraph.methods.kgr.search import Evaluator, SearchResult, Stepper, run_chain, run_tree
 from thinkgraph.methods.kgr.state import ChainState
@@ -21,7 +22,7 @@ from thinkgraph.methods.kgr.trace import Recorder
 from thinkgraph.methods.replies import is_abstention
 from thinkgraph.methods.run import llm_required_error
 from thinkgraph.methods.synthesis import citations_for
-from thinkgraph.models import Answer, AnswerStatus, EvidenceSubgraph
+from thinkgraph.models import Answer, AnswerStatus, EvidenceSubgraph, NodeType
 from thinkgraph.retrieval.evidence import passages_from_scores
 from thinkgraph.typedkg import TypedGraph
 from thinkgraph.typedkg.location import open_typed_graph
@@ -54,13 +55,26 @@ class KGRMethod:
         if not self._reads(graph) or chain is None or result.budget_reached:
             return answer
         reply = await read_chain(llm, self.ctx.store, graph, question, chain, recorder.steps,
-                                 self.config.reader_passages)
+                                 self.config.reader_passages, relevance=self._relevance(question),
+                                 neighbourhood=self.config.reader_neighbourhood)
         if reply is None:
             return answer
         answer.text, answer.status, answer.citations = reply.text, reply.status, citations_for(reply.cited)
         answer.message = "; ".join(m for m in (answer.message, reply.message) if m) or None
         answer.stats["reader"] = "shared"
         return answer
+
+    def _relevance(self, question: str) -> Relevance:
+        """Passages scored by cosine to the question (a passage without a vector scores lowest)."""
+        vectors = self.ctx.view.vectors(NodeType.CHUNK)
+        query = self.ctx.view.embed_query(question)
+
+        def score(ids: Sequence[str]) -> list[float]:
+            rows = [vectors.position.get(i) for i in ids]
+            known = [r for r in rows if r is not None]
+            cosine = iter((vectors.vectors[known] @ query).tolist()) if known else iter(())
+            return [next(cosine) if r is not None else float("-inf") for r in rows]
+        return score
 
     def _reads(self, graph: TypedGraph) -> bool:
         """Whether the one reader answers (reader="shared" on a corpus-built graph, which has passages)."""
