@@ -290,3 +290,37 @@ async def test_kgr_reads_one_relation_past_where_the_chain_stopped(open_bridge, 
     assert passages == shown
     assert answer.status == ("answered" if neighbourhood else "abstained")
     assert answer.text == ("Rivertown" if neighbourhood else "Unknown")
+
+
+@pytest.mark.parametrize("order", ["rounds", "collected"])
+def test_topg_reads_each_rounds_facts_in_turn(open_bridge, order: str) -> None:  # noqa: ANN001
+    """The reader's passages: with reader_order="rounds" (the default) the passage of the entry's first
+    fact, then that of the first fact the iteration's walk added; with "collected", the facts' order
+    (the entry's facts come from two passages, which fill the two places)."""
+    from support import FIXTURES
+
+    passage_of = {" ".join(t): row["doc_id"] for line in (FIXTURES / "bridge_openie.jsonl").read_text().splitlines()
+                  for row in [json.loads(line)] for t in row["triples"]}
+    backend = ScriptedBackend(rules=[
+        ("Keep only the facts", keep_all),
+        ("Can the question be answered from the facts above", json.dumps({"reason": "none", "verdict": "no"})),
+        ("targeted sub-questions", json.dumps({"questions": []})),
+        (READER_INSTRUCTION, "Asks for: a place\nFacts: none.\nAnswer: Unknown")])
+    with open_bridge(backend) as tg:
+        answer = tg.ask(QUESTION, method="topg", k=3, max_iter=1, reader_passages=2, reader_order=order)
+        titles = {n.id: n.props["doc_id"] for n in tg.store.iter_nodes("chunk")}
+    selects = [s for s in answer.trace if s.action == "select"]
+    entry = list(dict.fromkeys(passage_of[t] for t in selects[0].outputs["kept"]))
+    walked = list(dict.fromkeys(passage_of[t] for s in selects[1:] for t in s.outputs["kept"]))
+    assert len(entry) == 2 and walked[0] not in entry  # (so that the two orders differ)
+    read = next(s for s in answer.trace if s.action == "topg.answer")
+    expected = [entry[0], walked[0]] if order == "rounds" else entry
+    assert [titles[c] for c in read.inputs["passages"]] == expected
+
+
+def test_interleaved_takes_each_list_in_turn_without_repeats() -> None:
+    from thinkgraph.methods.topg.reading import interleaved
+
+    assert interleaved([["a", "b", "c"], ["d"], ["b", "e"]], 10) == ["a", "d", "b", "e", "c"]
+    assert interleaved([["a", "b"], ["c", "d"]], 3) == ["a", "c", "b"]
+    assert interleaved([], 5) == [] and interleaved([["a"]], 0) == []

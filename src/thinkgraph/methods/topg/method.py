@@ -263,6 +263,7 @@ class ToPGMethod:
         self._entry_props = list(seeds)
         pool = await self._select(llm, question, seeds, trace, self._entry_action)
         pool_new = list(pool)
+        rounds: list[list[int]] = [list(pool)]  # what the entry, then each iteration, added to s_loc
         for iteration in range(c.max_iter):
             for q in queries:
                 taken = {*found, *pool_new}
@@ -273,14 +274,16 @@ class ToPGMethod:
                 for p in await self._select(llm, q, suggested, trace, "suggest.local"):
                     if p not in pool_new:
                         pool_new.append(p)
-            found += [p for p in pool_new if p not in found]
+            added = [p for p in pool_new if p not in found]
+            found += added
+            rounds.append([p for p in added if p not in rounds[0]])
             pool, pool_new = pool_new, []
             if llm is None:
                 continue
             if c.reader == "shared":
                 if (found and await self.fact_reader.answerable(llm, question, found, trace, iteration + 1)) \
                         or iteration + 1 == c.max_iter:
-                    return await self._read(llm, question, found, trace)
+                    return await self._read(llm, question, found, trace, rounds)
                 queries = await self._next_questions(llm, question, found, trace) or [question]
                 continue
             verdict = await self._eval(llm, question, found, trace, iteration)
@@ -296,11 +299,14 @@ class ToPGMethod:
     def fact_reader(self) -> FactReader:
         return FactReader(self.suggester, self.ctx.store, self.config.eval_threshold, self.config.reader_passages)
 
-    async def _read(self, llm: LLM, question: str, found: list[int], trace: list[TraceStep]) -> Answer:
-        """The one reader's answer from the collected facts' passages; it cites what it read. When Select
-        kept no fact, the entry's propositions are what it reads (as the paper form's evidence then)."""
+    async def _read(self, llm: LLM, question: str, found: list[int], trace: list[TraceStep],
+                    rounds: list[list[int]]) -> Answer:
+        """The one reader's answer from the collected facts' passages (``reader_order``: each round's in
+        turn, or as collected); it cites what it read. When Select kept no fact, the entry's propositions
+        are what it reads (as the paper form's evidence then)."""
         facts = found or self._entry_props
-        read = await self.fact_reader.answer(llm, question, facts, trace)
+        by_round = rounds if found and self.config.reader_order == "rounds" else [facts]
+        read = await self.fact_reader.answer(llm, question, facts, trace, by_round)
         note = None if found else "Select kept no fact, so the reader read the entry's propositions"
         message = "; ".join(m for m in (read.message, note) if m) or None
         return self._answer(question, read.text, read.status, facts, trace, message, collected=facts,

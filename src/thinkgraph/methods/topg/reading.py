@@ -49,12 +49,26 @@ class FactReader:
                                {"answerable": judgement.passed, **judgement.trace()}))
         return judgement.passed
 
-    async def answer(self, llm: LLM, question: str, found: Sequence[int],
-                     trace: list[TraceStep]) -> AnswerReply[ScoredPassage]:
-        """The one reader over the passages of the collected facts, the facts as its notes."""
-        ids = self.suggester.passages_of(found)[: self.passages]
+    async def answer(self, llm: LLM, question: str, found: Sequence[int], trace: list[TraceStep],
+                     rounds: Sequence[Sequence[int]] = ()) -> AnswerReply[ScoredPassage]:
+        """The one reader over the passages of the collected facts, the facts as its notes; with
+        ``rounds`` (the facts each step of the search added), the rounds' passages in turn, so that a
+        later hop's passage is read beside the entry's."""
+        ids = interleaved([self.suggester.passages_of(r) for r in rounds or [found]], self.passages)
         passages = passages_from_scores(self.store, [(c, 0.0) for c in ids])
         notes = [Notes(FACTS_TITLE, [self.suggester.graph.texts[p] for p in found[:MAX_NOTED_FACTS]])]
         asked, _ = await read(llm, ReaderInput(question, passages, notes), step=ANSWER_STEP, trace=trace,
                               inputs={"facts": len(found)})
         return asked.read
+
+
+def interleaved(lists: Sequence[Sequence[str]], limit: int) -> list[str]:
+    """The lists' items in turn (each list's first, then each one's second, ...), without repeats, up to
+    ``limit``."""
+    out: dict[str, None] = {}
+    width = max((len(x) for x in lists), default=0)
+    for rank in range(width):
+        for items in lists:
+            if rank < len(items) and len(out) < limit:
+                out.setdefault(items[rank])
+    return list(out)
