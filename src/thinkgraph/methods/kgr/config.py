@@ -62,9 +62,10 @@ class KGRConfig(BaseModel):
     # question first).
     reader_passages: int = Field(5, ge=1)
     # Ours: the room the chain's own passages leave is filled with the passages that mention the entities
-    # one relation from those it touched, nearest the question first, where a chain that stopped on a
-    # bridge entity ("Zimbabwe" for the waterfall of the country of the Bubye River) finds the next hop.
-    # The reader read 1.1 passages a MuSiQue question without it. False: the chain's passages alone.
+    # one edge from what it reached (an entity's relations, the entities a passage it read mentions),
+    # nearest the question first, where a chain that stopped on a bridge entity ("Zimbabwe" for the
+    # waterfall of the country of the Bubye River) finds the next hop. The reader read 1.1 passages a
+    # MuSiQue question without it. False: the chain's passages alone.
     reader_neighbourhood: bool = True
     # Ours: a step reply with no action, one that repeats an earlier step (the same action, or one that
     # finds what an earlier step found), or a Finish that is a placeholder or names what no observation

@@ -37,8 +37,9 @@ def grounding_passages(graph: TypedGraph, nodes: list[Node], limit: int = MAX_GR
     """The passages an answer rests on, on a corpus-built index: the passage nodes the reasoning read,
     then the passages that mention the entities it touched (those mentioning the most of them first,
     then the nearest the question by ``relevance``); with ``neighbourhood``, the room left is filled
-    with the passages that mention the entities one relation from those (nearest the question first),
-    where a chain that stopped on a bridge entity finds the next hop. An imported KG has no passages,
+    with the passages that mention the entities one edge from what it reached (an entity's relations, a
+    passage's mentions), nearest the question first, where a chain that stopped on a bridge entity finds
+    the next hop. An imported KG has no passages,
     so its answers cite none (its evidence is the nodes)."""
     read = [n.id for n in nodes if n.type == PASSAGE_TYPE]
     touched = [node for n in nodes if n.type != PASSAGE_TYPE
@@ -48,7 +49,8 @@ def grounding_passages(graph: TypedGraph, nodes: list[Node], limit: int = MAX_GR
     mentioned = sorted((p for p in counts if p not in read), key=lambda p: (-counts[p], -score.get(p, 0.0)))
     chosen = read + mentioned
     if neighbourhood and len(chosen) < limit:
-        near = _mentions(graph, _related(graph, touched))
+        reached = [node for n in nodes for node in [graph.lookup(n.id)] if node is not None]
+        near = _mentions(graph, _related(graph, reached))
         rest = [p for p in near if p not in set(chosen)]
         score = _scores(relevance, rest)
         chosen += sorted(rest, key=lambda p: -score.get(p, 0.0))
@@ -65,11 +67,12 @@ def _mentions(graph: TypedGraph, entities: list[int]) -> dict[str, int]:
     return counts
 
 
-def _related(graph: TypedGraph, entities: list[int]) -> list[int]:
-    """The entities one relation (any edge type but the passage links) from ``entities``, not themselves."""
-    own = set(entities)
+def _related(graph: TypedGraph, reached: list[int]) -> list[int]:
+    """The entities one edge from the nodes a chain reached, not themselves: an entity's relations, and
+    the entities a passage it read mentions (an entity's own passages are met through ``_mentions``)."""
+    own = set(reached)
     found: dict[int, None] = {}
-    for node in entities:
+    for node in reached:
         for edge_type in graph.edge_types_of(node):
             if edge_type == MENTIONED_IN:
                 continue
