@@ -294,9 +294,9 @@ async def test_kgr_reads_one_relation_past_where_the_chain_stopped(open_bridge, 
 
 @pytest.mark.parametrize("order", ["rounds", "collected"])
 def test_topg_reads_each_rounds_facts_in_turn(open_bridge, order: str) -> None:  # noqa: ANN001
-    """The reader's passages: with reader_order="rounds" (the default) the passage of the entry's first
-    fact, then that of the first fact the iteration's walk added; with "collected", the facts' order
-    (the entry's facts come from two passages, which fill the two places)."""
+    """The reader's passages: with reader_order="rounds" (a switch) the passage of the entry's first
+    fact, then that of the first fact the iteration's walk added; with "collected" (the default), the
+    facts' order (the entry's facts come from two passages, which fill the two places)."""
     from support import FIXTURES
 
     passage_of = {" ".join(t): row["doc_id"] for line in (FIXTURES / "bridge_openie.jsonl").read_text().splitlines()
