@@ -48,3 +48,12 @@ def test_an_array_in_memory_keeps_nothing(tmp_path: Path) -> None:
     matrix = np.asarray(_matrix(tmp_path, 1200))
     VectorIndex([f"n{i}" for i in range(1200)], matrix, ann_threshold=1000)
     assert not list(tmp_path.glob(f"*{HNSW_SUFFIX}"))
+
+
+def test_cosines_of_given_ids_match_the_exact_product_and_rank_unknown_ids_last(tmp_path: Path) -> None:
+    matrix = _matrix(tmp_path, 200)
+    index = VectorIndex([f"n{i}" for i in range(len(matrix))], np.asarray(matrix), ann_threshold=10**9)
+    query = matrix[7]
+    got = index.cosines(["n3", "missing", "n7"], query)
+    assert np.allclose(got[[0, 2]], [matrix[3] @ query, matrix[7] @ query]) and got[1] == -np.inf
+    assert index.cosines([], query).shape == (0,)

@@ -183,6 +183,16 @@ class VectorIndex:
             return np.zeros(0, dtype=np.float32)
         return self.vectors @ np.asarray(query, dtype=np.float32).ravel()
 
+    def cosines(self, ids: Sequence[str], query: np.ndarray) -> np.ndarray:
+        """Cosine of the query with the vectors of ``ids``, in their order (exact); -inf for an id
+        without a vector, so that it ranks last."""
+        out = np.full(len(ids), -np.inf, dtype=np.float32)
+        known = [(i, row) for i, row in ((i, self.position.get(x)) for i, x in enumerate(ids)) if row is not None]
+        if known:
+            at, rows = zip(*known, strict=True)
+            out[list(at)] = self.vectors[list(rows)] @ np.asarray(query, dtype=np.float32).ravel()
+        return out
+
     def search(self, query: np.ndarray, k: int) -> list[tuple[str, float]]:
         rows, sims = self.nearest(query, k)
         return [(self.ids[int(i)], float(s)) for i, s in zip(rows, sims, strict=True)]

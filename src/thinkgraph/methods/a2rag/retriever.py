@@ -119,9 +119,10 @@ class AgenticRetriever:
         return passages_from_scores(self.view.store, [(c, 0.0) for c in chunk_ids])
 
     def _rank_by_query(self, chunk_ids: set[str], query_vec: np.ndarray) -> list[str]:
-        vectors = self.view.vectors(NodeType.CHUNK)
-        scored = [(c, float(vectors.vectors[vectors.position[c]] @ query_vec)) for c in chunk_ids
-                  if c in vectors.position]
+        """The chunks that have a vector, nearest the query first."""
+        ids = sorted(chunk_ids)
+        cosine = self.view.vectors(NodeType.CHUNK).cosines(ids, query_vec)
+        scored = [(c, float(x)) for c, x in zip(ids, cosine, strict=True) if np.isfinite(x)]
         return [c for c, _ in sorted(scored, key=lambda t: (-t[1], t[0]))]
 
     def _walk(self, state: RetrievalState, query_vec: np.ndarray) -> None:
@@ -239,9 +240,7 @@ class AgenticRetriever:
     def _fused(self, ranked: list[str], mass: dict[str, float], query_vec: np.ndarray) -> list[str]:
         """The map-back set (eq. 12) ordered by reciprocal-rank fusion of each chunk's PPR mass and its
         cosine to the query (``stage3_order="fused"``); a chunk without a vector keeps the mass alone."""
-        vectors = self.view.vectors(NodeType.CHUNK)
-        cosine = np.array([float(vectors.vectors[vectors.position[c]] @ query_vec) if c in vectors.position
-                           else -np.inf for c in ranked])
+        cosine = self.view.vectors(NodeType.CHUNK).cosines(ranked, query_vec)
         fused = fuse_ranks([np.array([mass[c] for c in ranked]), cosine], [1.0, 1.0])
         order = sorted(range(len(ranked)), key=lambda i: (-fused[i], i))
         return [ranked[i] for i in order]

@@ -3,7 +3,6 @@ got and interaction agent / explore, on an imported typed graph or on the corpus
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from itertools import count
 
 from thinkgraph.errors import ConfigError
@@ -68,13 +67,7 @@ class KGRMethod:
         """Passages scored by cosine to the question (a passage without a vector scores lowest)."""
         vectors = self.ctx.view.vectors(NodeType.CHUNK)
         query = self.ctx.view.embed_query(question)
-
-        def score(ids: Sequence[str]) -> list[float]:
-            rows = [vectors.position.get(i) for i in ids]
-            known = [r for r in rows if r is not None]
-            cosine = iter((vectors.vectors[known] @ query).tolist()) if known else iter(())
-            return [next(cosine) if r is not None else float("-inf") for r in rows]
-        return score
+        return lambda ids: vectors.cosines(ids, query).tolist()
 
     def _reads(self, graph: TypedGraph) -> bool:
         """Whether the one reader answers (reader="shared" on a corpus-built graph, which has passages)."""
