@@ -319,8 +319,8 @@ def test_topg_reads_each_rounds_facts_in_turn(open_bridge, order: str) -> None: 
 
 
 def test_interleaved_takes_each_list_in_turn_without_repeats() -> None:
-    from thinkgraph.methods.topg.reading import interleaved
+    from thinkgraph.retrieval.fusion import interleaved
 
     assert interleaved([["a", "b", "c"], ["d"], ["b", "e"]], 10) == ["a", "d", "b", "e", "c"]
     assert interleaved([["a", "b"], ["c", "d"]], 3) == ["a", "c", "b"]
-    assert interleaved([], 5) == [] and interleaved([["a"]], 0) == []
+    assert interleaved([], 5) == [] and interleaved([["a"]], 0) == [] and interleaved([["a"], ["b"]]) == ["a", "b"]

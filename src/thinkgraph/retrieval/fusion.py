@@ -4,9 +4,12 @@ normalisation or as reciprocal ranks, never raw."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Hashable, Sequence
+from typing import TypeVar
 
 import numpy as np
+
+H = TypeVar("H", bound=Hashable)
 
 # Reciprocal-rank fusion constant (Cormack et al. 2009): damps the gap between the first ranks.
 RRF_K = 60.0
@@ -48,3 +51,17 @@ def fuse_ranks(scores: Sequence[np.ndarray], weights: Sequence[float]) -> np.nda
         if weight:
             total += weight * rank_score(values)
     return total / sum(weights)
+
+
+def interleaved(lists: Sequence[Sequence[H]], limit: int | None = None) -> list[H]:
+    """Round-robin fusion: the lists' items in turn (each list's first, then each one's second, ...),
+    without repeats, up to ``limit`` (None: all)."""
+    out: dict[H, None] = {}
+    width = max((len(x) for x in lists), default=0)
+    for rank in range(width):
+        for items in lists:
+            if limit is not None and len(out) >= limit:
+                return list(out)
+            if rank < len(items):
+                out.setdefault(items[rank])
+    return list(out)

@@ -22,7 +22,7 @@ from thinkgraph.methods.layout import Notes, evidence_block
 from thinkgraph.methods.reader import numbered_passages
 from thinkgraph.models import NodeType, TraceStep
 from thinkgraph.retrieval.evidence import ScoredPassage, passages_from_scores
-from thinkgraph.retrieval.fusion import fuse_ranks
+from thinkgraph.retrieval.fusion import fuse_ranks, interleaved
 from thinkgraph.retrieval.views import IndexView
 
 STAGES = ("local", "bridge", "ppr")
@@ -59,9 +59,7 @@ class RetrievalState:
         if self.order == "shared_walk" and walk is not None:
             return walk.rank(dict.fromkeys(c for chunks in lists for c in chunks))
         if self.order == "interleaved":
-            lists = lists[::-1]  # (the earliest stage first at each rank, as before)
-            width = max((len(x) for x in lists), default=0)
-            return list(dict.fromkeys(x[rank] for rank in range(width) for x in lists if rank < len(x)))
+            return interleaved(lists[::-1])  # (the earliest stage first at each rank, as before)
         return list(dict.fromkeys(c for chunks in lists for c in chunks))
 
 

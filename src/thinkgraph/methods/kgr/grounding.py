@@ -45,8 +45,9 @@ def grounding_passages(graph: TypedGraph, nodes: list[Node], limit: int = MAX_GR
     touched = [node for n in nodes if n.type != PASSAGE_TYPE
                for node in [graph.lookup(n.id)] if node is not None and MENTIONED_IN in graph.edge_types_of(node)]
     counts = _mentions(graph, touched)
-    score = _scores(relevance, [p for p in counts if p not in read])
-    mentioned = sorted((p for p in counts if p not in read), key=lambda p: (-counts[p], -score.get(p, 0.0)))
+    others = [p for p in counts if p not in read]
+    score = _scores(relevance, others)
+    mentioned = sorted(others, key=lambda p: (-counts[p], -score.get(p, 0.0)))
     chosen = read + mentioned
     if neighbourhood and len(chosen) < limit:
         reached = [node for n in nodes for node in [graph.lookup(n.id)] if node is not None]

@@ -19,6 +19,7 @@ from thinkgraph.methods.topg.prompts import EVAL_STOP
 from thinkgraph.methods.topg.suggest import Suggester
 from thinkgraph.models import TraceStep
 from thinkgraph.retrieval.evidence import ScoredPassage, passages_from_scores
+from thinkgraph.retrieval.fusion import interleaved
 from thinkgraph.store.base import GraphStore
 
 FACTS_TITLE = "Facts selected from the knowledge graph"
@@ -60,15 +61,3 @@ class FactReader:
         asked, _ = await read(llm, ReaderInput(question, passages, notes), step=ANSWER_STEP, trace=trace,
                               inputs={"facts": len(found)})
         return asked.read
-
-
-def interleaved(lists: Sequence[Sequence[str]], limit: int) -> list[str]:
-    """The lists' items in turn (each list's first, then each one's second, ...), without repeats, up to
-    ``limit``."""
-    out: dict[str, None] = {}
-    width = max((len(x) for x in lists), default=0)
-    for rank in range(width):
-        for items in lists:
-            if rank < len(items) and len(out) < limit:
-                out.setdefault(items[rank])
-    return list(out)
