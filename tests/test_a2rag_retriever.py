@@ -124,6 +124,20 @@ async def test_seed_alignment_hybrid_matcher(bridge_tg: ThinkGraph, graph: Entit
     assert [graph.names[r] for r in seeds.entities] == ["Alice Stone"]
 
 
+async def test_a_year_the_question_names_qualifies_the_answer_and_is_no_seed(bridge_tg: ThinkGraph,
+                                                                             graph: EntityGraph) -> None:
+    question = "Where is the company Alice Stone founded in 1990 based?"
+    retriever = AgenticRetriever(bridge_tg.view, A2RAGConfig(), graph=graph)
+    state = await retriever.retrieve(question)
+    assert [graph.names[r] for r in state.seeds.entities] == ["Alice Stone"] and state.seeds.values == ["1990"]
+    assert state.trace[0].outputs["values"] == ["1990"]
+    keeping = AgenticRetriever(bridge_tg.view, A2RAGConfig(value_seeds=True), graph=graph)
+    with_values = await keeping.aligner.seeds(question)
+    assert {graph.names[r] for r in with_values.entities} == {"Alice Stone", "1990"} and with_values.values == []
+    only_a_year = await retriever.aligner.seeds("What was founded in 1990?")
+    assert [graph.names[r] for r in only_a_year.entities] == ["1990"]  # no name to start from: the year stays
+
+
 async def test_all_stages_run_without_llm_and_record_the_stage(bridge_tg: ThinkGraph, graph: EntityGraph) -> None:
     retriever = AgenticRetriever(bridge_tg.view, A2RAGConfig(), graph=graph)
     state = await retriever.retrieve("Alice Stone and Carol Diaz")

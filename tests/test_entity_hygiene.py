@@ -10,7 +10,7 @@ from thinkgraph.api import ThinkGraph
 from thinkgraph.config import Settings
 from thinkgraph.index.extract_nolm import NoLMExtractor, SpacyExtractor, document_entity
 from thinkgraph.models import Chunk, SourceDocument
-from thinkgraph.names import body_lines, clean_name, entities_in, is_name_like
+from thinkgraph.names import body_lines, clean_name, entities_in, is_name_like, is_value
 
 MARKDOWN = """# People of the Harbor Hill story
 
@@ -61,3 +61,11 @@ def test_graph_paths_start_from_the_entities_the_question_names(tmp_path) -> Non
     alice = {n.id for n in answer.evidence.nodes if n.text == "Alice Stone"}
     assert starts == alice  # not the bridge entities the first walk found (Acme Corp, 1990)
     assert all(text.split("] ", 1)[1].startswith("Alice Stone") for text in answer.evidence.path_texts)
+
+
+@pytest.mark.parametrize(("text", "value"), [
+    ("1986", True), ("4 July 1776", True), ("in the 1990s", False), ("1990s", True), ("6,960", True),
+    ("March 5, 1892", True), ("The 1975", False), ("Leland, North Carolina", False), ("2014 FIFA World Cup", False),
+    ("May", False), ("", False)])
+def test_a_value_is_a_bare_date_or_number_not_a_name(text: str, value: bool) -> None:
+    assert is_value(text) is value

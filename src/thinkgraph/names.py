@@ -31,6 +31,13 @@ _ORDINALS = frozenset({"first", "second", "third", "fourth", "fifth"})
 _CALENDAR = frozenset({
     "monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday", "january", "february",
     "march", "april", "may", "june", "july", "august", "september", "october", "november", "december"})
+# Month names and their short forms, the words dates are written with (shared by every reading of dates).
+MONTHS = ("january", "february", "march", "april", "may", "june", "july", "august", "september", "october",
+          "november", "december", "jan", "feb", "mar", "apr", "jun", "jul", "aug", "sep", "sept", "oct", "nov",
+          "dec")
+# The words a bare date or number is made of besides digits and months: "in 1975", "on 4 July 1776", "1990s".
+_VALUE_FILLER = frozenset(("in", "on", "of", "year", "ad", "bc", "bce", "ce", "s", "around", "about", "circa", "c"))
+_VALUE_WORD = re.compile(r"\w+")
 _CONNECTORS = frozenset({"of", "the", "de", "du", "la", "von", "van", "der", "and", "for", "in", "on", "at", "&"})
 
 
@@ -55,6 +62,18 @@ def is_name_like(text: str) -> bool:
     words = text.split()
     return bool(words) and (words[0][:1].isupper() or words[0][:1].isdigit()) and all(
         w[:1].isupper() or w[:1].isdigit() or w.casefold() in _CONNECTORS or w.casefold() in _STOP for w in words)
+
+
+def is_value(text: str) -> bool:
+    """Whether a text is a bare date or number ("1986", "4 July 1776", "1990s", "6,960"; not "The 1975",
+    a band): a value a statement is qualified by, not a name of a person, place or thing."""
+    words = [w.casefold() for w in _VALUE_WORD.findall(text)]
+    return bool(words) and any(ch.isdigit() for ch in text) and all(_value_word(w) for w in words)
+
+
+def _value_word(word: str) -> bool:
+    return (word.isdigit() or word in MONTHS or word in _VALUE_FILLER
+            or bool(re.fullmatch(r"\d+(?:s|st|nd|rd|th)", word)))
 
 
 def body_lines(text: str) -> str:

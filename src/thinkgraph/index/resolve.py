@@ -24,6 +24,7 @@ import numpy.typing as npt
 from thinkgraph.graph.ann import exact_pairs
 from thinkgraph.index.synonym_state import STATE_META, SynonymState, load_state, prune_states, save_state
 from thinkgraph.models import Edge, EdgeType, NodeType
+from thinkgraph.names import MONTHS
 from thinkgraph.store.base import GraphStore
 
 log = logging.getLogger(__name__)
@@ -32,11 +33,8 @@ log = logging.getLogger(__name__)
 # costs nothing until then; the rebuild, about n log n, comes once per that many removals).
 MAX_DEAD_SHARE = 0.25
 
-_MONTHS = ("january", "february", "march", "april", "may", "june", "july", "august", "september", "october",
-           "november", "december", "jan", "feb", "mar", "apr", "jun", "jul", "aug", "sep", "sept", "oct", "nov",
-           "dec")
-_DATE_PART = re.compile(r"\d+(?:[.,]\d+)*[a-z]*|\b(?:" + "|".join(_MONTHS) + r")\b")
-_SHORT_MONTH = {m[:3]: m for m in _MONTHS if len(m) > 4}
+_DATE_PART = re.compile(r"\d+(?:[.,]\d+)*[a-z]*|\b(?:" + "|".join(MONTHS) + r")\b")
+_SHORT_MONTH = {m[:3]: m for m in MONTHS if len(m) > 4}
 _WORD = re.compile(r"\w+")  # the hashing embedder's words (embed/hashing.py)
 
 

@@ -21,6 +21,8 @@ from __future__ import annotations
 
 import re
 
+from thinkgraph.names import is_value
+
 MIN_COPIED_WORDS = 4  # a shorter run is the question's entity named again, not the question restated
 _WORD = re.compile(r"\w+")
 _COPULA = re.compile(r"^\s*,?\s*(?:is|was|are|were|would be|will be)\s+", re.IGNORECASE)
@@ -49,11 +51,6 @@ REPAIR = ("Your answer \"{answer}\" is not {wanted}, which is what the question 
           "given above and reply in the same form: a Reasoning line, then \"Answer: \" with the answer and the "
           "numbers that support it. Question: {question}")
 
-MONTHS = frozenset(("january", "february", "march", "april", "may", "june", "july", "august", "september", "october",
-                    "november", "december", "jan", "feb", "mar", "apr", "jun", "jul", "aug", "sep", "sept", "oct",
-                    "nov", "dec"))
-# The words a bare date is made of besides numbers and months: "in 1975", "on 4 July 1776", "1990s".
-_DATE_FILLER = frozenset(("in", "on", "of", "year", "ad", "bc", "bce", "ce", "s", "around", "about", "circa", "c"))
 _ASKS_WHO_OR_WHERE = re.compile(r"^\s*(?:who|whom|whose|where)\b|^\s*(?:in|at|from)\s+(?:what|which)\s+(?:city|"
                                 r"country|state|place|town|county|region|continent)\b", re.IGNORECASE)
 WANTED = "the person, place or thing it asks for (a date or number alone is not)"
@@ -88,13 +85,7 @@ def kind_mismatch(answer: str, question: str | None) -> str | None:
     or where (see the module); None otherwise."""
     if not answer or not question or not _ASKS_WHO_OR_WHERE.search(question):
         return None
-    words = [w.casefold() for w in _WORD.findall(answer)]
-    numeric = any(ch.isdigit() for ch in answer)
-    return WANTED if words and numeric and all(_date_word(w) for w in words) else None
-
-
-def _date_word(word: str) -> bool:
-    return word.isdigit() or word in MONTHS or word in _DATE_FILLER or bool(re.fullmatch(r"\d+(?:s|st|nd|rd|th)", word))
+    return WANTED if is_value(answer) else None
 
 
 def _says_more(text: str, said: set[str]) -> bool:

@@ -31,6 +31,13 @@ class A2RAGConfig(BaseModel):
     seed_threshold: float = Field(0.6, ge=0.0, le=1.0)
     seed_candidates: int = Field(20, ge=1)
     max_seeds: int = Field(8, ge=1)
+    # A date or number the question names ("founded in 2005", "at the 2011 census") is a qualifier the
+    # answer's passages must state, not an entity to start from (§III-A: graphs lose "numbers, temporal
+    # qualifiers"; §V: poor seeds misdirect bridge discovery): False (ours, the default) leaves such values
+    # out of S_V while a named entity remains; they still rank passages through the query. On HotpotQA's
+    # co-occurrence graph a year seed is a hub: stage 1 read its hundreds of facts and stage 2's bridges
+    # were other years. True: every linked entity is a seed (the earlier form).
+    value_seeds: bool = False
     relation_seeds: bool = True  # the paper's ablation "node-only seeds" sets this False
     relation_threshold: float = Field(0.6, ge=0.0, le=1.0)
     # Stage 2 (eq. 8): bridges within K hops (K >= 2) of at least two seeds; capped paths and bridges.

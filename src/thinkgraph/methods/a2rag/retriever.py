@@ -148,7 +148,7 @@ class AgenticRetriever:
         state.trace.append(TraceStep("retriever", "seeds", {"query": query}, {
             "mentions": state.seeds.mentions, "entities": [self.graph.names[s] for s in seeds],
             "relations": sorted(state.seeds.relations), "source": state.seeds.source,
-            "linked": state.seeds.linked}, seconds=time.perf_counter() - started))
+            "linked": state.seeds.linked, "values": state.seeds.values}, seconds=time.perf_counter() - started))
         query_vec = self.view.embed_query(query)
         state.order = self.config.evidence_order
         if self.needs_walk:

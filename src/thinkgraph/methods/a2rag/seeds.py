@@ -17,7 +17,7 @@ from thinkgraph.llm.service import LLM
 from thinkgraph.methods.a2rag.config import A2RAGConfig
 from thinkgraph.methods.a2rag.graph import STRUCTURAL_PREDICATES, EntityGraph
 from thinkgraph.methods.a2rag.prompts import QUERY_SEEDS
-from thinkgraph.names import entities_in
+from thinkgraph.names import entities_in, is_value
 from thinkgraph.retrieval.linking import strip_mentions
 from thinkgraph.retrieval.views import IndexView
 
@@ -38,6 +38,7 @@ class Seeds:
     source: str = "phrases"  # phrases | llm | model_free (the model's extraction was unusable)
     extraction_error: str | None = None  # why the model's extraction was unusable
     linked: list[str] = field(default_factory=list)  # names of the seeds linked in the question (shared)
+    values: list[str] = field(default_factory=list)  # dates and numbers left out of S_V (``value_seeds``)
 
 
 class SeedVocabulary:
@@ -125,12 +126,21 @@ class SeedAligner:
             for mention in found.entities:
                 for row, score in self.align_entity(mention):
                     seeds.entities[row] = max(seeds.entities.get(row, 0.0), score)
+        if not self.config.value_seeds:
+            self._leave_out_values(seeds)
         best = sorted(seeds.entities.items(), key=lambda kv: -kv[1])[: self.config.max_seeds]
         seeds.entities = dict(best)
         if self.config.relation_seeds:
             for phrase in found.relations:
                 seeds.relations.update(self.align_relation(phrase))
         return seeds
+
+    def _leave_out_values(self, seeds: Seeds) -> None:
+        """Drop the dates and numbers from the entity seeds while a named entity remains."""
+        values = {row for row in seeds.entities if is_value(self.graph.names[row])}
+        if values and len(values) < len(seeds.entities):
+            seeds.values = [self.graph.names[row] for row in values]
+            seeds.entities = {row: w for row, w in seeds.entities.items() if row not in values}
 
     def align_entity(self, mention: str) -> list[tuple[int, float]]:
         """Entities whose hybrid score w*edit + (1-w)*cosine passes the threshold."""
