@@ -10,10 +10,11 @@ from __future__ import annotations
 
 import json
 import re
+from dataclasses import replace
 
 import pytest
 
-from thinkgraph.llm.backend import ChatRequest
+from thinkgraph.llm.backend import ChatRequest, ChatResult
 from thinkgraph.methods.a2rag.controller import asks_about_instructions
 from thinkgraph.testing import ScriptedBackend
 
@@ -106,6 +107,32 @@ async def test_verified_at_the_first_stage_costs_two_calls(ask) -> None:  # noqa
     actions = [s.action for s in answer.trace]
     assert actions[:4] == ["gate", "seeds", "stage.local", "a2rag.answer"] and "check" in actions
     assert next(s for s in answer.trace if s.action == "seeds").outputs["source"] == "phrases"
+
+
+class CutDrafts:
+    """``Model``'s server, but every draft is cut at the completion cap after its answer line (Gemma 3 270M
+    wrote "Answer: X" and then ran on to the cap)."""
+
+    def __init__(self, model: Model) -> None:
+        self.model = model
+
+    async def chat(self, request: ChatRequest, on_delta: object = None) -> ChatResult:
+        result = await self.model.backend.chat(request)
+        if self.model.calls[-1] != "draft":
+            return result
+        return replace(result, text=f"Answer: {result.text}\nThe passage says so. The passage says so. The",
+                       finish_reason="length")
+
+
+async def test_a_draft_cut_at_the_cap_after_its_answer_is_checked_and_given_as_truncated(open_bridge) -> None:  # noqa: ANN001
+    model = Model(fact="Alice Stone founded Acme Corp", answer="Acme Corp")
+    tg = open_bridge(CutDrafts(model))
+    answer = await tg.aask("Which company did Alice Stone found?", method="a2rag", sufficiency_precheck=0)
+    assert model.calls == ["draft", "check"]
+    check = model.backend.requests[1].messages[0]["content"]
+    assert CHECK_LEAD + "Acme Corp\n" in check  # the answer line, not the run-on
+    assert answer.status == "truncated" and answer.text == "Acme Corp" and "completion cap" in (answer.message or "")
+    assert answer.stats["outcome"] == "verified" and answer.citations
 
 
 async def test_a_stage_that_adds_evidence_costs_one_draft_and_one_that_adds_none_costs_nothing(ask) -> None:  # noqa: ANN001

@@ -57,6 +57,11 @@ def no_llm_variant(config: A2RAGConfig) -> str:
             f"{order} (no sufficiency judgement, no Triple-Check)")
 
 
+# A draft's readings that are candidate answers: a reply the completion cap cut keeps its answer line
+# (a weak model, Gemma 3 270M, wrote "Answer: X" and then ran on to the cap) and is checked like any.
+CANDIDATE = (AnswerStatus.ANSWERED, AnswerStatus.TRUNCATED)
+
+
 @dataclass
 class Attempt:
     query: str
@@ -215,7 +220,7 @@ class A2RAGMethod:
             return None, ""
         passages = self.retriever.passages(state.ranked_chunks()[: self.config.evidence_chunks])
         read = self._read(reply, passages, query)
-        if read.status != AnswerStatus.ANSWERED or not read.text:
+        if read.status not in CANDIDATE or not read.text:
             why = read.message or ("it abstained" if read.status == AnswerStatus.ABSTAINED else "its answer is empty")
             return "ans", f"the draft states no answer: {why}"
         wanted = kind_mismatch(read.text, query)
@@ -231,13 +236,15 @@ class A2RAGMethod:
         read = self._read(reply, passages, attempts[-1].query)  # as Triple-Check read it
         text, used = read.text, read.cited
         checked = self.config.triple_check != "off"
-        status = AnswerStatus.ANSWERED
-        if not checked and read.status != AnswerStatus.ANSWERED:  # unverified "Unknown" (the ablation)
+        status, message = AnswerStatus.ANSWERED, None
+        if not checked and read.status not in CANDIDATE:  # unverified "Unknown" (the ablation)
             status, text = AnswerStatus.ABSTAINED, None
+        elif read.status == AnswerStatus.TRUNCATED:  # verified, and said to be cut as every method says it
+            status, message = AnswerStatus.TRUNCATED, read.message
         elif self.config.hitl and checked:  # (§III-B.4: after a verified answer)
             proposals = await propose_triples(self.ctx.store, llm, question, reply, passages)
             trace.append(TraceStep("controller", "hitl.propose", {}, {"proposals": proposals}))
-        return Answer(question=question, method=self.name, text=text, status=status,
+        return Answer(question=question, method=self.name, text=text, status=status, message=message,
                       citations=citations_for(used), evidence=self._verified_evidence(attempts), trace=trace,
                       stats={"stage": state.stage, "attempts": len(attempts),
                              "outcome": "verified" if checked else "unchecked", **self._seed_stats(trace)})
@@ -300,7 +307,7 @@ class A2RAGMethod:
             passages = self.retriever.passages(state.ranked_chunks()[: self.config.evidence_chunks])
             reply = await self._generate(llm, state.query, state, passages)
             read = self._read(reply, passages, state.query)
-            sufficient = read.status == AnswerStatus.ANSWERED and bool(read.text)
+            sufficient = read.status in CANDIDATE and bool(read.text)
             trace.append(TraceStep("responder", DRAFT_STEP, {"query": state.query, "stage": state.stage},
                                    {"reply": reply, "sufficient": sufficient}))
             state.draft = reply if sufficient else None
