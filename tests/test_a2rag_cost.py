@@ -15,7 +15,7 @@ from dataclasses import replace
 import pytest
 
 from thinkgraph.llm.backend import ChatRequest, ChatResult
-from thinkgraph.methods.a2rag.controller import asks_about_instructions
+from thinkgraph.methods.a2rag.rewrite import asks_about_instructions
 from thinkgraph.testing import ScriptedBackend
 
 QUESTION = "Where is the company that Alice Stone founded based?"

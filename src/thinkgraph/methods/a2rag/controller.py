@@ -1,8 +1,7 @@
-"""The adaptive control loop (Alg. 1): gate, answer, Triple-Check, failure-aware rewrite, bounded retry."""
+"""The adaptive control loop (Alg. 1): gate, answer, Triple-Check, failure-aware rewrite (rewrite.py), bounded retry."""
 
 from __future__ import annotations
 
-import re
 from collections import Counter
 from dataclasses import dataclass, field, replace
 
@@ -13,21 +12,15 @@ from thinkgraph.llm.echo import echoes_instructions
 from thinkgraph.llm.service import LLM, Message
 from thinkgraph.methods.a2rag.config import A2RAGConfig
 from thinkgraph.methods.a2rag.hitl import propose_triples
-from thinkgraph.methods.a2rag.prompts import (
-    ANSWER,
-    ASKS_ABOUT_INSTRUCTIONS,
-    ECHOED_INSTRUCTIONS,
-    REWRITE,
-    REWRITE_AGAIN,
-    SAME_QUESTION,
-)
+from thinkgraph.methods.a2rag.prompts import ANSWER
 from thinkgraph.methods.a2rag.retriever import FACTS_TITLE, AgenticRetriever, Judge, RetrievalState
+from thinkgraph.methods.a2rag.rewrite import rewrite_query
 from thinkgraph.methods.a2rag.verify import Verifier
 from thinkgraph.methods.answer_shape import kind_mismatch
 from thinkgraph.methods.base import NO_LLM_MESSAGE, MethodContext
 from thinkgraph.methods.layout import PREAMBLE, Notes, evidence_block
 from thinkgraph.methods.none import NoRetrievalMethod
-from thinkgraph.methods.reader import ANSWER_PROMPT, READER_INSTRUCTION, reader_prompt
+from thinkgraph.methods.reader import ANSWER_PROMPT, reader_prompt
 from thinkgraph.methods.replies import (
     ECHO_MESSAGE,
     AnswerReply,
@@ -38,10 +31,8 @@ from thinkgraph.methods.replies import (
 )
 from thinkgraph.methods.synthesis import citations_for, numbered_passages
 from thinkgraph.models import Answer, AnswerStatus, EvidenceSubgraph, Node, NodeType, TraceStep
-from thinkgraph.retrieval.compaction import stems
 from thinkgraph.retrieval.evidence import ScoredPassage
 
-_PREAMBLE = re.compile(r"^(?:(?:sure|okay|ok|certainly|here)\b[^:\n]*:|rewritten question\s*:)\s*", re.IGNORECASE)
 DRAFT_STEP = "a2rag.answer"
 
 
@@ -194,11 +185,12 @@ class A2RAGMethod:
                 return await self._verified(question, llm, reply, state, passages, attempts, trace)
             if attempt == c.i_max or not c.rewrite:
                 break  # Alg. 1 rewrites here too, but no retry is left to use the rewrite (or rewrite is off)
-            rewrite = await self._rewrite(llm, query, reply, state, failure, reason)
+            evidence = self.retriever.evidence_text(state)
+            rewrite = await rewrite_query(llm, query, reply, evidence, failure, reason)
             trace.append(TraceStep("controller", f"rewrite.{failure}", {"reason": reason},
                                    {"query": rewrite.query or query}))
             if rewrite.query is None:  # no new question: asked again once, told why
-                rewrite = await self._rewrite(llm, query, reply, state, failure, reason, again=rewrite)
+                rewrite = await rewrite_query(llm, query, reply, evidence, failure, reason, again=rewrite)
                 trace.append(TraceStep("controller", f"rewrite.{failure}.again", {"reason": rewrite.why or "-"},
                                        {"query": rewrite.query or query}))
             if rewrite.query is None:
@@ -356,31 +348,6 @@ class A2RAGMethod:
             self._cut_replies.add(asked.replies[-1])
         return asked.replies[-1]
 
-    async def _rewrite(self, llm: LLM, query: str, reply: str, state: RetrievalState, failure: str,
-                       reason: str, *, again: Rewrite | None = None) -> Rewrite:
-        """Eq. 6: q^(i+1) = Rewrite(q^(i), a^(i), E^(i), type^(i)), the evidence E included; ``again``: the
-        first rewrite was no new question, and the model is shown its reply and told why."""
-        prompt = REWRITE[failure].format(question=query, answer=reply, reason=reason,
-                                         evidence=self.retriever.evidence_text(state))
-        messages: list[Message] = [{"role": "user", "content": prompt}]
-        if again is not None:
-            why, finds = again.told
-            messages += [{"role": "assistant", "content": again.reply},
-                         {"role": "user", "content": REWRITE_AGAIN.format(why=why, finds=finds)}]
-        step = f"a2rag.rewrite.{failure}" + (".again" if again is not None else "")
-        rewritten = (await llm.text(messages, step=step, kind="query")).strip()
-        # An echo of our instructions is no question, whichever prompt it repeats (Gemma 3 270M returned the
-        # answer prompt's first line to a rewrite).
-        if any(echoes_instructions(rewritten, template) for template in (REWRITE[failure], ANSWER, READER_INSTRUCTION,
-                                                                        PREAMBLE, REWRITE_AGAIN)):
-            return Rewrite(None, rewritten, ECHOED_INSTRUCTIONS)
-        parsed = parse_rewrite(rewritten)
-        if not parsed or _same(parsed, query):
-            return Rewrite(None, rewritten or query, SAME_QUESTION)
-        if asks_about_instructions(parsed, query):
-            return Rewrite(None, rewritten, ASKS_ABOUT_INSTRUCTIONS)
-        return Rewrite(parsed, rewritten)
-
     def _verified_evidence(self, attempts: list[Attempt]) -> EvidenceSubgraph:
         """The evidence of an answer verified after a rewrite: the rewrite's retrieval the answer rests on
         first (its citations are among it), then the question's own retrieval as it ran (up to the stage
@@ -403,45 +370,3 @@ class A2RAGMethod:
         shown = state.facts[: self.config.max_triples]
         return EvidenceSubgraph(nodes=nodes, path_texts=self.retriever.triples_text(state.facts),
                                 paths=[[g.ids[f.subject], g.ids[f.object]] for f in shown])
-
-
-@dataclass(frozen=True)
-class Rewrite:
-    """A rewrite as the model wrote it (``reply``) and the new question read from it, or None with what to
-    tell the model (``told``: why it is none, and what searching with it would find)."""
-
-    query: str | None
-    reply: str
-    told: tuple[str, str] = ("", "")
-
-    @property
-    def why(self) -> str:
-        return self.told[0]
-
-
-_INSTRUCTION_WORDS = stems(" ".join([*REWRITE.values(), REWRITE_AGAIN]))
-
-
-def asks_about_instructions(rewritten: str, query: str) -> bool:
-    """Whether at least half of a rewrite's content words are our rewrite instructions' and not the
-    question's. Qwen2.5-1.5B, told its rewrite repeated the question, wrote "What entity and relation must
-    be found in the sources to answer this question?", which searched for nothing the question needs; a
-    rewrite that resolves a hop ("Where is Acme headquartered?" for "Where is the company that Alice
-    Stone founded based?") says words of neither and stands."""
-    words = stems(rewritten)
-    ours = words & (_INSTRUCTION_WORDS - stems(query))
-    return bool(words) and 2 * len(ours) >= len(words)
-
-
-def _same(a: str, b: str) -> bool:
-    return " ".join(a.casefold().split()).rstrip("?. ") == " ".join(b.casefold().split()).rstrip("?. ")
-
-
-def parse_rewrite(reply: str) -> str:
-    """The rewritten question in a reply: the first line that is not a bare preamble, without a
-    "Rewritten question:" label or quotes."""
-    for line in reply.splitlines():
-        text = _PREAMBLE.sub("", line.strip()).strip().strip('"*').strip()
-        if text:
-            return text
-    return ""

@@ -1,0 +1,90 @@
+"""Failure-aware query rewrite (eq. 6): the type-conditioned prompt, asked again once when the reply is
+no new question, and the reading of the reply."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from thinkgraph.llm.echo import echoes_instructions
+from thinkgraph.llm.service import LLM, Message
+from thinkgraph.methods.a2rag.prompts import (
+    ANSWER,
+    ASKS_ABOUT_INSTRUCTIONS,
+    ECHOED_INSTRUCTIONS,
+    REWRITE,
+    REWRITE_AGAIN,
+    SAME_QUESTION,
+)
+from thinkgraph.methods.layout import PREAMBLE
+from thinkgraph.methods.reader import READER_INSTRUCTION
+from thinkgraph.retrieval.compaction import stems
+
+_PREAMBLE = re.compile(r"^(?:(?:sure|okay|ok|certainly|here)\b[^:\n]*:|rewritten question\s*:)\s*", re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class Rewrite:
+    """A rewrite as the model wrote it (``reply``) and the new question read from it, or None with what to
+    tell the model (``told``: why it is none, and what searching with it would find)."""
+
+    query: str | None
+    reply: str
+    told: tuple[str, str] = ("", "")
+
+    @property
+    def why(self) -> str:
+        return self.told[0]
+
+
+async def rewrite_query(llm: LLM, query: str, reply: str, evidence: str, failure: str, reason: str, *,
+                        again: Rewrite | None = None) -> Rewrite:
+    """Eq. 6: q^(i+1) = Rewrite(q^(i), a^(i), E^(i), type^(i)), the evidence E included; ``again``: the
+    first rewrite was no new question, and the model is shown its reply and told why."""
+    prompt = REWRITE[failure].format(question=query, answer=reply, reason=reason, evidence=evidence)
+    messages: list[Message] = [{"role": "user", "content": prompt}]
+    if again is not None:
+        why, finds = again.told
+        messages += [{"role": "assistant", "content": again.reply},
+                     {"role": "user", "content": REWRITE_AGAIN.format(why=why, finds=finds)}]
+    step = f"a2rag.rewrite.{failure}" + (".again" if again is not None else "")
+    rewritten = (await llm.text(messages, step=step, kind="query")).strip()
+    # An echo of our instructions is no question, whichever prompt it repeats (Gemma 3 270M returned the
+    # answer prompt's first line to a rewrite).
+    if any(echoes_instructions(rewritten, template) for template in (REWRITE[failure], ANSWER, READER_INSTRUCTION,
+                                                                    PREAMBLE, REWRITE_AGAIN)):
+        return Rewrite(None, rewritten, ECHOED_INSTRUCTIONS)
+    parsed = parse_rewrite(rewritten)
+    if not parsed or _same(parsed, query):
+        return Rewrite(None, rewritten or query, SAME_QUESTION)
+    if asks_about_instructions(parsed, query):
+        return Rewrite(None, rewritten, ASKS_ABOUT_INSTRUCTIONS)
+    return Rewrite(parsed, rewritten)
+
+
+_INSTRUCTION_WORDS = stems(" ".join([*REWRITE.values(), REWRITE_AGAIN]))
+
+
+def asks_about_instructions(rewritten: str, query: str) -> bool:
+    """Whether at least half of a rewrite's content words are our rewrite instructions' and not the
+    question's. Qwen2.5-1.5B, told its rewrite repeated the question, wrote "What entity and relation must
+    be found in the sources to answer this question?", which searched for nothing the question needs; a
+    rewrite that resolves a hop ("Where is Acme headquartered?" for "Where is the company that Alice
+    Stone founded based?") says words of neither and stands."""
+    words = stems(rewritten)
+    ours = words & (_INSTRUCTION_WORDS - stems(query))
+    return bool(words) and 2 * len(ours) >= len(words)
+
+
+def _same(a: str, b: str) -> bool:
+    return " ".join(a.casefold().split()).rstrip("?. ") == " ".join(b.casefold().split()).rstrip("?. ")
+
+
+def parse_rewrite(reply: str) -> str:
+    """The rewritten question in a reply: the first line that is not a bare preamble, without a
+    "Rewritten question:" label or quotes."""
+    for line in reply.splitlines():
+        text = _PREAMBLE.sub("", line.strip()).strip().strip('"*').strip()
+        if text:
+            return text
+    return ""
