@@ -108,8 +108,11 @@ def test_the_llm_free_pool_is_not_pprs(open_bridge) -> None:  # noqa: ANN001
     tg = open_bridge(None)
     question = "Alice Stone and Carol Diaz"
     ppr = [c.doc_id for c in tg.retrieve(question, "ppr", top_k=6).citations]
-    ours = [c.doc_id for c in tg.retrieve(question, "a2rag", gate=False, evidence_chunks=6).citations]
-    assert ours != ppr[: len(ours)] and "c6" in ppr and "c6" not in ours
+    ours = [c.doc_id for c in tg.retrieve(question, "a2rag", gate=False, evidence_chunks=6,
+                                          stage3_fill=False).citations]
+    assert ours != ppr[: len(ours)] and "c6" in ppr and "c6" not in ours  # the map-back never reaches the Moon
+    filled = [c.doc_id for c in tg.retrieve(question, "a2rag", gate=False, evidence_chunks=6).citations]
+    assert filled == [*ours, "c6"]  # the text fills what the map-back left of the 6
     by_mass = [c.doc_id for c in tg.retrieve(question, "a2rag", gate=False, evidence_chunks=6,
                                              stage3_order="mass").citations]
     assert by_mass[:2] == ["c2", "c1"]  # the map-back's order: Acme Corp's passage holds two top entities

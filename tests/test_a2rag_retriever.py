@@ -149,6 +149,19 @@ async def test_all_stages_run_without_llm_and_record_the_stage(bridge_tg: ThinkG
     assert {"c1", "c5", "c2"} <= set(docs) and "c6" not in docs[:4]
 
 
+async def test_stage3_fills_a_map_back_set_of_an_isolated_seed_with_the_passages_nearest_the_query(
+        bridge_tg: ThinkGraph, graph: EntityGraph) -> None:
+    question = "What does the Moon orbit?"  # Moon -- Earth is a component of its own: one chunk maps back
+    alone = await AgenticRetriever(bridge_tg.view, A2RAGConfig(stage3_fill=False), graph=graph).retrieve(question)
+    doc = {c: bridge_tg.store.get_node(c).props["doc_id"] for c in bridge_tg.view.vectors("chunk").ids}
+    assert [doc[c] for c in alone.stage_chunks["ppr"]] == ["c6"]
+    filled = await AgenticRetriever(bridge_tg.view, A2RAGConfig(), graph=graph).retrieve(question)
+    ppr = filled.stage_chunks["ppr"]
+    nearest = [c for c, _ in bridge_tg.view.vectors("chunk").search(bridge_tg.view.embed_query(question), 6)]
+    assert doc[ppr[0]] == "c6" and len(ppr) == 5 and ppr[1:] == [c for c in nearest if doc[c] != "c6"][:4]
+    assert filled.trace[-1].outputs["text_fill"] == 4 and filled.trace[-1].outputs["chunks"] == 1
+
+
 async def test_no_seed_falls_back_to_dense_text(bridge_tg: ThinkGraph, graph: EntityGraph) -> None:
     retriever = AgenticRetriever(bridge_tg.view, A2RAGConfig(), graph=graph)
     state = await retriever.retrieve("quantum chromodynamics lecture")

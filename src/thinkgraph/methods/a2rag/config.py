@@ -63,6 +63,10 @@ class A2RAGConfig(BaseModel):
     # dev questions, the top 5 handed on holds 84.2 % of MuSiQue's gold passages against 75.0 by mass, and
     # 77.5 % of HotpotQA's against 60.0 (the top 5 equals `ppr`'s on 2 and 3 of the 20).
     stage3_order: Literal["fused", "mass"] = "fused"
+    # Stage 3 is the last resort, so it hands on at least evidence_chunks passages (ours): when the map-back
+    # set has fewer (seeds the graph barely links: a PPR from an entity without facts stays on it), the
+    # passages nearest the query fill it, after the map-back's own. False: the map-back set alone.
+    stage3_fill: bool = True
     # The paper gives neither alpha nor L: 0.15 is the usual PageRank teleport, 30 ours.
     alpha: float = Field(0.15, gt=0.0, lt=1.0)
     top_l: int = Field(30, ge=1)

@@ -231,9 +231,20 @@ class AgenticRetriever:
         ranked = [cid for cid, _ in sorted(chunk_scores.items(), key=lambda t: (-t[1], t[0]))]
         if top and c.stage3_order == "fused":
             ranked = self._fused(ranked, chunk_scores, query_vec)
-        state.stage_chunks["ppr"] = ranked
+        filled = self._text_fill(ranked, query_vec) if top and c.stage3_fill else []
+        state.stage_chunks["ppr"] = ranked + filled
         return {"form": "paper", "top_nodes": [self.graph.names[n] for n in top[:10]], "chunks": len(ranked),
-                "dense_fallback": not top}
+                "dense_fallback": not top, "text_fill": len(filled)}
+
+    def _text_fill(self, ranked: list[str], query_vec: np.ndarray) -> list[str]:
+        """The passages nearest the query that the map-back set lacks, up to ``evidence_chunks`` in all
+        (``stage3_fill``): seeds the graph barely links reach too few chunks to answer from."""
+        wanted = self.config.evidence_chunks - len(ranked)
+        if wanted <= 0:
+            return []
+        have = set(ranked)
+        hits = self.view.vectors(NodeType.CHUNK).search(query_vec, wanted + len(ranked))
+        return [cid for cid, _ in hits if cid not in have][:wanted]
 
     def _fused(self, ranked: list[str], mass: dict[str, float], query_vec: np.ndarray) -> list[str]:
         """The map-back set (eq. 12) ordered by reciprocal-rank fusion of each chunk's PPR mass and its
