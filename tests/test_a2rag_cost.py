@@ -406,3 +406,14 @@ async def test_a_draft_of_a_kind_the_question_cannot_want_fails_without_a_verdic
     assert '"1990" is not the person, place or thing' in answer.message
     rejected = [s for s in answer.trace if s.action.startswith("sufficiency.")]
     assert rejected and all(s.outputs["failure"] == "ans" for s in rejected if "failure" in s.outputs)
+
+
+async def test_a_draft_stating_a_number_no_passage_states_fails_grounding_without_a_verdict(ask) -> None:  # noqa: ANN001
+    """A made-up number, left so by the reader's second look, is not grounded: Triple-Check fails it as
+    "grd" without a call."""
+    model = Model(fact="Alice Stone founded Acme Corp", answer="4,200")
+    answer = await ask(model, question="How many people work at the company Alice Stone founded?", i_max=0)
+    assert "check" not in model.calls and answer.status == "abstained" and answer.stats["failure"] == "grd"
+    assert "number 4,200 is stated in none of the passages" in answer.message
+    drafts = [s for s in answer.trace if s.action.startswith("a2rag.answer")]
+    assert drafts and model.calls.count("draft") == 2 * len(drafts)  # each draft took its second look

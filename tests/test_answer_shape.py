@@ -8,7 +8,7 @@ import asyncio
 import pytest
 
 from support import scripted_llm
-from thinkgraph.methods.answer_shape import kind_mismatch, short_answer
+from thinkgraph.methods.answer_shape import kind_mismatch, short_answer, unstated_number
 from thinkgraph.methods.reader import ReaderInput, read
 from thinkgraph.methods.replies import ask_answer
 from thinkgraph.models import AnswerStatus, TraceStep
@@ -130,3 +130,33 @@ def test_the_one_reader_checks_the_kind() -> None:
                                                  passages), step="ppr.answer", trace=trace))
     assert asked.read.text == "Leyton, East London" and [p.chunk_id for p in asked.read.cited] == ["c2"]
     assert len(backend.requests) == 2 and trace[-1].outputs["first_reply"] == "Answer: 1975 [2]"
+
+
+@pytest.mark.parametrize(("answer", "shown", "unstated"), [
+    ("30,457", "Young had a population of 6,960 at the 2011 census.", "30,457"),
+    ("6960", "Young had a population of 6,960 at the 2011 census.", None),  # separators aside
+    ("6,960 people", "Young had a population of 6960.", None),
+    ("12 years", "He was born in 1901 and died in 1913.", None),  # worked out: too short to be read
+    ("in the 1990s", "The band formed in 1990 in Leeds.", None),
+    ("Stephen King", "Maximum Overdrive (1986) was directed by Stephen King.", None),
+    ("1.25 million", "About 1.2 million people live there.", "1.25"),
+    ("1986", "", "1986"),
+])
+def test_a_number_the_answer_states_is_read_from_what_was_shown(answer: str, shown: str, unstated: str | None) -> None:
+    assert unstated_number(answer, shown) == unstated
+
+
+def test_an_answer_with_a_number_nothing_shown_states_is_asked_again_once() -> None:
+    question = "At the 2011 census, what was the population of the town where Kerry Saxby-Junna was born?"
+    shown = "[1] Kerry Saxby-Junna was born in Young. [2] Young had a population of 6,960 at the 2011 census."
+    llm, backend = _llm("Reasoning: She was born in Young [1].\nAnswer: 30,457 [1]",
+                        "Reasoning: She was born in Young [1], which had 6,960 people [2].\nAnswer: 6,960 [2]")
+    asked = asyncio.run(ask_answer(llm, [{"role": "user", "content": shown + "\n" + question}], ITEMS,
+                                   step="answer.test", prompt_template=TEMPLATE, question=question))
+    assert asked.read.text == "6,960" and len(backend.requests) == 2 and llm.meter.repairs == 1
+    repair = backend.requests[1].messages[2]["content"]
+    assert "states 30,457, a number that nothing above states" in repair and repair.endswith(question)
+    stated, backend = _llm("Answer: 6,960 [2]")
+    asyncio.run(ask_answer(stated, [{"role": "user", "content": shown + "\n" + question}], ITEMS,
+                           step="answer.test", prompt_template=TEMPLATE, question=question))
+    assert len(backend.requests) == 1  # a number the passages state costs no repair

@@ -15,6 +15,11 @@ A bare date or number is never the person or place a "who" or "where" question a
 again once, told so, by the reader (``replies.ask_answer``, ``kind_mismatch``). Only that kind is
 checked: a time or a count has too many forms for a word list ("Tuesday", "at dawn", "the Jurassic",
 "thrice") to be refused by one.
+
+A number of three or more digits is read, not worked out: a population, a year, a sum of money. One
+that nothing the model was shown states ("30,457" for a town whose passage says 6,960) was made up, and
+is asked again once, told so (``unstated_number``). Shorter numbers are left alone: counts and
+differences ("3", "12 years") are worked out from what the passages say.
 """
 
 from __future__ import annotations
@@ -54,6 +59,30 @@ REPAIR = ("Your answer \"{answer}\" is not {wanted}, which is what the question 
 _ASKS_WHO_OR_WHERE = re.compile(r"^\s*(?:who|whom|whose|where)\b|^\s*(?:in|at|from)\s+(?:what|which)\s+(?:city|"
                                 r"country|state|place|town|county|region|continent)\b", re.IGNORECASE)
 WANTED = "the person, place or thing it asks for (a date or number alone is not)"
+
+
+NUMBER_REPAIR = ("Your answer states {number}, a number that nothing above states. Look again at what is given "
+                 "above and reply in the same form: a Reasoning line, then \"Answer: \" with the answer as the "
+                 "passages state it. Question: {question}")
+_NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
+MIN_READ_DIGITS = 3  # a number this long is read from the passages, not worked out (see the module)
+
+
+def unstated_number(answer: str, shown: str) -> str | None:
+    """The first number of ``MIN_READ_DIGITS`` or more digits in ``answer`` that ``shown`` (the text the
+    model was given) does not state, thousands separators aside ("6,960" is "6960"); None when there is
+    none."""
+    stated = {_plain(m.group(0)) for m in _NUMBER.finditer(shown)}
+    for match in _NUMBER.finditer(answer):
+        number = match.group(0)
+        plain = _plain(number)
+        if sum(ch.isdigit() for ch in plain) >= MIN_READ_DIGITS and plain not in stated:
+            return number
+    return None
+
+
+def _plain(number: str) -> str:
+    return number.replace(",", "")
 
 
 def short_answer(answer: str, question: str | None) -> str:

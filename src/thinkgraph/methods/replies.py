@@ -129,6 +129,11 @@ def _before_a_new_question(lines: list[str]) -> list[str]:
     return lines
 
 
+def has_answer_line(reply: str) -> bool:
+    """Whether a reply labels a line as its answer ("Answer: ..."), as a reply cut at the cap may."""
+    return any(_ANSWER_LABEL.match(line.strip()) for line in reply.splitlines())
+
+
 def answer_part(reply: str) -> tuple[str, str | None]:
     """The part of a reply that states the answer, and the rest (reasoning, explanation) or None.
 
@@ -217,9 +222,10 @@ def shortened(read: AnswerReply[T], question: str | None) -> AnswerReply[T]:
     return read if short == read.text else replace(read, text=short)
 
 
-def second_look(read: AnswerReply[T], question: str | None) -> str | None:
+def second_look(read: AnswerReply[T], question: str | None, shown: str = "") -> str | None:
     """The repair to ask once when an answer cannot be what was asked: it only restates the question
-    (``restatement``), or it is not of the kind the question wants (``answer_shape.kind_mismatch``)."""
+    (``restatement``), it is not of the kind the question wants (``answer_shape.kind_mismatch``), or it
+    states a number that nothing ``shown`` to the model states (``answer_shape.unstated_number``)."""
     if read.status != AnswerStatus.ANSWERED or read.text is None or not question:
         return None
     asked = " ".join(question.split())
@@ -227,7 +233,10 @@ def second_look(read: AnswerReply[T], question: str | None) -> str | None:
     if restates_question(short, question):
         return RESTATEMENT_REPAIR.format(answer=short, question=asked)
     wanted = answer_shape.kind_mismatch(short, question)
-    return None if wanted is None else answer_shape.REPAIR.format(answer=short, wanted=wanted, question=asked)
+    if wanted is not None:
+        return answer_shape.REPAIR.format(answer=short, wanted=wanted, question=asked)
+    number = answer_shape.unstated_number(short, shown) if shown else None
+    return None if number is None else answer_shape.NUMBER_REPAIR.format(number=number, question=asked)
 
 
 @dataclass
@@ -245,8 +254,9 @@ async def ask_answer(llm: LLM, messages: list[Message], items: Sequence[T], *, s
     """Ask for an answer and read it; a reply of passage numbers only is asked again once, with the
     model's reply and what it lacked (the bounded repair of free-text answers). Still markers only, it is
     a failure that says so. Given the ``question``, an answer that only restates it
-    (``restatement.restates_question``) or cannot be of the kind it asks for
-    (``answer_shape.kind_mismatch``) is asked again once, told so; the second reply stands, as its short
+    (``restatement.restates_question``), cannot be of the kind it asks for (``answer_shape.kind_mismatch``)
+    or states a number nothing in ``messages`` states (``answer_shape.unstated_number``) is asked again
+    once, told so; the second reply stands, as its short
     answer when it is a sentence restating the question (``answer_shape.short_answer``)."""
     started = time.perf_counter()
     cap = llm.settings.max_tokens.answer
@@ -264,7 +274,7 @@ async def ask_answer(llm: LLM, messages: list[Message], items: Sequence[T], *, s
             last = await llm.reply(repair, step=step + ".repair", kind="answer", usable=usable)
             replies.append(last.text.strip())
         read = read_answer(last.text.strip(), items, prompt_template, truncated=last.truncated, cap=cap)
-        repair_text = second_look(read, question)
+        repair_text = second_look(read, question, shown="\n".join(m["content"] for m in messages))
         if repair_text is not None:
             llm.meter.repairs += 1
             again: list[Message] = [*messages, {"role": "assistant", "content": last.text},

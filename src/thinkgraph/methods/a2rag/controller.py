@@ -16,7 +16,7 @@ from thinkgraph.methods.a2rag.prompts import ANSWER
 from thinkgraph.methods.a2rag.retriever import FACTS_TITLE, AgenticRetriever, Judge, RetrievalState
 from thinkgraph.methods.a2rag.rewrite import rewrite_query
 from thinkgraph.methods.a2rag.verify import Verifier
-from thinkgraph.methods.answer_shape import kind_mismatch
+from thinkgraph.methods.answer_shape import kind_mismatch, unstated_number
 from thinkgraph.methods.base import NO_LLM_MESSAGE, MethodContext
 from thinkgraph.methods.layout import PREAMBLE, Notes, evidence_block
 from thinkgraph.methods.none import NoRetrievalMethod
@@ -26,6 +26,7 @@ from thinkgraph.methods.replies import (
     AnswerReply,
     answer_format,
     ask_answer,
+    has_answer_line,
     read_answer,
     shortened,
 )
@@ -89,10 +90,14 @@ class A2RAGMethod:
         return (ANSWER_PROMPT, PREAMBLE) if self.config.reader == "shared" else (ANSWER,)
 
     def _read(self, reply: str, passages: list[ScoredPassage], query: str) -> AnswerReply[ScoredPassage]:
-        """A draft as read, a reply the completion cap cut read as truncated (not an answer), a sentence
-        restating the query as its short answer (``replies.shortened``)."""
-        return shortened(read_answer(reply, passages, self._template, truncated=reply in self._cut_replies,
+        """A draft as read, a reply the completion cap cut read as truncated (a candidate only when it
+        labelled its answer line before the cut: ``CANDIDATE``), a sentence restating the query as its
+        short answer (``replies.shortened``)."""
+        read = shortened(read_answer(reply, passages, self._template, truncated=reply in self._cut_replies,
                                      cap=self.ctx.llm.settings.max_tokens.answer if self.ctx.llm else None), query)
+        if read.status == AnswerStatus.TRUNCATED and not has_answer_line(reply):
+            return replace(read, text=None)  # cut before it stated an answer: nothing to check
+        return read
 
     @property
     def unusable_verdicts(self) -> int:
@@ -203,7 +208,8 @@ class A2RAGMethod:
         """Triple-Check of the candidate as read (its answer, not its reasoning or markers) against the
         passages it cites (None: passed); an echo of the prompt or a draft that states no answer fails
         without a call, and so does an answer the reader's second look left of a kind the question cannot
-        want (a bare date for "where", ``answer_shape.kind_mismatch``). ``triple_check="off"`` (the
+        want (a bare date for "where", ``answer_shape.kind_mismatch``) or stating a number that no passage
+        shown states (``answer_shape.unstated_number``, as "grd"). ``triple_check="off"`` (the
         ablation) passes it."""
         assert self.verifier is not None  # (an LLM is set)
         if any(echoes_instructions(reply, t) for t in self._template):
@@ -218,6 +224,9 @@ class A2RAGMethod:
         wanted = kind_mismatch(read.text, query)
         if wanted is not None:  # left so by the reader's second look: no verdict can make it an answer
             return "ans", f"the answer \"{read.text}\" is not {wanted}"
+        number = unstated_number(read.text, self.retriever.evidence_text(state))
+        if number is not None:  # (as above): a number nothing shown states is not grounded
+            return "grd", f"the answer's number {number} is stated in none of the passages"
         evidence = evidence_block(numbered_passages(read.cited))
         return await self.verifier.triple_check(query, read.text, evidence, trace)
 
