@@ -417,3 +417,29 @@ async def test_a_draft_stating_a_number_no_passage_states_fails_grounding_withou
     assert "number 4,200 is stated in none of the passages" in answer.message
     drafts = [s for s in answer.trace if s.action.startswith("a2rag.answer")]
     assert drafts and model.calls.count("draft") == 2 * len(drafts)  # each draft took its second look
+
+
+class StopsAtTheBridge(Model):
+    """Names the bridge in its reasoning but answers only when the question names it; never rewrites."""
+
+    def draft(self, prompt: str) -> str:
+        found = re.search(r"\[(\d+)\] [^\n]*" + BRIDGE, prompt)
+        if found and "(Acme Corp)" in prompt.rsplit("Question:", 1)[-1]:
+            n = found.group(1)
+            return f"Reasoning: Acme Corp is based in Rivertown [{n}].\nAnswer: Rivertown [{n}]"
+        return "Reasoning: Alice Stone founded Acme Corp in 1990 [1].\nAnswer: Unknown"
+
+    @staticmethod
+    def rewrite(prompt: str) -> str:
+        return QUESTION
+
+
+async def test_a_rewrite_the_model_cannot_write_names_what_the_drafts_reasoning_reached(ask) -> None:  # noqa: ANN001
+    model = StopsAtTheBridge()
+    answer = await ask(model, i_max=1)
+    (step,) = [s for s in answer.trace if s.action == "rewrite.ans.from_draft"]
+    assert step.outputs["query"] == QUESTION + " (Acme Corp)"  # not Alice Stone (asked), nor 1990 (a value)
+    assert answer.status == "answered" and answer.text == "Rivertown" and answer.stats["attempts"] == 2
+    assert model.calls.count("rewrite") == 2  # the model was asked, and asked again, first
+    off = await ask(StopsAtTheBridge(), i_max=1, rewrite_from_draft=False)
+    assert off.status == "abstained" and "the rewrite asked nothing new" in off.message

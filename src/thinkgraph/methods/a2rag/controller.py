@@ -14,7 +14,7 @@ from thinkgraph.methods.a2rag.config import A2RAGConfig
 from thinkgraph.methods.a2rag.hitl import propose_triples
 from thinkgraph.methods.a2rag.prompts import ANSWER
 from thinkgraph.methods.a2rag.retriever import FACTS_TITLE, AgenticRetriever, Judge, RetrievalState
-from thinkgraph.methods.a2rag.rewrite import rewrite_query
+from thinkgraph.methods.a2rag.rewrite import from_draft, rewrite_query
 from thinkgraph.methods.a2rag.verify import Verifier
 from thinkgraph.methods.answer_shape import kind_mismatch, unstated_number
 from thinkgraph.methods.base import NO_LLM_MESSAGE, MethodContext
@@ -198,6 +198,11 @@ class A2RAGMethod:
                 rewrite = await rewrite_query(llm, query, reply, evidence, failure, reason, again=rewrite)
                 trace.append(TraceStep("controller", f"rewrite.{failure}.again", {"reason": rewrite.why or "-"},
                                        {"query": rewrite.query or query}))
+            if rewrite.query is None and c.rewrite_from_draft:
+                named = from_draft(query, reply, self._read(reply, passages, query).text)
+                if named is not None:
+                    rewrite = replace(rewrite, query=named)
+                    trace.append(TraceStep("controller", f"rewrite.{failure}.from_draft", {}, {"query": named}))
             if rewrite.query is None:
                 break  # the same query again would retrieve and fail the same way: no retry is worth its calls
             query = rewrite.query

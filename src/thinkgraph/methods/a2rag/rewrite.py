@@ -18,8 +18,11 @@ from thinkgraph.methods.a2rag.prompts import (
 )
 from thinkgraph.methods.layout import PREAMBLE
 from thinkgraph.methods.reader import READER_INSTRUCTION
+from thinkgraph.methods.replies import answer_part
+from thinkgraph.names import entities_in, is_value
 from thinkgraph.retrieval.compaction import stems
 
+_REASONING_LABEL = re.compile(r"^\s*(?:reasoning|thought|because)\s*:\s*", re.IGNORECASE)
 _PREAMBLE = re.compile(r"^(?:(?:sure|okay|ok|certainly|here)\b[^:\n]*:|rewritten question\s*:)\s*", re.IGNORECASE)
 
 
@@ -60,6 +63,21 @@ async def rewrite_query(llm: LLM, query: str, reply: str, evidence: str, failure
     if asks_about_instructions(parsed, query):
         return Rewrite(None, rewritten, ASKS_ABOUT_INSTRUCTIONS)
     return Rewrite(parsed, rewritten)
+
+
+def from_draft(query: str, reply: str, answer: str | None) -> str | None:
+    """The query naming the entities the draft's reasoning reached that neither the query nor the rejected
+    answer names (``rewrite_from_draft``): where the model could not rewrite, its draft often found the
+    entity on the way ("Maximum Overdrive was shot in Leland"), and that entity is where the next hop
+    starts. None when the reasoning names no new entity."""
+    _, reasoning = answer_part(reply)
+    said = f"{query} {answer or ''}".casefold()
+    names: list[str] = []
+    for line in (reasoning or "").splitlines():
+        for name in entities_in(_REASONING_LABEL.sub("", line)):
+            if not is_value(name) and name.casefold() not in said and name not in names:
+                names.append(name)
+    return f"{query.rstrip()} ({'; '.join(names)})" if names else None
 
 
 _INSTRUCTION_WORDS = stems(" ".join([*REWRITE.values(), REWRITE_AGAIN]))
