@@ -280,3 +280,17 @@ async def test_ircot_reader_answers_from_every_paragraph_the_chain_collected(tg_
     answer = await tg_factory(script).aask("Where?", method="ircot", max_steps=2)
     assert script.kinds() == ["reason", "reason", "answer"] and answer.status == "abstained"
     assert answer.stats["chain_answer"] is None
+
+
+def test_an_out_of_scope_abstention_says_nothing_of_what_the_index_lacks(tmp_path) -> None:  # noqa: ANN001
+    """Triplets would not have answered a question outside the index: the build hint is for in-scope ones."""
+    from support import FIXTURES, index_opener
+
+    opener = index_opener(tmp_path / "nolm.db", lambda tg: tg.index([FIXTURES / "bridge_corpus.jsonl"]))
+    tg = next(opener)(None)
+    outside = tg.ask("zymurgy fermentation yeast recipe", method="a2rag")
+    assert outside.status == "abstained" and outside.stats["outcome"] == "out_of_scope"
+    assert "out of scope" in outside.message and "triplets" not in outside.message
+    assert "index_lacks" not in outside.stats
+    inside = tg.ask("Where is the company Alice Stone founded based?", method="a2rag")
+    assert "build them with" in inside.message and inside.stats["index_lacks"]

@@ -16,6 +16,8 @@ from thinkgraph.tracing import Trace
 if TYPE_CHECKING:  # (the LLM client and httpx cost 0.1 s to import; an LLM-free ask never needs them)
     from thinkgraph.llm.service import LLM
 
+# An answer's ``stats["outcome"]`` when the method judged the question outside the index (a2rag's gate).
+OUT_OF_SCOPE = "out_of_scope"
 NO_LLM_MESSAGE = ("answer synthesis needs an LLM endpoint (set THINKGRAPH_LLM_BASE_URL or [llm] base_url); "
                   "showing the retrieved evidence")
 

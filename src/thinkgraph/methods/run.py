@@ -16,6 +16,7 @@ import scipy.sparse as sp
 from thinkgraph.config import DEFAULT_MAX_QUESTION_CHARS
 from thinkgraph.errors import ConfigError, InputError
 from thinkgraph.methods import catalog
+from thinkgraph.methods.base import OUT_OF_SCOPE
 from thinkgraph.models import Answer, AnswerStatus, Cost, Edge, TraceStep
 
 if TYPE_CHECKING:
@@ -98,9 +99,12 @@ async def run_method(method: Method, question: str, *, top_k: int | None = None)
 
 def say_what_the_index_lacks(answer: Answer, method: str, parts: frozenset[catalog.IndexPart],
                              view: IndexView) -> None:
-    """The parts the method reads that the index lacks, one line each, in the message and the stats."""
+    """The parts the method reads that the index lacks, one line each, in the message and the stats; not
+    for a question the method judged out of the index's scope (no part would have answered it)."""
     from thinkgraph.methods.needs import index_lacks
 
+    if answer.stats.get("outcome") == OUT_OF_SCOPE:
+        return
     lacks = index_lacks(method, parts, view)
     if lacks:
         answer.stats["index_lacks"] = lacks

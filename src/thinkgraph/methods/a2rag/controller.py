@@ -17,7 +17,7 @@ from thinkgraph.methods.a2rag.retriever import FACTS_TITLE, AgenticRetriever, Ju
 from thinkgraph.methods.a2rag.rewrite import from_draft, rewrite_query
 from thinkgraph.methods.a2rag.verify import Verifier
 from thinkgraph.methods.answer_shape import kind_mismatch, unstated_number
-from thinkgraph.methods.base import NO_LLM_MESSAGE, MethodContext
+from thinkgraph.methods.base import NO_LLM_MESSAGE, OUT_OF_SCOPE, MethodContext
 from thinkgraph.methods.layout import PREAMBLE, Notes, evidence_block
 from thinkgraph.methods.none import NoRetrievalMethod
 from thinkgraph.methods.reader import ANSWER_PROMPT, reader_prompt
@@ -127,7 +127,7 @@ class A2RAGMethod:
                 self.stage_counts["abstained"] += 1
                 return Answer(question=question, method=self.name, text=None, status=AnswerStatus.ABSTAINED,
                               trace=trace, message=f"out of scope: best summary similarity {score:.3f} < tau_g "
-                                      f"{self.config.tau_g}", stats={"stage": "abstained"})
+                                      f"{self.config.tau_g}", stats={"stage": "abstained", "outcome": OUT_OF_SCOPE})
         state = await self.retriever.retrieve(question, trace=trace)
         self.stage_counts[state.stage] += 1
         chunks = state.ranked_chunks()[: self.config.evidence_chunks]
@@ -163,7 +163,7 @@ class A2RAGMethod:
             return fallback
         return Answer(question=question, method=self.name, text=None, status=AnswerStatus.ABSTAINED, trace=trace,
                       message=f"out of scope: best summary similarity {score:.3f} < tau_g {c.tau_g}",
-                      stats={"stage": "abstained", "outcome": "out_of_scope"})
+                      stats={"stage": "abstained", "outcome": OUT_OF_SCOPE})
 
     async def _attempts(self, question: str, llm: LLM, attempts: list[Attempt],
                         trace: list[TraceStep]) -> Answer | None:
