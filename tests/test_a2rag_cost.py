@@ -443,3 +443,13 @@ async def test_a_rewrite_the_model_cannot_write_names_what_the_drafts_reasoning_
     assert model.calls.count("rewrite") == 2  # the model was asked, and asked again, first
     off = await ask(StopsAtTheBridge(), i_max=1, rewrite_from_draft=False)
     assert off.status == "abstained" and "the rewrite asked nothing new" in off.message
+
+
+async def test_every_call_is_counted_on_the_trace_step_that_made_it(ask) -> None:  # noqa: ANN001
+    model = StopsAtTheBridge()
+    answer = await ask(model, i_max=1)
+    assert answer.cost.calls == len(model.calls) and answer.cost.calls > 4
+    assert sum(s.cost.calls for s in answer.trace) == answer.cost.calls
+    calling = [s for s in answer.trace if s.action in ("a2rag.answer", "check", "rewrite.ans", "rewrite.ans.again")]
+    assert {s.action for s in calling} == {"a2rag.answer", "check", "rewrite.ans", "rewrite.ans.again"}
+    assert all(s.cost.calls >= 1 for s in calling)

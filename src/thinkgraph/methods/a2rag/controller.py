@@ -31,7 +31,7 @@ from thinkgraph.methods.replies import (
     shortened,
 )
 from thinkgraph.methods.synthesis import citations_for, numbered_passages
-from thinkgraph.models import Answer, AnswerStatus, EvidenceSubgraph, Node, NodeType, TraceStep
+from thinkgraph.models import Answer, AnswerStatus, Cost, EvidenceSubgraph, Node, NodeType, TraceStep
 from thinkgraph.retrieval.evidence import ScoredPassage
 
 DRAFT_STEP = "a2rag.answer"
@@ -181,9 +181,9 @@ class A2RAGMethod:
             if state.draft is not None:  # the draft that judged its stage sufficient is the candidate
                 reply = state.draft
             else:
-                reply = await self._generate(llm, query, state, passages)
+                reply, cost = await self._generate(llm, query, state, passages)
                 trace.append(TraceStep("responder", DRAFT_STEP, {"query": query, "stage": state.stage},
-                                       {"reply": reply}))
+                                       {"reply": reply}, cost=cost))
             failure, reason = (None, "") if state.draft_checked else await self._check(query, reply, state, trace)
             attempts.append(Attempt(query, reply, failure, reason, state.stage, self._subgraph(state), state))
             if failure is None:
@@ -191,13 +191,15 @@ class A2RAGMethod:
             if attempt == c.i_max or not c.rewrite:
                 break  # Alg. 1 rewrites here too, but no retry is left to use the rewrite (or rewrite is off)
             evidence = self.retriever.evidence_text(state)
-            rewrite = await rewrite_query(llm, query, reply, evidence, failure, reason)
+            with llm.meter.scope() as cost:
+                rewrite = await rewrite_query(llm, query, reply, evidence, failure, reason)
             trace.append(TraceStep("controller", f"rewrite.{failure}", {"reason": reason},
-                                   {"query": rewrite.query or query}))
+                                   {"query": rewrite.query or query}, cost=cost))
             if rewrite.query is None:  # no new question: asked again once, told why
-                rewrite = await rewrite_query(llm, query, reply, evidence, failure, reason, again=rewrite)
+                with llm.meter.scope() as cost:
+                    rewrite = await rewrite_query(llm, query, reply, evidence, failure, reason, again=rewrite)
                 trace.append(TraceStep("controller", f"rewrite.{failure}.again", {"reason": rewrite.why or "-"},
-                                       {"query": rewrite.query or query}))
+                                       {"query": rewrite.query or query}, cost=cost))
             if rewrite.query is None and c.rewrite_from_draft:
                 named = from_draft(query, reply, self._read(reply, passages, query).text)
                 if named is not None:
@@ -311,11 +313,11 @@ class A2RAGMethod:
                                        {"sufficient": False, "missing_best_passages": missing}))
                 return False
             passages = self.retriever.passages(state.ranked_chunks()[: self.config.evidence_chunks])
-            reply = await self._generate(llm, state.query, state, passages)
+            reply, cost = await self._generate(llm, state.query, state, passages)
             read = self._read(reply, passages, state.query)
             sufficient = read.status in CANDIDATE and bool(read.text)
             trace.append(TraceStep("responder", DRAFT_STEP, {"query": state.query, "stage": state.stage},
-                                   {"reply": reply, "sufficient": sufficient}))
+                                   {"reply": reply, "sufficient": sufficient}, cost=cost))
             state.draft = reply if sufficient else None
             return sufficient
 
@@ -344,7 +346,8 @@ class A2RAGMethod:
         shown = set(state.ranked_chunks()[: self.config.evidence_chunks])
         return [c for c in best if c not in shown]
 
-    async def _generate(self, llm: LLM, query: str, state: RetrievalState, passages: list[ScoredPassage]) -> str:
+    async def _generate(self, llm: LLM, query: str, state: RetrievalState,
+                        passages: list[ScoredPassage]) -> tuple[str, Cost]:
         """A draft answer from the stage's passages and facts (the reply as written; the marker-only
         repair of ``ask_answer`` included): the one reader's prompt, or the paper's ANSWER template."""
         facts = self.retriever.triples_text(self.retriever.prompt_facts(state))
@@ -360,7 +363,7 @@ class A2RAGMethod:
                                  question=query if self.config.reader == "shared" else None)
         if asked.read.status == AnswerStatus.TRUNCATED:
             self._cut_replies.add(asked.replies[-1])
-        return asked.replies[-1]
+        return asked.replies[-1], asked.cost
 
     def _verified_evidence(self, attempts: list[Attempt]) -> EvidenceSubgraph:
         """The evidence of an answer verified after a rewrite: the rewrite's retrieval the answer rests on

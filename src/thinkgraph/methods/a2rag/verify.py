@@ -64,47 +64,54 @@ class Verifier:
                         "ans": CHECK_ADEQUACY.format(answer=answer)}
         for check in CHECKS:
             messages = question_prompt(evidence, instructions[check], query)
-            try:
-                verdict, p_yes = await self.llm.judge(messages, YesNoVerdict, keys=("verdict",),
-                                                      step=f"{TRIPLE_CHECK_STEP}.{check}")
-                judgement = judged(verdict, p_yes, "verdict", self.check_threshold, verdict.reason)
-            except StructuredOutputError as exc:
-                judgement = decide(False, None, self.check_threshold, f"the verifier's verdict was unusable ({exc})")
-                self.unusable += 1
-            trace.append(TraceStep("verifier", f"check.{check}", {}, {"pass": judgement.passed, **judgement.trace()}))
+            with self.llm.meter.scope() as cost:
+                try:
+                    verdict, p_yes = await self.llm.judge(messages, YesNoVerdict, keys=("verdict",),
+                                                          step=f"{TRIPLE_CHECK_STEP}.{check}")
+                    judgement = judged(verdict, p_yes, "verdict", self.check_threshold, verdict.reason)
+                except StructuredOutputError as exc:
+                    judgement = decide(False, None, self.check_threshold,
+                                       f"the verifier's verdict was unusable ({exc})")
+                    self.unusable += 1
+            trace.append(TraceStep("verifier", f"check.{check}", {}, {"pass": judgement.passed, **judgement.trace()},
+                                   cost=cost))
             if not judgement.passed:
                 return check, judgement.reason
         return None, ""
 
     async def _joint(self, query: str, answer: str, evidence: str, trace: list[TraceStep]) -> tuple[str | None, str]:
         messages = question_prompt(evidence, TRIPLE_CHECK.format(answer=answer), query)
-        try:
-            verdict, p_yes = await self.llm.judge(messages, TripleVerdict, keys=JOINT_KEYS, step=TRIPLE_CHECK_STEP)
-        except StructuredOutputError as exc:  # unusable: the first check fails, as in the separate form
-            self.unusable += 1
-            reason = f"the verifier's verdict was unusable ({exc})"
-            trace.append(TraceStep("verifier", "check", {}, {"failure": "rel", "reason": reason}))
-            return "rel", reason
-        except LLMUnavailableError:
-            raise
+        with self.llm.meter.scope() as cost:
+            try:
+                verdict, p_yes = await self.llm.judge(messages, TripleVerdict, keys=JOINT_KEYS,
+                                                      step=TRIPLE_CHECK_STEP)
+            except StructuredOutputError as exc:  # unusable: the first check fails, as in the separate form
+                self.unusable += 1
+                reason = f"the verifier's verdict was unusable ({exc})"
+                trace.append(TraceStep("verifier", "check", {}, {"failure": "rel", "reason": reason}, cost=cost))
+                return "rel", reason
+            except LLMUnavailableError:
+                raise
         judgements = {key: judged(verdict, p_yes, key, self.check_threshold, verdict.reason) for key in JOINT_KEYS}
         failure = next((c for c, key in zip(CHECKS, JOINT_KEYS, strict=True) if not judgements[key].passed), None)
         trace.append(TraceStep("verifier", "check", {}, {
             **{c: judgements[key].passed for c, key in zip(CHECKS, JOINT_KEYS, strict=True)},
             "p_yes": {c: judgements[key].p_yes for c, key in zip(CHECKS, JOINT_KEYS, strict=True)},
             "written": {c: getattr(verdict, key) for c, key in zip(CHECKS, JOINT_KEYS, strict=True)},
-            "threshold": self.check_threshold, "failure": failure, "reason": verdict.reason}))
+            "threshold": self.check_threshold, "failure": failure, "reason": verdict.reason}, cost=cost))
         return failure, verdict.reason if failure else ""
 
     async def sufficient(self, query: str, evidence: str, stage: str, trace: list[TraceStep]) -> bool:
         """The separate stage-wise sufficiency verdict (sufficiency="llm"); unsure escalates."""
         messages = question_prompt(evidence, SUFFICIENCY, query)
-        try:
-            verdict, p_yes = await self.llm.judge(messages, SufficiencyVerdict, keys=("verdict",),
-                                                  step=SUFFICIENCY_STEP)
-        except StructuredOutputError:
-            return False  # unsure: escalate (the failure is counted by the LLM layer)
+        with self.llm.meter.scope() as cost:
+            try:
+                verdict, p_yes = await self.llm.judge(messages, SufficiencyVerdict, keys=("verdict",),
+                                                      step=SUFFICIENCY_STEP)
+            except StructuredOutputError:
+                return False  # unsure: escalate (the failure is counted by the LLM layer)
         judgement = judged(verdict, p_yes, "verdict", self.sufficiency_threshold, verdict.missing)
         trace.append(TraceStep("retriever", f"sufficiency.{stage}", {},
-                               {"sufficient": judgement.passed, "missing": verdict.missing, **judgement.trace()}))
+                               {"sufficient": judgement.passed, "missing": verdict.missing, **judgement.trace()},
+                               cost=cost))
         return judgement.passed
