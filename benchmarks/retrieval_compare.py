@@ -57,7 +57,7 @@ ABLATIONS: list[tuple[str, dict[str, Any]]] = [
 # Each paper's method: its default (its own steps choose the passages, every LLM decision at its neutral
 # default) and, beside it, its switch to the shared walk (`ppr`'s ranking feeding the method).
 GRAPH_METHODS: dict[str, tuple[tuple[str, dict[str, Any]], ...]] = {
-    "a2rag": (("own pool (default: stage 3 PPR, p0 ~ 1/deg)", {}),
+    "a2rag": (("own pool (default: stage 3 PPR, p0 ~ 1/deg, map-back fused with query cosine)", {}),
               ("stage3=shared_walk", {"stage3": "shared_walk"})),
     "topg": (("own pool (default: SuggestNaive entry)", {}), ("entry=ppr_passages", {"entry": "ppr_passages"})),
     "tog3": (("own pool (default: App. A retriever)", {}), ("retrieval=shared", {"retrieval": "shared"})),
