@@ -137,7 +137,7 @@ class SeedAligner:
 
     def _leave_out_values(self, seeds: Seeds) -> None:
         """Drop the dates and numbers from the entity seeds while a named entity remains."""
-        values = {row for row in seeds.entities if is_value(self.graph.names[row])}
+        values = [row for row in seeds.entities if is_value(self.graph.names[row])]  # (in the seeds' order)
         if values and len(values) < len(seeds.entities):
             seeds.values = [self.graph.names[row] for row in values]
             seeds.entities = {row: w for row, w in seeds.entities.items() if row not in values}
