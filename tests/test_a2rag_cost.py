@@ -453,3 +453,10 @@ async def test_every_call_is_counted_on_the_trace_step_that_made_it(ask) -> None
     calling = [s for s in answer.trace if s.action in ("a2rag.answer", "check", "rewrite.ans", "rewrite.ans.again")]
     assert {s.action for s in calling} == {"a2rag.answer", "check", "rewrite.ans", "rewrite.ans.again"}
     assert all(s.cost.calls >= 1 for s in calling)
+
+
+async def test_a_number_the_question_names_is_grounded_by_the_question(ask) -> None:  # noqa: ANN001
+    model = Model(fact="Alice Stone founded Acme Corp", answer="Acme Corp (before 2000)",
+                  check=verdict("stated", relevant=True, grounded=True, resolves=True))
+    answer = await ask(model, question="Which company did Alice Stone found before 2000?", i_max=0)
+    assert "check" in model.calls and answer.status == "answered"  # checked by the verdict, not refused

@@ -160,3 +160,9 @@ def test_an_answer_with_a_number_nothing_shown_states_is_asked_again_once() -> N
     asyncio.run(ask_answer(stated, [{"role": "user", "content": shown + "\n" + question}], ITEMS,
                            step="answer.test", prompt_template=TEMPLATE, question=question))
     assert len(backend.requests) == 1  # a number the passages state costs no repair
+
+
+def test_a_number_the_question_states_is_no_made_up_number() -> None:
+    question = "At the 2011 census, what was the population of Young?"
+    assert unstated_number("6,960 (2011)", "[1] Young had 6,960 people." + "\n" + question) is None
+    assert unstated_number("6,960 (2011)", "[1] Young had 6,960 people.") == "2011"

@@ -231,8 +231,8 @@ class A2RAGMethod:
         wanted = kind_mismatch(read.text, query)
         if wanted is not None:  # left so by the reader's second look: no verdict can make it an answer
             return "ans", f"the answer \"{read.text}\" is not {wanted}"
-        number = unstated_number(read.text, self.retriever.evidence_text(state))
-        if number is not None:  # (as above): a number nothing shown states is not grounded
+        number = unstated_number(read.text, f"{self.retriever.evidence_text(state)}\n{query}")
+        if number is not None:  # (as above): a number neither the passages nor the question state is not grounded
             return "grd", f"the answer's number {number} is stated in none of the passages"
         evidence = evidence_block(numbered_passages(read.cited))
         return await self.verifier.triple_check(query, read.text, evidence, trace)
