@@ -460,3 +460,13 @@ async def test_a_number_the_question_names_is_grounded_by_the_question(ask) -> N
                   check=verdict("stated", relevant=True, grounded=True, resolves=True))
     answer = await ask(model, question="Which company did Alice Stone found before 2000?", i_max=0)
     assert "check" in model.calls and answer.status == "answered"  # checked by the verdict, not refused
+
+
+async def test_a_cut_draft_that_only_repeats_the_question_fails_without_a_verdict(open_bridge) -> None:  # noqa: ANN001
+    """A cut draft skips the reader's second look; a restating answer ("Alice Stone" for which company she
+    founded: Gemma 3 270M's "The Harbor Hill Observatory" for who founded it) is refused without a verdict."""
+    model = Model(fact="Alice Stone founded Acme Corp", answer="Alice Stone")
+    tg = open_bridge(CutDrafts(model))
+    answer = await tg.aask("Which company did Alice Stone found?", method="a2rag", i_max=0)
+    assert "check" not in model.calls and answer.status == "abstained" and answer.stats["failure"] == "ans"
+    assert '"Alice Stone" only repeats words of the question' in answer.message

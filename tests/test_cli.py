@@ -421,3 +421,10 @@ def test_remove_with_an_unknown_id_removes_nothing(built_index: Path) -> None:
     assert done.returncode == ExitCode.INPUT and done.stdout == ""
     assert done.stderr.strip() == "error: no document 'nosuchdoc' in the index; nothing removed"
     assert json.loads(run("--index", str(built_index), "inspect", "--json").stdout)["documents"] == before
+
+
+def test_an_abstention_is_headed_by_its_status(built_index: Path) -> None:
+    """An abstention prints "No answer (<method>, abstained)" before its reason, as a failure does."""
+    outside = run("-i", str(built_index), "ask", "zymurgy fermentation yeast recipe", "-m", "a2rag")
+    assert outside.returncode == 0, outside.stderr
+    assert outside.stdout.startswith("No answer (a2rag, abstained)") and "out of scope" in outside.stdout

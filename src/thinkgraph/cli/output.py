@@ -176,8 +176,8 @@ def print_uncited_passages(answer: Answer) -> None:
 def print_answer(answer: Answer, trace: bool) -> None:
     if answer.text is not None:
         out.print(f"[bold]Answer[/bold] ({answer.method}, {answer.status}): {escape(answer.text)}", highlight=False)
-    elif answer.status == "failed":  # no text to show: the status still heads what follows
-        out.print(f"[bold]No answer[/bold] ({answer.method}, failed)", highlight=False)
+    elif answer.status in ("failed", "abstained"):  # no text to show: the status still heads what follows
+        out.print(f"[bold]No answer[/bold] ({answer.method}, {answer.status})", highlight=False)
     if answer.message:
         out.print(f"[yellow]{escape(answer.message)}[/yellow]", highlight=False)
     for note in fallback_notes(answer):

@@ -30,6 +30,7 @@ from thinkgraph.methods.replies import (
     read_answer,
     shortened,
 )
+from thinkgraph.methods.restatement import restates_question
 from thinkgraph.methods.synthesis import citations_for, numbered_passages
 from thinkgraph.models import Answer, AnswerStatus, Cost, EvidenceSubgraph, Node, NodeType, TraceStep
 from thinkgraph.retrieval.evidence import ScoredPassage
@@ -214,7 +215,9 @@ class A2RAGMethod:
                      trace: list[TraceStep]) -> tuple[str | None, str]:
         """Triple-Check of the candidate as read (its answer, not its reasoning or markers) against the
         passages it cites (None: passed); an echo of the prompt or a draft that states no answer fails
-        without a call, and so does an answer the reader's second look left of a kind the question cannot
+        without a call, and so does an answer that only repeats the question's words
+        (``restatement.restates_question``; Gemma 3 270M's cut draft "The Harbor Hill Observatory" for who
+        founded it passed the verdict), one the reader's second look left of a kind the question cannot
         want (a bare date for "where", ``answer_shape.kind_mismatch``) or stating a number that no passage
         shown states (``answer_shape.unstated_number``, as "grd"). ``triple_check="off"`` (the
         ablation) passes it."""
@@ -228,6 +231,8 @@ class A2RAGMethod:
         if read.status not in CANDIDATE or not read.text:
             why = read.message or ("it abstained" if read.status == AnswerStatus.ABSTAINED else "its answer is empty")
             return "ans", f"the draft states no answer: {why}"
+        if restates_question(read.text, query):  # (a cut draft skipped the second look that asks again)
+            return "ans", f"the answer \"{read.text}\" only repeats words of the question"
         wanted = kind_mismatch(read.text, query)
         if wanted is not None:  # left so by the reader's second look: no verdict can make it an answer
             return "ans", f"the answer \"{read.text}\" is not {wanted}"
