@@ -72,13 +72,17 @@ def unstated_number(answer: str, shown: str) -> str | None:
     """The first number of ``MIN_READ_DIGITS`` or more digits in ``answer`` that ``shown`` (the text the
     model was given) does not state, thousands separators aside ("6,960" is "6960"); None when there is
     none."""
+    read = read_numbers(answer)
+    if not read:  # (most answers: the text shown is not scanned)
+        return None
     stated = {_plain(m.group(0)) for m in _NUMBER.finditer(shown)}
-    for match in _NUMBER.finditer(answer):
-        number = match.group(0)
-        plain = _plain(number)
-        if sum(ch.isdigit() for ch in plain) >= MIN_READ_DIGITS and plain not in stated:
-            return number
-    return None
+    return next((number for number in read if _plain(number) not in stated), None)
+
+
+def read_numbers(answer: str) -> list[str]:
+    """The numbers of ``MIN_READ_DIGITS`` or more digits ``answer`` states, as written."""
+    return [m.group(0) for m in _NUMBER.finditer(answer)
+            if sum(ch.isdigit() for ch in m.group(0)) >= MIN_READ_DIGITS]
 
 
 def _plain(number: str) -> str:

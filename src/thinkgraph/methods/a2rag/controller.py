@@ -16,7 +16,7 @@ from thinkgraph.methods.a2rag.prompts import ANSWER
 from thinkgraph.methods.a2rag.retriever import FACTS_TITLE, AgenticRetriever, Judge, RetrievalState
 from thinkgraph.methods.a2rag.rewrite import from_draft, rewrite_query
 from thinkgraph.methods.a2rag.verify import Verifier
-from thinkgraph.methods.answer_shape import kind_mismatch, unstated_number
+from thinkgraph.methods.answer_shape import kind_mismatch, read_numbers, unstated_number
 from thinkgraph.methods.base import NO_LLM_MESSAGE, OUT_OF_SCOPE, MethodContext
 from thinkgraph.methods.layout import PREAMBLE, Notes, evidence_block
 from thinkgraph.methods.none import NoRetrievalMethod
@@ -236,7 +236,10 @@ class A2RAGMethod:
         wanted = kind_mismatch(read.text, query)
         if wanted is not None:  # left so by the reader's second look: no verdict can make it an answer
             return "ans", f"the answer \"{read.text}\" is not {wanted}"
-        number = unstated_number(read.text, f"{self.retriever.evidence_text(state)}\n{query}")
+        # what the draft was shown (its passages, the facts, the query), read only for an answer with a
+        # number: the evidence text ranks facts by embedding them, which a check need not pay for
+        number = unstated_number(read.text, "\n".join([*(p.text for p in passages), *self.retriever.triples_text(
+            state.facts, limit=None), query])) if read_numbers(read.text) else None
         if number is not None:  # (as above): a number neither the passages nor the question state is not grounded
             return "grd", f"the answer's number {number} is stated in none of the passages"
         evidence = evidence_block(numbered_passages(read.cited))

@@ -95,9 +95,11 @@ class AgenticRetriever:
         c = self.config
         return c.stage3 == "shared_walk" or c.evidence_order == "shared_walk" or c.sufficiency_precheck > 0
 
-    def triples_text(self, facts: list[Fact]) -> list[str]:
+    def triples_text(self, facts: list[Fact], limit: int | None = -1) -> list[str]:
+        """The facts as triples, the first ``max_triples`` (``limit=-1``), ``limit`` or (None) all."""
         names = self.graph.names
-        return [f"({names[f.subject]}, {f.predicate}, {names[f.object]})" for f in facts[: self.config.max_triples]]
+        shown = facts[: self.config.max_triples if limit == -1 else limit]
+        return [f"({names[f.subject]}, {f.predicate}, {names[f.object]})" for f in shown]
 
     def prompt_facts(self, state: RetrievalState) -> list[Fact]:
         """The facts a prompt shows beside the passages: relations (co-occurrence and synonym links are
