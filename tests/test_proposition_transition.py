@@ -123,6 +123,15 @@ def test_query_aware_transition_on_random_subgraphs_with_unused_connectors(lam: 
         np.testing.assert_allclose(m, dense_m(b, cos, lam, 0.4, 0.1), atol=1e-12)
 
 
+def test_propositions_sharing_no_connector_give_an_all_zero_transition() -> None:
+    """Three propositions each with connectors of their own (a small collected set): no step leads
+    anywhere, so every row of T_s and M is empty, not a casting error."""
+    b = sp.csr_matrix(np.array([[1, 1, 0, 0, 0, 0], [0, 0, 1, 1, 0, 0], [0, 0, 0, 0, 1, 1]], dtype=float))
+    assert structural_transition(b).nnz == 0
+    m = query_aware_transition(b, np.array([0.9, 0.5, 0.1]), lam=0.5, theta=0.4, tau=0.1)
+    assert m.shape == (3, 3) and m.nnz == 0
+
+
 def test_bipartite_adjacency_is_g_with_propositions_first() -> None:
     from thinkgraph.graph.proposition import bipartite_adjacency
 

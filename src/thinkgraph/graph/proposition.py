@@ -13,7 +13,9 @@ from thinkgraph.graph.matrix import row_normalize
 
 
 def _inverse(sums: np.ndarray) -> np.ndarray:
-    """1 / sums, 0 where a sum is 0 (an empty row stays empty)."""
+    """1 / sums, 0 where a sum is 0 (an empty row stays empty). Float always: numpy's bincount of no
+    entries (a subgraph whose propositions share no connector) is an integer array."""
+    sums = np.asarray(sums, dtype=np.float64)
     inverse: np.ndarray = np.divide(1.0, sums, out=np.zeros_like(sums), where=sums > 0)
     return inverse
 
