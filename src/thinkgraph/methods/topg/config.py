@@ -52,7 +52,10 @@ class ToPGConfig(BaseModel):
     # entry's (a gold passage the walk had collected stood at rank 7-18 on 6 of MuSiQue's and HotpotQA's
     # first 20 + 10). Measured with Qwen2.5-1.5B on the same questions it changed 6 MuSiQue answers, none
     # to a right one (F1 26.2 -> 23.6), and no HotpotQA answer of the first 10.
-    reader_order: Literal["rounds", "collected"] = "collected"
+    # "walk" (ours): the collected facts ranked by PPR on M among themselves, restarting at each by its
+    # c~ (Suggester.rank_collected), their passages in that order and the facts noted in it: a lax
+    # Select keeps 16-20 of 20 suggestions, so the entry's unconnected facts filled the first passages.
+    reader_order: Literal["rounds", "collected", "walk"] = "collected"
     # P(yes) at or above which Eval stops the loop, where the server gives log-probabilities (ours: 0.5
     # until calibrated, benchmarks/calibrate_verdicts.py); else the written verdict decides.
     eval_threshold: float = Field(0.5, ge=0.0, le=1.0)

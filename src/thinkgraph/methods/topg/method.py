@@ -301,10 +301,14 @@ class ToPGMethod:
 
     async def _read(self, llm: LLM, question: str, found: list[int], trace: list[TraceStep],
                     rounds: list[list[int]]) -> Answer:
-        """The one reader's answer from the collected facts' passages (``reader_order``: each round's in
-        turn, or as collected); it cites what it read. When Select kept no fact, the entry's propositions
+        """The one reader's answer from the collected facts' passages (``reader_order``: as collected,
+        each round's in turn, or ranked by a walk on M among them); it cites what it read. When Select kept no fact, the entry's propositions
         are what it reads (as the paper form's evidence then)."""
         facts = found or self._entry_props
+        if self.config.reader_order == "walk":
+            facts = self.suggester.rank_collected(self.ctx.view.embed_query(question), facts)
+            trace.append(TraceStep("reader", "rank_collected", {"facts": len(facts), "order": "walk on M"},
+                                   {"first": [self.suggester.graph.texts[p] for p in facts[:5]]}))
         by_round = rounds if found and self.config.reader_order == "rounds" else [facts]
         read = await self.fact_reader.answer(llm, question, facts, trace, by_round)
         note = None if found else "Select kept no fact, so the reader read the entry's propositions"

@@ -8,7 +8,7 @@ from collections.abc import Collection, Sequence
 import numpy as np
 
 from thinkgraph.graph.ppr import personalized_pagerank
-from thinkgraph.graph.proposition import query_aware_transition
+from thinkgraph.graph.proposition import query_aware_transition, semantic_weights
 from thinkgraph.graph.walks import push_subgraph
 from thinkgraph.methods.topg.config import ToPGConfig
 from thinkgraph.methods.topg.graph import PropositionGraph
@@ -61,6 +61,25 @@ class Suggester:
         scores = personalized_pagerank(None, personalization, damping=c.damping, transition=m, tol=SUGGEST_PPR_TOL)
         ranked = [int(sub[i]) for i in np.argsort(-scores, kind="stable") if int(sub[i]) not in taken]
         return ranked[:k]
+
+    def rank_collected(self, query_vec: np.ndarray, collected: Sequence[int]) -> list[int]:
+        """The collected propositions best first for the reader (``reader_order = "walk"``, ours): PPR on
+        the query-aware transition M among them alone, restarting at each in proportion to c~ (eq. 6),
+        so that a fact close to the question and one that the walk reaches from such facts through a
+        shared entity (the next hop) rank above the unconnected ones a lax Select kept. Where no fact
+        passes theta, the restart is uniform and the walk alone ranks; ties keep the collected order."""
+        c = self.config
+        rows = np.asarray(list(dict.fromkeys(collected)), dtype=np.int64)
+        if len(rows) < 2:
+            return [int(r) for r in rows]
+        cosine = self.graph.vectors.vectors[rows] @ np.asarray(query_vec, dtype=np.float32)
+        m = query_aware_transition(self.graph.incidence[rows].astype(np.float64), cosine, lam=c.lam,
+                                   theta=c.theta, tau=c.tau)
+        restart = semantic_weights(cosine, c.theta, c.tau)
+        if not restart.any():
+            restart = np.ones(len(rows))
+        scores = personalized_pagerank(None, restart, damping=c.damping, transition=m, tol=SUGGEST_PPR_TOL)
+        return [int(rows[i]) for i in np.argsort(-scores, kind="stable")]
 
     def passages_of(self, propositions: Sequence[int]) -> list[str]:
         """Chunks of the propositions, in proposition order, without repeats."""
