@@ -318,6 +318,30 @@ def test_topg_reads_each_rounds_facts_in_turn(open_bridge, order: str) -> None: 
     assert [titles[c] for c in read.inputs["passages"]] == expected
 
 
+def test_topg_walk_order_reads_the_ranked_facts_passages(open_bridge) -> None:  # noqa: ANN001
+    """reader_order="walk": the reader reads the passages of the collected facts in the order the walk
+    on M ranks them (traced as rank_collected), and the facts it notes follow that order."""
+    from support import FIXTURES
+
+    passage_of = {" ".join(t): row["doc_id"] for line in (FIXTURES / "bridge_openie.jsonl").read_text().splitlines()
+                  for row in [json.loads(line)] for t in row["triples"]}
+    backend = ScriptedBackend(rules=[
+        ("Keep only the facts", keep_all),
+        ("Can the question be answered from the facts above", json.dumps({"reason": "none", "verdict": "no"})),
+        ("targeted sub-questions", json.dumps({"questions": []})),
+        (READER_INSTRUCTION, "Asks for: a place\nFacts: none.\nAnswer: Unknown")])
+    with open_bridge(backend) as tg:
+        answer = tg.ask(QUESTION, method="topg", k=3, max_iter=1, reader_passages=2, reader_order="walk")
+        titles = {n.id: n.props["doc_id"] for n in tg.store.iter_nodes("chunk")}
+    ranked = next(s for s in answer.trace if s.action == "rank_collected")
+    assert ranked.inputs["facts"] == 6 and len(ranked.outputs["first"]) == 5
+    read = next(s for s in answer.trace if s.action == "topg.answer")
+    expected = list(dict.fromkeys(passage_of[t] for t in ranked.outputs["first"]))[:2]
+    assert [titles[c] for c in read.inputs["passages"]] == expected
+    notes = prompt_of(backend.requests[-1]).split("Facts selected from the knowledge graph", 1)[1]
+    assert notes.index(ranked.outputs["first"][0]) < notes.index(ranked.outputs["first"][-1])
+
+
 def test_interleaved_takes_each_list_in_turn_without_repeats() -> None:
     from thinkgraph.retrieval.fusion import interleaved
 

@@ -90,3 +90,41 @@ def test_local_never_suggests_an_excluded_proposition_and_fills_its_k(pgraph: Pr
     excluded = set(ranked[:2])
     assert s.local(q, pool, exclude=excluded) == [p for p in ranked if p not in excluded][:2]
     assert not set(s.local(q, [], 6, exclude=excluded)) & excluded  # nor does the empty pool's fallback
+
+
+def test_rank_collected_is_ppr_on_m_among_the_collected(pgraph: PropositionGraph, tg: ThinkGraph) -> None:
+    """reader_order="walk": the collected facts ranked by PPR on M restricted to them, restarting by c~
+    (uniform where none passes theta), against networkx's PageRank on the same weighted graph; a fact
+    that shares no entity or passage with the others ranks last."""
+    import networkx as nx
+
+    from thinkgraph.graph.proposition import query_aware_transition, semantic_weights
+
+    q = tg.view.embed_query("Where was the company founded by Alice Stone based?")
+    c = ToPGConfig()
+    collected = [row(pgraph, t) for t in ("Moon orbits Earth", "Alice Stone founded Acme Corp",
+                                          "Bob Reed works at Acme Corp", "Acme Corp based in Rivertown",
+                                          "Rivertown lies in Greenland Valley")]
+    ranked = Suggester(pgraph, c).rank_collected(q, collected)
+    assert sorted(ranked) == sorted(collected) and ranked[-1] == row(pgraph, "Moon orbits Earth")
+    rows = np.asarray(collected)
+    cosine = pgraph.vectors.vectors[rows] @ q
+    m = query_aware_transition(pgraph.incidence[rows].astype(float), cosine, lam=c.lam, theta=c.theta, tau=c.tau)
+    restart = semantic_weights(cosine, c.theta, c.tau)
+    restart = restart if restart.any() else np.ones(len(rows))
+    graph = nx.DiGraph()
+    graph.add_nodes_from(range(len(rows)))
+    coo = m.tocoo()
+    graph.add_weighted_edges_from(zip(coo.row.tolist(), coo.col.tolist(), coo.data.tolist()))
+    weights = {i: float(w) for i, w in enumerate(restart)}
+    ref = nx.pagerank(graph, alpha=c.damping, personalization=weights, dangling=weights, tol=1e-12)
+    at = {int(p): i for i, p in enumerate(rows)}
+    scores = [ref[at[p]] for p in ranked]
+    assert all(a >= b - 1e-6 for a, b in zip(scores, scores[1:]))
+
+
+def test_rank_collected_keeps_one_or_none(pgraph: PropositionGraph, tg: ThinkGraph) -> None:
+    q = tg.view.embed_query("Who works at Acme Corp?")
+    s = Suggester(pgraph)
+    assert s.rank_collected(q, []) == []
+    assert s.rank_collected(q, [3, 3]) == [3]
