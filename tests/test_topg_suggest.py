@@ -115,12 +115,12 @@ def test_rank_collected_is_ppr_on_m_among_the_collected(pgraph: PropositionGraph
     graph = nx.DiGraph()
     graph.add_nodes_from(range(len(rows)))
     coo = m.tocoo()
-    graph.add_weighted_edges_from(zip(coo.row.tolist(), coo.col.tolist(), coo.data.tolist()))
+    graph.add_weighted_edges_from(zip(coo.row.tolist(), coo.col.tolist(), coo.data.tolist(), strict=True))
     weights = {i: float(w) for i, w in enumerate(restart)}
     ref = nx.pagerank(graph, alpha=c.damping, personalization=weights, dangling=weights, tol=1e-12)
     at = {int(p): i for i, p in enumerate(rows)}
     scores = [ref[at[p]] for p in ranked]
-    assert all(a >= b - 1e-6 for a, b in zip(scores, scores[1:]))
+    assert all(a >= b - 1e-6 for a, b in zip(scores, scores[1:], strict=False))
 
 
 def test_rank_collected_keeps_one_or_none(pgraph: PropositionGraph, tg: ThinkGraph) -> None:

@@ -306,8 +306,8 @@ class ToPGMethod:
     async def _read(self, llm: LLM, question: str, found: list[int], trace: list[TraceStep],
                     rounds: list[list[int]]) -> Answer:
         """The one reader's answer from the collected facts' passages (``reader_order``: as collected,
-        each round's in turn, or ranked by a walk on M among them); it cites what it read. When Select kept no fact, the entry's propositions
-        are what it reads (as the paper form's evidence then)."""
+        each round's in turn, or ranked by a walk on M among them); it cites what it read. When Select
+        kept no fact, the entry's propositions are what it reads (as the paper form's evidence then)."""
         facts = found or self._entry_props
         if self.config.reader_order == "walk":
             facts = self.suggester.rank_collected(self.ctx.view.embed_query(question), facts)
