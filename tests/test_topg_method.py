@@ -97,7 +97,8 @@ async def test_local_answers_after_first_iteration(open_tg, reader: str) -> None
     assert answer.status == "answered" and answer.text == "Rivertown"
     assert script.calls == ["select", "select", "eval"] + ([] if paper else ["read"])
     actions = [s.action for s in answer.trace]
-    assert actions == ["select", "suggest.local", "select", "eval"] + ([] if paper else ["topg.answer"]) + ["endpoint"]
+    read = [] if paper else ["rank_collected", "topg.answer"]
+    assert actions == ["select", "suggest.local", "select", "eval"] + read + ["endpoint"]
     assert answer.citations and answer.cost.calls == (3 if paper else 4)
     if not paper:  # the reader cites the passage it read the answer from
         assert [c.doc_id for c in answer.citations] == ["c2"]
@@ -179,7 +180,7 @@ async def test_without_llm_returns_naive_evidence(open_tg) -> None:  # noqa: ANN
 async def test_without_llm_local_mode_walks_from_the_naive_seeds(open_tg) -> None:  # noqa: ANN001
     tg = open_tg(None)
     naive = await tg.aask("Alice Stone founded what?", method="topg", k=3, mode="naive")
-    walked = await tg.aask("Alice Stone founded what?", method="topg", k=3, max_iter=2)
+    walked = await tg.aask("Alice Stone founded what?", method="topg", k=3, max_iter=2, reader_order="collected")
     walked_facts = [n.id for n in walked.evidence.nodes if n.type == "proposition"]
     assert walked_facts[:3] == [n.id for n in naive.evidence.nodes if n.type == "proposition"]
     assert len(walked_facts) > 3 and len(set(walked_facts)) == len(walked_facts)
@@ -251,26 +252,3 @@ async def test_the_evidence_is_the_collected_facts_the_cited_first_and_not_what_
     chunks = [n.id for n in answer.evidence.nodes if n.type == "chunk"]
     assert [c.chunk_id for c in answer.citations] == chunks[:1] and len(answer.citations) == 1
 
-
-@pytest.mark.parametrize("most", [2, None])
-async def test_select_max_bounds_a_select_that_keeps_everything(open_tg, most: int | None) -> None:  # noqa: ANN001
-    """select_max (ours): Select is asked for at most that many facts, best first, and the first ones its
-    reply lists are kept, in Suggest's order; None is the paper's unbounded pruning (every listed fact)."""
-    prompts: list[str] = []
-
-    def lax(request: ChatRequest) -> str:  # lists every fact, the last first
-        prompts.append(request.messages[0]["content"])
-        return json.dumps({"keep": list(range(len(facts_in(request)), 0, -1))})
-
-    script = Script(select=lax, eval=lambda r: stop(True), read=lambda r: "Answer: Rivertown [1]")
-    tg = open_tg(script)
-    answer = await tg.aask("Where is the company founded by Alice Stone based?", method="topg", k=5,
-                           select_max=most, max_iter=1)
-    first = next(s for s in answer.trace if s.action == "select")
-    if most is None:
-        assert "at most" not in prompts[0] and len(first.outputs["kept"]) == 5 and "listed" not in first.outputs
-    else:
-        assert "Keep at most 2: the ones that help most, best first." in prompts[0]
-        shown = [line.split("] ", 1)[1] for line in prompts[0].split("Facts:", 1)[1].splitlines()
-                 if line.startswith("[")]
-        assert first.outputs["kept"] == shown[3:5] and first.outputs["listed"] == 5

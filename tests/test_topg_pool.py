@@ -78,8 +78,9 @@ async def test_passages_come_from_the_pools_own_propositions(open_bridge, entry:
 
 async def test_the_variant_says_what_ran(open_bridge) -> None:  # noqa: ANN001
     tg = open_bridge(None)
-    shared = await run_method(method(tg, k=2, max_iter=2, entry="ppr_passages"), QUESTION)
-    paper = await run_method(method(tg, k=2, max_iter=2), QUESTION)
+    shared = await run_method(method(tg, k=2, max_iter=2, entry="ppr_passages", reader_order="collected"), QUESTION)
+    paper = await run_method(method(tg, k=2, max_iter=2, reader_order="collected"), QUESTION)
+    ranked = await run_method(method(tg, k=2, max_iter=2), QUESTION)
     naive = await run_method(method(tg, k=2, mode="naive"), QUESTION)
     structural = await run_method(method(tg, k=2, max_iter=2, lam=1.0), QUESTION)
     assert shared.stats["entry"] == "ppr_passages" and paper.stats["entry"] == "suggest_naive"
@@ -91,6 +92,10 @@ async def test_the_variant_says_what_ran(open_bridge) -> None:  # noqa: ANN001
     assert "SuggestNaive" in paper.stats["variant"] and "shared passage walk" not in paper.stats["variant"]
     assert naive.stats["variant"].startswith("no LLM: the entry's propositions; entry: SuggestNaive")
     assert [s.action for s in shared.trace] == ["suggest.entry", "suggest.local", "suggest.local"]
+    assert "ranked by a walk on M" in ranked.stats["variant"] and "order collected" not in ranked.stats["variant"]
+    assert [s.action for s in ranked.trace] == ["suggest.naive", "suggest.local", "suggest.local", "rank_collected"]
+    facts = [{n.id for n in a.evidence.nodes if n.type == "proposition"} for a in (ranked, paper)]
+    assert facts[0] == facts[1]  # the same facts, in another order
     assert "lam=1: M = T_s" in structural.stats["variant"] and "lam=1" not in paper.stats["variant"]
 
 

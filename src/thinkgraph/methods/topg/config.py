@@ -37,13 +37,6 @@ class ToPGConfig(BaseModel):
     # Select (Eq. 2). False is the no-Select ablation: every suggestion is kept, with an LLM too; Eval and
     # NextQ still run. (Naive mode has no Select in the paper either.)
     select: bool = True
-    # Select's bound in Local mode (ours; None: the paper's unbounded pruning). Asked to keep
-    # the facts that help, Qwen2.5-1.5B kept all 20 suggestions on 34 of 56 Select calls (MuSiQue dev)
-    # and 25 of 43 (HotpotQA): nothing was pruned, so Suggest-local was seeded on the whole entry and its
-    # walk spread over unrelated facts. Asked for at most select_max, best first, it must choose; the
-    # first select_max numbers of a longer reply are kept. Global mode collects hundreds of anchors and
-    # keeps the paper's form.
-    select_max: int | None = Field(5, ge=1)
     max_iter: int = 3  # Local mode iterations (the paper evaluates 1 and 3)
     # Local mode's answer. "shared" (the default): Eval is a stop judgement (reason first, "yes"/"no"
     # last) and the one reader (methods/reader.py) answers from the passages the collected facts come
@@ -53,16 +46,19 @@ class ToPGConfig(BaseModel):
     # Passages the shared reader reads: those of the first collected facts, in the facts' order (ours: 5,
     # as `ppr` reads; every fact collected is listed beside them, up to 30).
     reader_passages: int = Field(5, ge=1)
-    # The order of those passages. "collected" (the default): the facts' order (the entry's first). "rounds"
-    # (ours, a switch): the passages of what the entry, then each iteration, added to s_loc, in turn (each
-    # round's first, then each round's second, ...), so that a later hop's facts are read beside the
-    # entry's (a gold passage the walk had collected stood at rank 7-18 on 6 of MuSiQue's and HotpotQA's
-    # first 20 + 10). Measured with Qwen2.5-1.5B on the same questions it changed 6 MuSiQue answers, none
-    # to a right one (F1 26.2 -> 23.6), and no HotpotQA answer of the first 10.
-    # "walk" (ours): the collected facts ranked by PPR on M among themselves, restarting at each by its
-    # c~ (Suggester.rank_collected), their passages in that order and the facts noted in it: a lax
-    # Select keeps 16-20 of 20 suggestions, so the entry's unconnected facts filled the first passages.
-    reader_order: Literal["rounds", "collected", "walk"] = "collected"
+    # The order of those passages (and of the facts noted beside them). "walk" (the default, ours): the
+    # collected facts ranked by PPR on M among themselves, restarting at each by its c~
+    # (Suggester.rank_collected): a fact near the question, and one the walk reaches from such facts
+    # through a shared entity or passage (the next hop), come before the unconnected ones. Qwen2.5-1.5B's
+    # Select kept all 20 suggestions on 59 of 99 calls (told to keep at most 5 it still listed all 20 on
+    # most), so in the collected order the entry's first facts filled the five passages and a gold passage
+    # the walk had collected stood at rank 8-19 (HotpotQA dev, 7 of the first 20). Measured with Qwen on
+    # the first 20 dev questions each: HotpotQA 40.0 -> 50.0 (3 better, 1 worse), MuSiQue 18.6 -> 12.7
+    # (2 better, 2 worse; there the second hop's passage was not collected at all on 14 of 20).
+    # "collected" (ours, the former default): the facts' order (the entry's by cosine first). "rounds"
+    # (ours): the passages of what the entry, then each iteration, added, in turn (MuSiQue 26.2 -> 23.6
+    # against "collected" at the time, no HotpotQA answer of the first 10 changed).
+    reader_order: Literal["walk", "rounds", "collected"] = "walk"
     # P(yes) at or above which Eval stops the loop, where the server gives log-probabilities (ours: 0.5
     # until calibrated, benchmarks/calibrate_verdicts.py); else the written verdict decides.
     eval_threshold: float = Field(0.5, ge=0.0, le=1.0)

@@ -18,7 +18,7 @@ from thinkgraph.methods.topg.config import ToPGConfig
 from thinkgraph.methods.topg.entry import EntryPoints
 from thinkgraph.methods.topg.global_mode import CommunityReporter, GlobalExplorer, SelectFn
 from thinkgraph.methods.topg.graph import PropositionGraph, proposition_graph
-from thinkgraph.methods.topg.prompts import EVAL, NAIVE_ANSWER, NEXT_QUESTIONS, SELECT, SELECT_MOST
+from thinkgraph.methods.topg.prompts import EVAL, NAIVE_ANSWER, NEXT_QUESTIONS, SELECT
 from thinkgraph.methods.topg.reading import FactReader
 from thinkgraph.methods.topg.suggest import Suggester
 from thinkgraph.models import Answer, AnswerStatus, EvidenceSubgraph, Node, TraceStep
@@ -65,6 +65,7 @@ NO_LLM_VARIANTS = {
               "Select), communities chosen (no intermediate answers, no report)",
 }
 NO_LLM_EVIDENCE = "evidence: the passages of the propositions in the order collected"
+NO_LLM_WALK_EVIDENCE = "evidence: the passages of the propositions ranked by a walk on M among them (reader_order=walk)"
 SELECT_VARIANTS = {True: "Select, ", False: "no Select: every suggestion kept, "}
 
 
@@ -76,7 +77,9 @@ def variant(config: ToPGConfig, *, with_llm: bool) -> str:
     if with_llm:
         steps = MODE_VARIANTS[config.mode].format(max_iter=config.max_iter, select=SELECT_VARIANTS[config.select])
         return f"{steps}{walk}; {entry}"
-    return f"{NO_LLM_VARIANTS[config.mode].format(max_iter=config.max_iter)}{walk}; {entry}; {NO_LLM_EVIDENCE}"
+    ranked = config.mode == "local" and config.reader_order == "walk"
+    evidence = NO_LLM_WALK_EVIDENCE if ranked else NO_LLM_EVIDENCE
+    return f"{NO_LLM_VARIANTS[config.mode].format(max_iter=config.max_iter)}{walk}; {entry}; {evidence}"
 
 
 @dataclass
@@ -136,6 +139,7 @@ class ToPGMethod:
         else:
             props = []
             await self._local_loop(question, None, props, trace)
+            props = self._reading_order(question, props, trace)
         answer = self._answer(question, None, AnswerStatus.EVIDENCE_ONLY, props, trace)
         answer.message = NO_LLM_MESSAGE
         return answer
@@ -201,24 +205,21 @@ class ToPGMethod:
         return self._answer(question, read.text, read.status, read.cited, trace, read.message, collected=props)
 
     async def _select(self, llm: LLM | None, question: str, suggested: list[int], trace: list[TraceStep],
-                      suggested_by: str, most: int | None = None) -> list[int]:
+                      suggested_by: str) -> list[int]:
         """Select: LLM pruning of suggested propositions; the kept ones stay in Suggest's order (Select
         prunes, it does not rank). A reply that cannot be used keeps every suggestion (its neutral
         default, as without an LLM: a weak model's bad reply must not empty the pool the walk found),
         traced and counted in ``stats.select_fallbacks``. Without an LLM, or with ``select = False``
-        (the no-Select ablation), every suggestion is kept, and nothing is recorded. ``most`` bounds
-        what is kept (``select_max``): the first ``most`` numbers the reply lists."""
+        (the no-Select ablation), every suggestion is kept, and nothing is recorded."""
         if llm is None or not self.config.select:
             return list(suggested)
         if not suggested:
             return []
-        bound = SELECT_MOST.format(n=most) if most is not None and most < len(suggested) else ""
-        prompt = SELECT.format(question=question, facts=self._facts(suggested), most=bound)
+        prompt = SELECT.format(question=question, facts=self._facts(suggested))
         try:
             reply = await llm.json([{"role": "user", "content": prompt}], SelectReply, step="topg.select",
                                    kind="verdict")
-            listed = [n for n in dict.fromkeys(reply.keep) if 1 <= n <= len(suggested)]
-            keep = set(listed[:most] if bound else listed)
+            keep = set(reply.keep)
             kept = [p for n, p in enumerate(suggested, 1) if n in keep]
         except StructuredOutputError as exc:  # (counted by the LLM layer too)
             self.select_fallbacks += 1
@@ -230,8 +231,7 @@ class ToPGMethod:
             raise
         trace.append(TraceStep("selector", "select", {"question": question, "suggested": len(suggested),
                                                       "suggested_by": suggested_by},
-                               {"kept": [self.suggester.graph.texts[p] for p in kept],
-                                **({"listed": len(listed), "most": most} if bound else {})}))
+                               {"kept": [self.suggester.graph.texts[p] for p in kept]}))
         return kept
 
     async def _local(self, question: str, llm: LLM) -> Answer:
@@ -265,7 +265,7 @@ class ToPGMethod:
         queries = [question]
         seeds = self._enter(question, trace, record=llm is None or c.entry == "ppr_passages")
         self._entry_props = list(seeds)
-        pool = await self._select(llm, question, seeds, trace, self._entry_action, c.select_max)
+        pool = await self._select(llm, question, seeds, trace, self._entry_action)
         pool_new = list(pool)
         rounds: list[list[int]] = [list(pool)]  # what the entry, then each iteration, added to s_loc
         for iteration in range(c.max_iter):
@@ -275,7 +275,7 @@ class ToPGMethod:
                 trace.append(TraceStep("suggester", "suggest.local",
                                        {"iteration": iteration + 1, "query": q, "pool": len(pool),
                                         "excluded": len(taken)}, {"suggested": len(suggested)}))
-                for p in await self._select(llm, q, suggested, trace, "suggest.local", c.select_max):
+                for p in await self._select(llm, q, suggested, trace, "suggest.local"):
                     if p not in pool_new:
                         pool_new.append(p)
             added = [p for p in pool_new if p not in found]
@@ -303,16 +303,22 @@ class ToPGMethod:
     def fact_reader(self) -> FactReader:
         return FactReader(self.suggester, self.ctx.store, self.config.eval_threshold, self.config.reader_passages)
 
+    def _reading_order(self, question: str, facts: list[int], trace: list[TraceStep]) -> list[int]:
+        """The collected facts in the order the reader reads them (``reader_order = "walk"``: ranked by
+        the walk on M among them, traced) and the LLM-free evidence is handed on in; else unchanged."""
+        if self.config.reader_order != "walk":
+            return facts
+        ranked = self.suggester.rank_collected(self.ctx.view.embed_query(question), facts)
+        trace.append(TraceStep("reader", "rank_collected", {"facts": len(ranked), "order": "walk on M"},
+                               {"first": [self.suggester.graph.texts[p] for p in ranked[:5]]}))
+        return ranked
+
     async def _read(self, llm: LLM, question: str, found: list[int], trace: list[TraceStep],
                     rounds: list[list[int]]) -> Answer:
         """The one reader's answer from the collected facts' passages (``reader_order``: as collected,
         each round's in turn, or ranked by a walk on M among them); it cites what it read. When Select
         kept no fact, the entry's propositions are what it reads (as the paper form's evidence then)."""
-        facts = found or self._entry_props
-        if self.config.reader_order == "walk":
-            facts = self.suggester.rank_collected(self.ctx.view.embed_query(question), facts)
-            trace.append(TraceStep("reader", "rank_collected", {"facts": len(facts), "order": "walk on M"},
-                                   {"first": [self.suggester.graph.texts[p] for p in facts[:5]]}))
+        facts = self._reading_order(question, found or self._entry_props, trace)
         by_round = rounds if found and self.config.reader_order == "rounds" else [facts]
         read = await self.fact_reader.answer(llm, question, facts, trace, by_round)
         note = None if found else "Select kept no fact, so the reader read the entry's propositions"
