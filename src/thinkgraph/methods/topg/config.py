@@ -46,6 +46,9 @@ class ToPGConfig(BaseModel):
     # Passages the shared reader reads: those of the first collected facts, in the facts' order (ours: 5,
     # as `ppr` reads; every fact collected is listed beside them, up to 30).
     reader_passages: int = Field(5, ge=1)
+    # The collected facts noted beside those passages, the first in the reader's order (ours; 30 until
+    # measured otherwise).
+    reader_facts: int = Field(30, ge=0)
     # The order of those passages (and of the facts noted beside them). "walk" (the default, ours): the
     # collected facts ranked by PPR on M among themselves, restarting at each by its c~
     # (Suggester.rank_collected): a fact near the question, and one the walk reaches from such facts

@@ -301,7 +301,8 @@ class ToPGMethod:
 
     @cached_property
     def fact_reader(self) -> FactReader:
-        return FactReader(self.suggester, self.ctx.store, self.config.eval_threshold, self.config.reader_passages)
+        c = self.config
+        return FactReader(self.suggester, self.ctx.store, c.eval_threshold, c.reader_passages, c.reader_facts)
 
     def _reading_order(self, question: str, facts: list[int], trace: list[TraceStep]) -> list[int]:
         """The collected facts in the order the reader reads them (``reader_order = "walk"``: ranked by

@@ -24,7 +24,6 @@ from thinkgraph.store.base import GraphStore
 
 FACTS_TITLE = "Facts selected from the knowledge graph"
 ANSWER_STEP = "topg.answer"  # streamed (methods/catalog.py answer_steps)
-MAX_NOTED_FACTS = 30  # the facts shown beside the passages (their passages carry the rest)
 
 
 @dataclass
@@ -33,6 +32,7 @@ class FactReader:
     store: GraphStore
     threshold: float
     passages: int  # how many the reader reads
+    noted: int = 30  # how many of the facts are shown beside them (their passages carry the rest)
 
     def facts(self, props: Sequence[int]) -> str:
         return "\n".join(f"[{i}] {self.suggester.graph.texts[p]}" for i, p in enumerate(props, 1))
@@ -57,7 +57,7 @@ class FactReader:
         later hop's passage is read beside the entry's."""
         ids = interleaved([self.suggester.passages_of(r) for r in rounds or [found]], self.passages)
         passages = passages_from_scores(self.store, [(c, 0.0) for c in ids])
-        notes = [Notes(FACTS_TITLE, [self.suggester.graph.texts[p] for p in found[:MAX_NOTED_FACTS]])]
+        notes = [Notes(FACTS_TITLE, [self.suggester.graph.texts[p] for p in found[: self.noted]])]
         asked, _ = await read(llm, ReaderInput(question, passages, notes), step=ANSWER_STEP, trace=trace,
                               inputs={"facts": len(found)})
         return asked.read
