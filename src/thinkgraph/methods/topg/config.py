@@ -43,8 +43,8 @@ class ToPGConfig(BaseModel):
     # from, the facts beside them; after max_iter the reader answers from what was collected (it may
     # abstain). "paper": Eval's JSON verdict carries the answer, written from the propositions alone.
     reader: Literal["shared", "paper"] = "shared"
-    # Passages the shared reader reads: those of the first collected facts, in the facts' order (ours: 5,
-    # as `ppr` reads; every fact collected is listed beside them, up to 30).
+    # Passages the shared reader reads: those of the first collected facts in the reader's order
+    # (reader_order) (ours: 5, as `ppr` reads; reader_facts of the facts are noted beside them).
     reader_passages: int = Field(5, ge=1)
     # The collected facts noted beside those passages, the first in the reader's order (ours; 30 until
     # measured otherwise).
@@ -57,7 +57,7 @@ class ToPGConfig(BaseModel):
     # most), so in the collected order the entry's first facts filled the five passages and a gold passage
     # the walk had collected stood at rank 8-19 (HotpotQA dev, 7 of the first 20). Measured with Qwen on
     # the first 20 dev questions each: HotpotQA 40.0 -> 50.0 (3 better, 1 worse), MuSiQue 18.6 -> 12.7
-    # (2 better, 2 worse; there the second hop's passage was not collected at all on 14 of 20).
+    # (2 better, 2 worse; there a gold passage was not among the collected facts' passages at all on 13 of 20).
     # "collected" (ours, the former default): the facts' order (the entry's by cosine first). "rounds"
     # (ours): the passages of what the entry, then each iteration, added, in turn (MuSiQue 26.2 -> 23.6
     # against "collected" at the time, no HotpotQA answer of the first 10 changed).
