@@ -252,3 +252,27 @@ async def test_the_evidence_is_the_collected_facts_the_cited_first_and_not_what_
     chunks = [n.id for n in answer.evidence.nodes if n.type == "chunk"]
     assert [c.chunk_id for c in answer.citations] == chunks[:1] and len(answer.citations) == 1
 
+
+@pytest.mark.parametrize("most", [2, None])
+async def test_select_max_bounds_a_select_that_keeps_everything(open_tg, most: int | None) -> None:  # noqa: ANN001
+    """select_max (ours, a switch): Select is asked for at most that many facts, best first, and the first
+    ones its reply lists are kept, in Suggest's order; None (the default) is the paper's unbounded
+    pruning (every listed fact)."""
+    prompts: list[str] = []
+
+    def lax(request: ChatRequest) -> str:  # lists every fact, the last first
+        prompts.append(request.messages[0]["content"])
+        return json.dumps({"keep": list(range(len(facts_in(request)), 0, -1))})
+
+    script = Script(select=lax, eval=lambda r: stop(True), read=lambda r: "Answer: Rivertown [1]")
+    tg = open_tg(script)
+    answer = await tg.aask("Where is the company founded by Alice Stone based?", method="topg", k=5,
+                           select_max=most, max_iter=1)
+    first = next(s for s in answer.trace if s.action == "select")
+    if most is None:
+        assert "at most" not in prompts[0] and len(first.outputs["kept"]) == 5 and "listed" not in first.outputs
+    else:
+        assert "Keep at most 2: the ones that help most, best first." in prompts[0]
+        shown = [line.split("] ", 1)[1] for line in prompts[0].split("Facts:", 1)[1].splitlines()
+                 if line.startswith("[")]
+        assert first.outputs["kept"] == shown[3:5] and first.outputs["listed"] == 5

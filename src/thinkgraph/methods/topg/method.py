@@ -18,7 +18,7 @@ from thinkgraph.methods.topg.config import ToPGConfig
 from thinkgraph.methods.topg.entry import EntryPoints
 from thinkgraph.methods.topg.global_mode import CommunityReporter, GlobalExplorer, SelectFn
 from thinkgraph.methods.topg.graph import PropositionGraph, proposition_graph
-from thinkgraph.methods.topg.prompts import EVAL, NAIVE_ANSWER, NEXT_QUESTIONS, SELECT
+from thinkgraph.methods.topg.prompts import EVAL, NAIVE_ANSWER, NEXT_QUESTIONS, SELECT, SELECT_MOST
 from thinkgraph.methods.topg.reading import FactReader
 from thinkgraph.methods.topg.suggest import Suggester
 from thinkgraph.models import Answer, AnswerStatus, EvidenceSubgraph, Node, TraceStep
@@ -205,21 +205,24 @@ class ToPGMethod:
         return self._answer(question, read.text, read.status, read.cited, trace, read.message, collected=props)
 
     async def _select(self, llm: LLM | None, question: str, suggested: list[int], trace: list[TraceStep],
-                      suggested_by: str) -> list[int]:
+                      suggested_by: str, most: int | None = None) -> list[int]:
         """Select: LLM pruning of suggested propositions; the kept ones stay in Suggest's order (Select
         prunes, it does not rank). A reply that cannot be used keeps every suggestion (its neutral
         default, as without an LLM: a weak model's bad reply must not empty the pool the walk found),
         traced and counted in ``stats.select_fallbacks``. Without an LLM, or with ``select = False``
-        (the no-Select ablation), every suggestion is kept, and nothing is recorded."""
+        (the no-Select ablation), every suggestion is kept, and nothing is recorded. ``most`` bounds
+        what is kept (``select_max``): the first ``most`` numbers the reply lists."""
         if llm is None or not self.config.select:
             return list(suggested)
         if not suggested:
             return []
-        prompt = SELECT.format(question=question, facts=self._facts(suggested))
+        bound = SELECT_MOST.format(n=most) if most is not None and most < len(suggested) else ""
+        prompt = SELECT.format(question=question, facts=self._facts(suggested), most=bound)
         try:
             reply = await llm.json([{"role": "user", "content": prompt}], SelectReply, step="topg.select",
                                    kind="verdict")
-            keep = set(reply.keep)
+            listed = [n for n in dict.fromkeys(reply.keep) if 1 <= n <= len(suggested)]
+            keep = set(listed[:most] if bound else listed)
             kept = [p for n, p in enumerate(suggested, 1) if n in keep]
         except StructuredOutputError as exc:  # (counted by the LLM layer too)
             self.select_fallbacks += 1
@@ -231,7 +234,8 @@ class ToPGMethod:
             raise
         trace.append(TraceStep("selector", "select", {"question": question, "suggested": len(suggested),
                                                       "suggested_by": suggested_by},
-                               {"kept": [self.suggester.graph.texts[p] for p in kept]}))
+                               {"kept": [self.suggester.graph.texts[p] for p in kept],
+                                **({"listed": len(listed), "most": most} if bound else {})}))
         return kept
 
     async def _local(self, question: str, llm: LLM) -> Answer:
@@ -265,7 +269,7 @@ class ToPGMethod:
         queries = [question]
         seeds = self._enter(question, trace, record=llm is None or c.entry == "ppr_passages")
         self._entry_props = list(seeds)
-        pool = await self._select(llm, question, seeds, trace, self._entry_action)
+        pool = await self._select(llm, question, seeds, trace, self._entry_action, c.select_max)
         pool_new = list(pool)
         rounds: list[list[int]] = [list(pool)]  # what the entry, then each iteration, added to s_loc
         for iteration in range(c.max_iter):
@@ -275,7 +279,7 @@ class ToPGMethod:
                 trace.append(TraceStep("suggester", "suggest.local",
                                        {"iteration": iteration + 1, "query": q, "pool": len(pool),
                                         "excluded": len(taken)}, {"suggested": len(suggested)}))
-                for p in await self._select(llm, q, suggested, trace, "suggest.local"):
+                for p in await self._select(llm, q, suggested, trace, "suggest.local", c.select_max):
                     if p not in pool_new:
                         pool_new.append(p)
             added = [p for p in pool_new if p not in found]

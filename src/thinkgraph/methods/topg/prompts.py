@@ -1,13 +1,16 @@
 """ToPG prompts, one constant each, our wording following the roles in ToPG §2 and App. B."""
 
 SELECT = """Below is a question and a numbered list of facts. Keep only the facts that help answer the
-question, directly or as a step towards the answer; drop the rest.
+question, directly or as a step towards the answer; drop the rest.{most}
 Reply with JSON only: {{"keep": [numbers of the facts to keep]}}
 
 Question: {question}
 
 Facts:
 {facts}"""
+
+# Select's bound (select_max): a small model asked to keep what helps kept all 20 suggestions on most calls.
+SELECT_MOST = """ Keep at most {n}: the ones that help most, best first."""
 
 # The question is restated last and the answer's kind spelled out: with only "give the answer", Qwen2.5-
 # 1.5B answered "Christopher Nolan and Sathish Kalathil" to "Are ... both film directors?" and named an
