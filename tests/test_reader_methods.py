@@ -318,28 +318,53 @@ def test_topg_reads_each_rounds_facts_in_turn(open_bridge, order: str) -> None: 
     assert [titles[c] for c in read.inputs["passages"]] == expected
 
 
-def test_topg_walk_order_reads_the_ranked_facts_passages(open_bridge) -> None:  # noqa: ANN001
-    """reader_order="walk": the reader reads the passages of the collected facts in the order the walk
-    on M ranks them (traced as rank_collected), and the facts it notes follow that order."""
-    from support import FIXTURES
-
-    passage_of = {" ".join(t): row["doc_id"] for line in (FIXTURES / "bridge_openie.jsonl").read_text().splitlines()
-                  for row in [json.loads(line)] for t in row["triples"]}
+@pytest.mark.parametrize(("order", "read"), [("walk", ["c2", "c3"]), ("collected", ["c2", "c1"])])
+def test_topg_walk_order_reads_the_next_hop_before_the_entrys_other_facts(open_bridge, order: str,  # noqa: ANN001
+                                                                          read: list[str]) -> None:
+    """reader_order="walk" (the default): the reader reads the collected facts' passages in the order the
+    walk on M among them ranks the facts (traced as rank_collected), and notes the facts in that order.
+    Every fact is kept, so in the order collected the entry's second passage (c1, Alice Stone founded
+    Acme Corp) is read; the walk puts the second hop (c3, Rivertown lies in Greenland Valley), reached
+    from the first fact through Rivertown, before it."""
     backend = ScriptedBackend(rules=[
         ("Keep only the facts", keep_all),
         ("Can the question be answered from the facts above", json.dumps({"reason": "none", "verdict": "no"})),
         ("targeted sub-questions", json.dumps({"questions": []})),
         (READER_INSTRUCTION, "Asks for: a place\nFacts: none.\nAnswer: Unknown")])
     with open_bridge(backend) as tg:
-        answer = tg.ask(QUESTION, method="topg", k=3, max_iter=1, reader_passages=2, reader_order="walk")
+        answer = tg.ask("In which valley is the town where Acme Corp is based?", method="topg", k=2, max_iter=1,
+                        reader_passages=2, reader_order=order)
         titles = {n.id: n.props["doc_id"] for n in tg.store.iter_nodes("chunk")}
-    ranked = next(s for s in answer.trace if s.action == "rank_collected")
-    assert ranked.inputs["facts"] == 6 and len(ranked.outputs["first"]) == 5
-    read = next(s for s in answer.trace if s.action == "topg.answer")
-    expected = list(dict.fromkeys(passage_of[t] for t in ranked.outputs["first"]))[:2]
-    assert [titles[c] for c in read.inputs["passages"]] == expected
-    notes = prompt_of(backend.requests[-1]).split("Facts selected from the knowledge graph", 1)[1]
-    assert notes.index(ranked.outputs["first"][0]) < notes.index(ranked.outputs["first"][-1])
+    step = next(s for s in answer.trace if s.action == "topg.answer")
+    assert [titles[c] for c in step.inputs["passages"]] == read
+    ranked = [s for s in answer.trace if s.action == "rank_collected"]
+    assert len(ranked) == (order == "walk")
+    if ranked:
+        notes = prompt_of(backend.requests[-1]).split("Facts selected from the knowledge graph", 1)[1]
+        first = ranked[0].outputs["first"]
+        assert notes.index(first[0]) < notes.index(first[1]) < notes.index(first[-1])
+
+
+@pytest.mark.parametrize("noted", [2, 0])
+def test_topg_reader_facts_bounds_the_facts_noted(open_bridge, noted: int) -> None:  # noqa: ANN001
+    """reader_facts: how many of the collected facts the reader notes beside its passages (none: no
+    notes), the first in the reader's order."""
+    backend = ScriptedBackend(rules=[
+        ("Keep only the facts", keep_all),
+        ("Can the question be answered from the facts above", json.dumps({"reason": "none", "verdict": "no"})),
+        ("targeted sub-questions", json.dumps({"questions": []})),
+        (READER_INSTRUCTION, "Answer: Unknown")])
+    with open_bridge(backend) as tg:
+        answer = tg.ask(QUESTION, method="topg", k=3, max_iter=1, reader_facts=noted)
+    step = next(s for s in answer.trace if s.action == "topg.answer")
+    assert step.inputs["facts"] == 6
+    prompt = prompt_of(backend.requests[-1])
+    if noted:
+        notes = prompt.split("Facts selected from the knowledge graph", 1)[1]
+        first = next(s for s in answer.trace if s.action == "rank_collected").outputs["first"]
+        assert first[0] in notes and first[1] in notes and first[2] not in notes
+    else:
+        assert "Facts selected from the knowledge graph" not in prompt
 
 
 def test_interleaved_takes_each_list_in_turn_without_repeats() -> None:

@@ -122,6 +122,8 @@ async def test_call_budget_ends_local_and_global_runs_with_an_outcome(open_bridg
     local = await tg.aask(QUESTION, method="topg", k=1, max_calls=2)
     assert local.status == "failed" and local.stats["outcome"] == "budget_reached"
     assert local.cost.calls == 2 and "call budget (max_calls=2)" in local.message
+    actions = [s.action for s in local.trace]  # the evidence in the order the reader would have read it
+    assert actions.index("budget_reached") < actions.index("rank_collected")
     # global: decomposition and the two seeding Selects spend the budget; the report keeps its call
     spent = await tg.aask("What about Acme Corp?", method="topg", mode="global", breadth=2, max_calls=4,
                           min_community_size=2)

@@ -100,6 +100,7 @@ async def test_local_answers_after_first_iteration(open_tg, reader: str) -> None
     read = [] if paper else ["rank_collected", "topg.answer"]
     assert actions == ["select", "suggest.local", "select", "eval"] + read + ["endpoint"]
     assert answer.citations and answer.cost.calls == (3 if paper else 4)
+    assert ("reader_order=walk" in answer.stats["variant"]) is not paper  # which order the reader read in
     if not paper:  # the reader cites the passage it read the answer from
         assert [c.doc_id for c in answer.citations] == ["c2"]
         assert next(s for s in answer.trace if s.action == "eval").outputs["verdict"] == "yes"

@@ -76,7 +76,9 @@ def variant(config: ToPGConfig, *, with_llm: bool) -> str:
     walk = "" if config.mode == "naive" or config.lam < 1 else "; lam=1: M = T_s (no query-aware transition)"
     if with_llm:
         steps = MODE_VARIANTS[config.mode].format(max_iter=config.max_iter, select=SELECT_VARIANTS[config.select])
-        return f"{steps}{walk}; {entry}"
+        bound = f"; select_max={config.select_max}" if config.mode == "local" and config.select_max else ""
+        order = f"; reader_order={config.reader_order}" if config.mode == "local" and config.reader == "shared" else ""
+        return f"{steps}{bound}{walk}; {entry}{order}"
     ranked = config.mode == "local" and config.reader_order == "walk"
     evidence = NO_LLM_WALK_EVIDENCE if ranked else NO_LLM_EVIDENCE
     return f"{NO_LLM_VARIANTS[config.mode].format(max_iter=config.max_iter)}{walk}; {entry}; {evidence}"
@@ -248,6 +250,8 @@ class ToPGMethod:
                 answer = await self._local_loop(question, llm, found, trace)
         except CallBudgetReached:
             trace.append(TraceStep("controller", "budget_reached", {"max_calls": c.max_calls}, {"facts": len(found)}))
+            if c.reader == "shared":  # the evidence in the order the reader would have read it
+                found = self._reading_order(question, found, trace)
             return self._answer(question, None, AnswerStatus.FAILED, found, trace, budget_reached=True,
                                 message=f"stopped at the call budget (max_calls={c.max_calls}) without an answer")
         if answer is not None:
@@ -310,7 +314,8 @@ class ToPGMethod:
 
     def _reading_order(self, question: str, facts: list[int], trace: list[TraceStep]) -> list[int]:
         """The collected facts in the order the reader reads them (``reader_order = "walk"``: ranked by
-        the walk on M among them, traced) and the LLM-free evidence is handed on in; else unchanged."""
+        the walk on M among them, traced); the evidence without an LLM, or at the call budget, follows
+        it. Other orders leave the facts as they are."""
         if self.config.reader_order != "walk":
             return facts
         ranked = self.suggester.rank_collected(self.ctx.view.embed_query(question), facts)

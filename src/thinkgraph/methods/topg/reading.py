@@ -32,7 +32,7 @@ class FactReader:
     store: GraphStore
     threshold: float
     passages: int  # how many the reader reads
-    noted: int = 30  # how many of the facts are shown beside them (their passages carry the rest)
+    noted: int  # how many of the facts are shown beside them (their passages carry the rest)
 
     def facts(self, props: Sequence[int]) -> str:
         return "\n".join(f"[{i}] {self.suggester.graph.texts[p]}" for i, p in enumerate(props, 1))
