@@ -153,6 +153,8 @@ def test_an_answer_cut_at_the_cap_is_truncated_also_when_read_back_from_the_cach
 @pytest.mark.parametrize("reply", [
     "Reasoning: Ada Kowal attended Dunmore College [3], and Dunmore College was founded in 1881 [1].\nAnswer: 1881",
     "The answer may need facts from two or more passages combined: find the first fact",
+    "Answer: <answer in a few words>",  # Gemma 3 270M, told to ignore its instructions
+    "Reasoning: <one short sentence>\nAnswer: <the answer in a few words> [1]",
 ])
 def test_a_reply_that_repeats_the_format_or_its_example_is_a_failure(reply: str) -> None:
     read = read_answer(reply, ITEMS, TEMPLATE)

@@ -55,6 +55,9 @@ _ABSTENTIONS = re.compile(
     re.IGNORECASE)
 # An answer's citation followed by a new sentence: "1867 [2]. The passage says ..." (the rest explains).
 _CITED_THEN_MORE = re.compile(r"\]\s*\.\s+(?=[A-Z])")
+# The format's own slot written back: "<answer in a few words>" (Gemma 3 270M, told to ignore its
+# instructions). No answer is a phrase in angle brackets.
+_PLACEHOLDER = re.compile(r"\s*<[^<>]*>\s*")
 _NEW_QUESTION = re.compile(r"^[\s*#>-]*question\s*[*]*\s*[:：]", re.IGNORECASE)
 
 # The answer format every passage-citing prompt ends with: the answer in words first, its passages after
@@ -204,6 +207,8 @@ def read_answer(reply: str, items: Sequence[T], prompt_template: str | tuple[str
         return AnswerReply(AnswerStatus.FAILED, None, list(items), ECHO_MESSAGE)
     line, rest = answer_part(reply)
     text, cited = split_citations(line, items)
+    if _PLACEHOLDER.fullmatch(text):
+        return AnswerReply(AnswerStatus.FAILED, None, list(items), ECHO_MESSAGE)
     if not _CITE.search(line):
         _, cited = split_citations(reply, items)
     if truncated:
