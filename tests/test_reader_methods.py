@@ -292,6 +292,16 @@ async def test_kgr_reads_one_relation_past_where_the_chain_stopped(open_bridge, 
     assert answer.text == ("Rivertown" if neighbourhood else "Unknown")
 
 
+def topg_keeping_everything() -> ScriptedBackend:
+    """topg with a Select that keeps every fact, an Eval that never stops and no sub-questions: one
+    iteration, then the reader, which abstains."""
+    return ScriptedBackend(rules=[
+        ("Keep only the facts", keep_all),
+        ("Can the question be answered from the facts above", json.dumps({"reason": "none", "verdict": "no"})),
+        ("targeted sub-questions", json.dumps({"questions": []})),
+        (READER_INSTRUCTION, "Asks for: a place\nFacts: none.\nAnswer: Unknown")])
+
+
 @pytest.mark.parametrize("order", ["rounds", "collected"])
 def test_topg_reads_each_rounds_facts_in_turn(open_bridge, order: str) -> None:  # noqa: ANN001
     """The reader's passages: with reader_order="rounds" (a switch) the passage of the entry's first
@@ -301,11 +311,7 @@ def test_topg_reads_each_rounds_facts_in_turn(open_bridge, order: str) -> None: 
 
     passage_of = {" ".join(t): row["doc_id"] for line in (FIXTURES / "bridge_openie.jsonl").read_text().splitlines()
                   for row in [json.loads(line)] for t in row["triples"]}
-    backend = ScriptedBackend(rules=[
-        ("Keep only the facts", keep_all),
-        ("Can the question be answered from the facts above", json.dumps({"reason": "none", "verdict": "no"})),
-        ("targeted sub-questions", json.dumps({"questions": []})),
-        (READER_INSTRUCTION, "Asks for: a place\nFacts: none.\nAnswer: Unknown")])
+    backend = topg_keeping_everything()
     with open_bridge(backend) as tg:
         answer = tg.ask(QUESTION, method="topg", k=3, max_iter=1, reader_passages=2, reader_order=order)
         titles = {n.id: n.props["doc_id"] for n in tg.store.iter_nodes("chunk")}
@@ -326,11 +332,7 @@ def test_topg_walk_order_reads_the_next_hop_before_the_entrys_other_facts(open_b
     Every fact is kept, so in the order collected the entry's second passage (c1, Alice Stone founded
     Acme Corp) is read; the walk puts the second hop (c3, Rivertown lies in Greenland Valley), reached
     from the first fact through Rivertown, before it."""
-    backend = ScriptedBackend(rules=[
-        ("Keep only the facts", keep_all),
-        ("Can the question be answered from the facts above", json.dumps({"reason": "none", "verdict": "no"})),
-        ("targeted sub-questions", json.dumps({"questions": []})),
-        (READER_INSTRUCTION, "Asks for: a place\nFacts: none.\nAnswer: Unknown")])
+    backend = topg_keeping_everything()
     with open_bridge(backend) as tg:
         answer = tg.ask("In which valley is the town where Acme Corp is based?", method="topg", k=2, max_iter=1,
                         reader_passages=2, reader_order=order)
@@ -349,11 +351,7 @@ def test_topg_walk_order_reads_the_next_hop_before_the_entrys_other_facts(open_b
 def test_topg_reader_facts_bounds_the_facts_noted(open_bridge, noted: int) -> None:  # noqa: ANN001
     """reader_facts: how many of the collected facts the reader notes beside its passages (none: no
     notes), the first in the reader's order."""
-    backend = ScriptedBackend(rules=[
-        ("Keep only the facts", keep_all),
-        ("Can the question be answered from the facts above", json.dumps({"reason": "none", "verdict": "no"})),
-        ("targeted sub-questions", json.dumps({"questions": []})),
-        (READER_INSTRUCTION, "Answer: Unknown")])
+    backend = topg_keeping_everything()
     with open_bridge(backend) as tg:
         answer = tg.ask(QUESTION, method="topg", k=3, max_iter=1, reader_facts=noted)
     step = next(s for s in answer.trace if s.action == "topg.answer")
