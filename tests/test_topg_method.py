@@ -256,9 +256,9 @@ async def test_the_evidence_is_the_collected_facts_the_cited_first_and_not_what_
 
 @pytest.mark.parametrize("most", [2, None])
 async def test_select_max_bounds_a_select_that_keeps_everything(open_tg, most: int | None) -> None:  # noqa: ANN001
-    """select_max (ours, a switch): Select is asked for at most that many facts, best first, and the first
-    ones its reply lists are kept, in Suggest's order; None (the default) is the paper's unbounded
-    pruning (every listed fact)."""
+    """select_max (ours, 5 by default): Select is asked for at most that many facts, best first, and the
+    first ones its reply lists are kept, in Suggest's order; None is the paper's unbounded pruning (every
+    listed fact)."""
     prompts: list[str] = []
 
     def lax(request: ChatRequest) -> str:  # lists every fact, the last first

@@ -37,15 +37,17 @@ class ToPGConfig(BaseModel):
     # Select (Eq. 2). False is the no-Select ablation: every suggestion is kept, with an LLM too; Eval and
     # NextQ still run. (Naive mode has no Select in the paper either.)
     select: bool = True
-    # Select's bound in Local mode (ours, a switch; None, the default: the paper's unbounded pruning).
-    # Asked to keep the facts that help, Qwen2.5-1.5B kept all 20 suggestions on 59 of 99 Select calls
-    # (MuSiQue and HotpotQA dev, first 20 each). Asked for at most select_max, best first, the first
-    # select_max numbers of its reply are kept; Qwen still listed all 20 on 67 of 99 calls, so with it the
-    # bound mostly keeps Suggest's first five, a smaller seed for Suggest-local, not a choice. Measured
-    # at 5 (commit 5bf7e84, the same questions): F1 within noise (MuSiQue 12.7 -> 22.0, 2 better and 1
-    # worse, in the walk order; HotpotQA 50.0 -> 48.3, 2 and 2), prompt tokens a question 30% fewer
-    # (MuSiQue 3,116 -> 2,180 in the order collected).
-    select_max: int | None = Field(None, ge=1)
+    # Select's bound in Local mode (ours; None: the paper's unbounded pruning). Asked to keep the facts
+    # that help, Qwen2.5-1.5B kept all 20 suggestions on 59 of 99 Select calls (MuSiQue and HotpotQA dev,
+    # first 20 each), so Suggest-local was seeded on everything the entry found. Asked for at most
+    # select_max, best first, the first select_max numbers of its reply are kept; Qwen still listed all 20
+    # on 67 of 99 calls, so with it the bound mostly keeps Suggest's first five: a smaller seed for
+    # Suggest-local and fewer facts to read, not a choice (a model that follows the bound chooses).
+    # Measured at 5 with Qwen (same questions): MuSiQue 12.7 -> 22.0 F1 (2 better, 1 worse), HotpotQA
+    # 50.0 -> 48.3 (2 and 2); on idle cores with every call sent (MuSiQue, one process): 22.0 F1 at 35.0 s
+    # a question (median), 2.59 times `ppr`'s 13.5 s, 2,269 prompt tokens; unbounded 12.7 F1 at 48.9 s
+    # (3.62 times), 3,332 tokens.
+    select_max: int | None = Field(5, ge=1)
     max_iter: int = 3  # Local mode iterations (the paper evaluates 1 and 3)
     # Local mode's answer. "shared" (the default): Eval is a stop judgement (reason first, "yes"/"no"
     # last) and the one reader (methods/reader.py) answers from the passages the collected facts come
