@@ -277,3 +277,22 @@ async def test_select_max_bounds_a_select_that_keeps_everything(open_tg, most: i
         shown = [line.split("] ", 1)[1] for line in prompts[0].split("Facts:", 1)[1].splitlines()
                  if line.startswith("[")]
         assert first.outputs["kept"] == shown[3:5] and first.outputs["listed"] == 5
+
+
+async def test_each_query_is_embedded_once_per_question(open_tg, monkeypatch: pytest.MonkeyPatch) -> None:  # noqa: ANN001
+    """The entry, each iteration's Suggest-local and the reader's walk order share one embedding of the
+    question (and one of each sub-question)."""
+    script = Script(select=keep_all, eval=lambda r: stop(False), nextq=lambda r: json.dumps({"questions": []}),
+                    read=lambda r: "Answer: Unknown")
+    tg = open_tg(script)
+    embedded: list[str] = []
+    original = tg.view.embed_query
+
+    def counting(text: str):  # noqa: ANN202
+        embedded.append(text)
+        return original(text)
+
+    monkeypatch.setattr(tg.view, "embed_query", counting)
+    question = "In which valley is Acme Corp's town?"
+    await tg.aask(question, method="topg", k=2, max_iter=2)
+    assert embedded.count(question) == 1

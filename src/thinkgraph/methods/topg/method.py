@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 
+import numpy as np
 from pydantic import BaseModel, Field
 
 from thinkgraph.errors import CallBudgetReached, InputError, LLMUnavailableError, StructuredOutputError
@@ -92,6 +93,8 @@ class ToPGMethod:
     graph: PropositionGraph | None = None
     select_fallbacks: int = 0  # Select replies that stayed unusable (every suggestion was kept)
     _entry_props: list[int] = field(default_factory=list)  # the entry's propositions of the current question
+    # each query embedded once: the entry, every iteration's Suggest-local and the reading order use it
+    _query_vectors: dict[str, np.ndarray] = field(default_factory=dict)
 
     @cached_property
     def suggester(self) -> Suggester:
@@ -103,6 +106,11 @@ class ToPGMethod:
                               "(sentences as propositions) for the model-free extractors")
         return Suggester(graph, self.config)
 
+    def _embed(self, text: str) -> np.ndarray:
+        if text not in self._query_vectors:
+            self._query_vectors[text] = self.ctx.view.embed_query(text)
+        return self._query_vectors[text]
+
     @cached_property
     def entry_points(self) -> EntryPoints:
         return EntryPoints(self.ctx.view, self.suggester, self.config, self.ctx.settings.retrieval)
@@ -110,7 +118,7 @@ class ToPGMethod:
     def _enter(self, question: str, trace: list[TraceStep], *, record: bool) -> list[int]:
         """The entry propositions (SuggestNaive's, or the switch's). Recorded as a step of its own when
         asked; SuggestNaive before a Select is recorded by that Select (``suggested_by``)."""
-        entry = self.entry_points.enter(question, self.ctx.view.embed_query(question))
+        entry = self.entry_points.enter(question, self._embed(question))
         if record:
             trace.append(entry.step)
         return entry.propositions
@@ -166,7 +174,7 @@ class ToPGMethod:
         def enter(sub_question: str) -> list[int]:
             return self._enter(sub_question, trace, record=record)
 
-        return GlobalExplorer(self.suggester, self.config, llm, select, self.ctx.view.embed_query, trace, enter=enter)
+        return GlobalExplorer(self.suggester, self.config, llm, select, self._embed, trace, enter=enter)
 
     def _answer(self, question: str, text: str | None, status: AnswerStatus, props: list[int],
                 trace: list[TraceStep], message: str | None = None, *, collected: Sequence[int] = (),
@@ -279,7 +287,7 @@ class ToPGMethod:
         for iteration in range(c.max_iter):
             for q in queries:
                 taken = {*found, *pool_new}
-                suggested = self.suggester.local(self.ctx.view.embed_query(q), pool, c.k, exclude=taken)
+                suggested = self.suggester.local(self._embed(q), pool, c.k, exclude=taken)
                 trace.append(TraceStep("suggester", "suggest.local",
                                        {"iteration": iteration + 1, "query": q, "pool": len(pool),
                                         "excluded": len(taken)}, {"suggested": len(suggested)}))
@@ -318,7 +326,7 @@ class ToPGMethod:
         it. Other orders leave the facts as they are."""
         if self.config.reader_order != "walk":
             return facts
-        ranked = self.suggester.rank_collected(self.ctx.view.embed_query(question), facts)
+        ranked = self.suggester.rank_collected(self._embed(question), facts)
         trace.append(TraceStep("reader", "rank_collected", {"facts": len(ranked), "order": "walk on M"},
                                {"first": [self.suggester.graph.texts[p] for p in ranked[:5]]}))
         return ranked
