@@ -106,8 +106,9 @@ class A2RAGConfig(BaseModel):
     # the ablation without Triple-Check (the first candidate answer stands unverified, no rewrite).
     triple_check: Literal["joint", "separate", "off"] = "joint"
     # Every verdict writes its reason first and "yes"/"no" last; where the server returns
-    # log-probabilities it passes when P(yes) >= the threshold (ours: 0.5 until calibrated on the dev
-    # questions, benchmarks/calibrate_verdicts.py).
+    # log-probabilities it passes when P(yes) >= the threshold (ours: 0.5, the point
+    # benchmarks/calibrate_verdicts.py chose on the dev questions, where P(yes) written after the reason is
+    # almost always below 0.1 or above 0.9, so that a threshold moves one or two verdicts at most).
     check_threshold: float = Field(0.5, ge=0.0, le=1.0)  # Triple-Check's (and "verified" sufficiency's)
     sufficiency_threshold: float = Field(0.5, ge=0.0, le=1.0)  # the separate verdict's (sufficiency="llm")
     # Failure-aware rewrite (eq. 6). False: the ablation without rewrite (a failed check ends the

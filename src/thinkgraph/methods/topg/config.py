@@ -73,8 +73,9 @@ class ToPGConfig(BaseModel):
     # (ours): the passages of what the entry, then each iteration, added, in turn (MuSiQue 26.2 -> 23.6
     # against "collected" at the time, no HotpotQA answer of the first 10 changed).
     reader_order: Literal["walk", "rounds", "collected"] = "walk"
-    # P(yes) at or above which Eval stops the loop, where the server gives log-probabilities (ours: 0.5
-    # until calibrated, benchmarks/calibrate_verdicts.py); else the written verdict decides.
+    # P(yes) at or above which Eval stops the loop, where the server gives log-probabilities (ours: 0.5,
+    # the point benchmarks/calibrate_verdicts.py chose on the dev questions, where P(yes) written after the
+    # reason is almost always below 0.1 or above 0.9); else the written verdict decides.
     eval_threshold: float = Field(0.5, ge=0.0, le=1.0)
     max_next_questions: int = 3  # sub-questions NextQ may ask per iteration (our bound)
     # Global mode (ToPG §2.3.3, App. B.3-B.5, Table 5)
