@@ -11,10 +11,13 @@ a run that continues a name ("The Band of the Royal Marines", "Return of the Kin
 not a copy to cut.
 
 A bare date or number is never the person or place a "who" or "where" question asks for ("1975" for
-"Where did the band form ...?", "in 1846" for "Who was president when ...?"): such an answer is asked
-again once, told so, by the reader (``replies.ask_answer``, ``kind_mismatch``). Only that kind is
-checked: a time or a count has too many forms for a word list ("Tuesday", "at dawn", "the Jurassic",
-"thrice") to be refused by one.
+"Where did the band form ...?", "in 1846" for "Who was president when ...?"), and a name with no number
+in it is never the count, year or measure a "how many", "what year" or "what was the population" question
+asks for ("Young, New South Wales" for the population of the town where someone was born: the bridge
+entity, where the chain stopped one hop short): such an answer is asked again once, told so, by the
+reader (``replies.ask_answer``, ``kind_mismatch``). Only these kinds are checked: a time has too many
+forms for a word list ("Tuesday", "at dawn", "the Jurassic") to refuse one, so "when" questions are
+not, and a quantity is accepted in words too ("twelve", "a dozen", "none").
 
 A number of three or more digits is read, not worked out: a population, a year, a sum of money. One
 that nothing the model was shown states ("30,457" for a town whose passage says 6,960) was made up, and
@@ -59,6 +62,17 @@ REPAIR = ("Your answer \"{answer}\" is not {wanted}, which is what the question 
 _ASKS_WHO_OR_WHERE = re.compile(r"^\s*(?:who|whom|whose|where)\b|^\s*(?:in|at|from)\s+(?:what|which)\s+(?:city|"
                                 r"country|state|place|town|county|region|continent)\b", re.IGNORECASE)
 WANTED = "the person, place or thing it asks for (a date or number alone is not)"
+# Questions whose answer is a number: a count, an amount, an age, a length, a year, a population, a share.
+# ("what was the city's population", "what is the number of"; up to three words between)
+_ASKS_QUANTITY = re.compile(r"\bhow\s+(?:many|much|old|long|tall|high|far)\b|\b(?:what|which)\s+year\b|"
+                            r"\b(?:what|which)\s+(?:is|was|were|are)\s+(?:[\w']+\s+){0,3}?(?:population|number|percentage)\b|"
+                            r"\bwhat\s+percent(?:age)?\b", re.IGNORECASE)
+_QUANTITY_WORDS = frozenset((
+    "zero", "none", "no", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven",
+    "twelve", "thirteen", "fourteen", "fifteen", "sixteen", "seventeen", "eighteen", "nineteen", "twenty", "thirty",
+    "forty", "fifty", "sixty", "seventy", "eighty", "ninety", "hundred", "hundreds", "thousand", "thousands",
+    "million", "millions", "billion", "billions", "trillion", "dozen", "dozens", "half", "once", "twice", "thrice"))
+WANTED_NUMBER = "the number it asks for (a name with no number in it is not)"
 
 
 NUMBER_REPAIR = ("Your answer states {number}, a number that nothing above states. Look again at what is given "
@@ -115,10 +129,20 @@ def short_answer(answer: str, question: str | None) -> str:
 
 def kind_mismatch(answer: str, question: str | None) -> str | None:
     """What the question asks for, when ``answer`` is a bare date or number and the question asks who
-    or where (see the module); None otherwise."""
-    if not answer or not question or not _ASKS_WHO_OR_WHERE.search(question):
+    or where, or ``answer`` states no number (in digits or words) and the question asks for one (see
+    the module); None otherwise."""
+    if not answer or not question:
         return None
-    return WANTED if is_value(answer) else None
+    if _ASKS_WHO_OR_WHERE.search(question):
+        return WANTED if is_value(answer) else None
+    if _ASKS_QUANTITY.search(question) and not states_quantity(answer):
+        return WANTED_NUMBER
+    return None
+
+
+def states_quantity(answer: str) -> bool:
+    """Whether ``answer`` states a number: a digit, or a number word ("twelve", "a dozen", "none")."""
+    return any(ch.isdigit() for ch in answer) or any(w.casefold() in _QUANTITY_WORDS for w in _WORD.findall(answer))
 
 
 def _says_more(text: str, said: set[str]) -> bool:
