@@ -283,3 +283,20 @@ async def test_the_reflectors_sub_query_decides_what_is_cited(bridge) -> None:  
     engineer, born = cited.values()
     assert engineer != born  # the sub-query's evolved subgraph is cited only after its own evolution
     assert any("Carol Diaz" in q for q in born) and not any("Carol Diaz" in q for q in engineer)
+
+
+async def test_the_agents_read_passages_first_so_that_a_round_keeping_them_shares_its_prefix(bridge) -> None:  # noqa: ANN001
+    """The context an agent reads: passages, then community summaries, then facts. Two rounds whose
+    subgraphs keep the same passages and differ in their (refined) triples differ only after the passages,
+    so a server's prompt cache reads them once."""
+    from thinkgraph.methods.tog3.subgraph import Subgraph
+
+    tg = bridge(Reader().backend)
+    retriever = Retriever(tg.view, ToG3Config(), None)
+    chunks = [n.id for n in tg.store.iter_nodes("chunk")][:2]
+    first = retriever.context(Subgraph(passages=chunks, triples=[("Alice Stone", "founded", "Acme Corp")]))
+    second = retriever.context(Subgraph(passages=chunks, triples=[("Acme Corp", "based in", "Rivertown")]))
+    assert len(chunks) == 2 and first.startswith("Passage 1: ") and "\n\nPassage 2: " in first
+    passages, facts = first.split("\n\nFacts:\n")
+    assert facts == "Alice Stone -> founded -> Acme Corp" and "Passage 2: " in passages
+    assert second.startswith(passages + "\n\nFacts:\n") and second != first
