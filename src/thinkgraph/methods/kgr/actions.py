@@ -9,6 +9,7 @@ from collections.abc import Collection
 from dataclasses import dataclass, field
 
 from thinkgraph.errors import InputError, ThinkgraphError
+from thinkgraph.methods.kgr.names import PASSAGE_TYPE, NodeNames
 from thinkgraph.methods.replies import answer_part, without_markers
 from thinkgraph.typedkg import TypedGraph
 from thinkgraph.typedkg.describe import listed
@@ -26,7 +27,6 @@ _ACTION = re.compile(r"\b(RetrieveNode|NodeFeature|Neighbou?rCheck|NodeDegree|Fi
                      + BRACKETED_ARGUMENT, re.IGNORECASE | re.DOTALL)
 _N = r"\s*(?:\d+|<\s*n\s*>)?\s*"  # a step's number, or the "<n>" of the format line copied as it is
 _THOUGHT = re.compile(rf"^\s*(?:Thought{_N}:)?\s*(.*?)\s*(?:Action{_N}:|$)", re.IGNORECASE | re.DOTALL)
-PASSAGE_TYPE = "passage"  # a corpus-built graph's passage nodes (methods/kgr/grounding.py)
 PASSAGE_CHARS = 400  # a passage's text shown in a list of neighbours (a corpus-built graph's label has 120)
 INVALID = ("Invalid action. Use RetrieveNode[text], NodeFeature[node id, feature], NeighborCheck[node id, edge type], "
            "NodeDegree[node id, edge type] or Finish[answer].")
@@ -92,8 +92,10 @@ def is_placeholder(answer: str) -> bool:
 
 class GraphEnvironment:
     def __init__(self, graph: TypedGraph, *, retrieve_k: int = 1, max_neighbors: int = 50,
-                 max_chars: int = 4000, node_edge_types: int = 0, passage_chars: int = PASSAGE_CHARS) -> None:
-        """``node_edge_types``: how many of a retrieved node's edge types (most neighbours first) its
+                 max_chars: int = 4000, node_edge_types: int = 0, passage_chars: int = PASSAGE_CHARS,
+                 short_names: bool = False) -> None:
+        """``short_names``: nodes are shown as "E1", "P2" (methods/kgr/names.py), not by their ids.
+        ``node_edge_types``: how many of a retrieved node's edge types (most neighbours first) its
         RetrieveNode observation lists (ours; 0, Graph-CoT's observation, the node alone). The agent
         sets it where the graph definition cannot list every edge type, so that the model sees what it
         can follow from the node it found. ``passage_chars``: characters of a passage's text in a list
@@ -104,6 +106,7 @@ class GraphEnvironment:
         self.max_chars = max_chars
         self.node_edge_types = node_edge_types
         self.passage_chars = passage_chars
+        self.names = NodeNames(graph, short=short_names)
 
     def run(self, actions: list[Action]) -> Observation:
         if not actions:
@@ -134,13 +137,14 @@ class GraphEnvironment:
             return Observation(f"Node search is unavailable: {exc}.", invalid=True)
         if not hits:
             return Observation("No node was found.")
-        listed = "; ".join(f"{h.ext_id} ({self.graph.node_type(h.node)}: {h.text}){self._edge_types_note(h.node)}"
+        listed = "; ".join(f"{self.names.name(h.node)} ({self.graph.node_type(h.node)}: {h.text})"
+                           f"{self._edge_types_note(h.node)}"
                            for h in hits)
         return Observation(f"The most related node{'s are' if len(hits) > 1 else ' is'} {listed}.",
                            [h.ext_id for h in hits])
 
     def _NodeFeature(self, node_ref: str, feature: str) -> Observation:  # noqa: N802
-        node = self.graph.resolve(node_ref)
+        node = self.names.resolve(node_ref)
         features = self.graph.features(node)
         if feature not in features:
             return Observation(f"Node {node_ref} has no feature {feature!r}; its features are: "
@@ -148,7 +152,7 @@ class GraphEnvironment:
         return Observation(f"The {feature} of {node_ref} is: {features[feature]}.", [self.graph.ext_id(node)])
 
     def _NeighborCheck(self, node_ref: str, edge_type: str) -> Observation:  # noqa: N802
-        node = self.graph.resolve(node_ref)
+        node = self.names.resolve(node_ref)
         edge_type = self._edge_type(node, edge_type)
         neighbors = self.graph.neighbors(node, edge_type)
         shown = [self._label(int(n)) for n in neighbors[: self.max_neighbors]]
@@ -157,19 +161,18 @@ class GraphEnvironment:
         return Observation(f"The {edge_type} neighbours of {node_ref} are: [{', '.join(shown)}]{more}.", grounded)
 
     def _NodeDegree(self, node_ref: str, edge_type: str) -> Observation:  # noqa: N802
-        node = self.graph.resolve(node_ref)
+        node = self.names.resolve(node_ref)
         edge_type = self._edge_type(node, edge_type)
         return Observation(f"Node {node_ref} has {self.graph.degree(node, edge_type)} {edge_type} neighbours.",
                            [self.graph.ext_id(node)])
 
     def _EdgeTypes(self, node_ref: str) -> Observation:  # noqa: N802
-        node = self.graph.resolve(node_ref)
+        node = self.names.resolve(node_ref)
         degrees = self.graph.edge_type_degrees(node)
         shown = [f"{name} ({count})" for name, count in degrees[: self.max_neighbors]]
         more = f" (and {len(degrees) - len(shown)} more)" if len(degrees) > len(shown) else ""
-        ext = self.graph.ext_id(node)
-        return Observation(f"The edge types of {ext}, with its neighbours along each, are: [{', '.join(shown)}]{more}.",
-                           [ext])
+        return Observation(f"The edge types of {self.names.name(node)}, with its neighbours along each, are: "
+                           f"[{', '.join(shown)}]{more}.", [self.graph.ext_id(node)])
 
     def _Finish(self, answer: str) -> Observation:  # noqa: N802
         if not answer.strip():
@@ -185,7 +188,8 @@ class GraphEnvironment:
         an answer, becomes the node's name (a number stays a number). None stays None."""
         if answer is None:
             return None
-        node = self.graph.lookup(answer.strip()) if answer.strip() in seen else None
+        ext = self.names.ext_id(answer.strip())
+        node = self.graph.lookup(ext) if ext in seen else None
         if node is not None:
             return self.graph.text(node)
         line, _ = answer_part(answer)
@@ -204,7 +208,7 @@ class GraphEnvironment:
         own = self.graph.edge_types_of(node)
         match = next((t for t in own if _loose(t) == _loose(name)), None)
         if match is None:
-            raise InputError(f"unknown edge type {name!r}; the edge types of {self.graph.ext_id(node)} are: "
+            raise InputError(f"unknown edge type {name!r}; the edge types of {self.names.name(node)} are: "
                              f"{listed(own)}")
         return match
 
@@ -220,7 +224,8 @@ class GraphEnvironment:
         ext, text = self.graph.ext_id(node), self.graph.text(node)
         if self.passage_chars and self.graph.node_type(node) == PASSAGE_TYPE:
             text = self._passage_head(node, text)
-        return ext if text == ext else f"{ext} ({text})"
+        name = self.names.name(node)
+        return name if text == ext else f"{name} ({text})"
 
     def _passage_head(self, node: int, label: str) -> str:
         """A passage's label with the first ``passage_chars`` of its text: a corpus-built graph labels a

@@ -73,7 +73,8 @@ class AgentStepper:
         self.merge_format = (MERGE_AGENT_FORMAT.replace(" or Finish[answer]", ", EdgeTypes[node id] or Finish[answer]")
                              if self.edge_types_offered else MERGE_AGENT_FORMAT)
         self.repair_text = ACTION_REPAIR.format(extra=", EdgeTypes[node id]" if self.edge_types_offered else "")
-        self.examples = examples("agent_corpus" if corpus_built(env.graph) else "agent", few_shot)
+        self.examples = examples("agent_corpus" if corpus_built(env.graph) else "agent", few_shot,
+                                 short_names=env.names.short)
         settings = llm.settings
         fixed = llm.counter.count(self._opening(""))
         room = settings.context_window - settings.max_tokens.action - fixed
@@ -186,10 +187,11 @@ class AgentStepper:
         graph, taken = self.env.graph, {_key_text(s.action) for s in state.steps}
         untried: list[str] = []
         reached = state.steps[step - 1].nodes if step else [n for s in reversed(state.steps) for n in s.nodes]
-        for node in reached[:MAX_NODES_ADVISED]:
-            found = graph.lookup(node)
+        for ext in reached[:MAX_NODES_ADVISED]:
+            found = graph.lookup(ext)
             if found is None:
                 continue
+            node = self.env.names.name(found)
             if graph.node_type(found) == PASSAGE_TYPE:
                 options = [f"NodeFeature[{node}, text]"]
             else:

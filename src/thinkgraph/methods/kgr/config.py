@@ -73,6 +73,11 @@ class KGRConfig(BaseModel):
     # call counts against the n steps, so calls stay <= n.
     repair: bool = True
     few_shot: bool = True  # App. F: every prompt carries examples (ours, methods/kgr/examples.py)
+    # How the agent sees the nodes of a corpus-built index (ours; methods/kgr/names.py). "short" (the
+    # default): "E1", "P2", given in the order the question's agent is shown them, where the index's ids
+    # are hashes that a small model reads and copies at 14-20 tokens each. "ids": the ids themselves.
+    # An imported KG's ids are shown as they are either way.
+    node_names: Literal["short", "ids"] = "short"
     # Our bound, not the paper's: LLM calls per question. The paper's ToT/GoT defaults (n = 10,
     # k = t = 3, agent) need 94 / 131 calls; explore mode costs several calls per step. When
     # spent, the best finished chain so far is the answer, or the outcome is "budget_reached".

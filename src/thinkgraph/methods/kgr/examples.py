@@ -173,10 +173,19 @@ _EXAMPLES = {"agent": AGENT, "agent_corpus": AGENT_CORPUS, "thought": THOUGHT, "
              "merge_explore": MERGE_EXPLORE}
 
 
-def examples(prompt: str, few_shot: bool) -> str:
-    """The examples block of a prompt (ending in a blank line), or "" when few-shot is off."""
+# The example's node ids as the agent is shown them when nodes have short names (methods/kgr/names.py).
+SHORT_NAMES = {"ent:3f2a91c0": "E1", "chunk:91c07d2e": "P1", "ent:77b1e4a5": "E2", "chunk:5d0e22f1": "P2"}
+
+
+def examples(prompt: str, few_shot: bool, *, short_names: bool = False) -> str:
+    """The examples block of a prompt (ending in a blank line), or "" when few-shot is off; with
+    ``short_names``, the corpus example's node ids as short names, as the agent will see its own."""
     if not few_shot:
         return ""
-    if not _EXAMPLES[prompt].startswith("Example"):  # one worked example
-        return f"Here is an example:\n{_EXAMPLES[prompt]}\n\nNow your task.\n"
-    return f"Here are some examples:\n{_EXAMPLES[prompt]}\n\nNow your task.\n"
+    text = _EXAMPLES[prompt]
+    if short_names:
+        for ext, name in SHORT_NAMES.items():
+            text = text.replace(ext, name)
+    if not text.startswith("Example"):  # one worked example
+        return f"Here is an example:\n{text}\n\nNow your task.\n"
+    return f"Here are some examples:\n{text}\n\nNow your task.\n"

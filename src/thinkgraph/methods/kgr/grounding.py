@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from thinkgraph.methods.kgr.actions import PASSAGE_TYPE
+from thinkgraph.methods.kgr.names import PASSAGE_TYPE
 from thinkgraph.models import Node
 from thinkgraph.typedkg import TypedGraph
 

@@ -80,7 +80,9 @@ class KGRMethod:
             finisher = Finisher(llm, graph, self.ctx.store if corpus_built(graph) else None, question, recorder, ids)
         if c.interaction == "agent":
             env = GraphEnvironment(graph, retrieve_k=c.retrieve_k, max_neighbors=c.max_neighbors,
-                                   max_chars=c.max_observation_chars)
+                                   max_chars=c.max_observation_chars,
+                                   short_names=c.node_names == "short" and corpus_built(graph))
+            recorder.names = env.names
             return AgentStepper(llm, env, question, recorder, ids, few_shot=c.few_shot,
                                 graph_chars=c.definition_chars(llm.settings.context_window),
                                 limit=c.steps if c.strategy == "cot" else c.tree_depth, finisher=finisher)

@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from thinkgraph.methods.kgr.names import NodeNames
 from thinkgraph.methods.kgr.state import ChainState
 from thinkgraph.models import TraceStep
 
@@ -17,12 +18,16 @@ class Recorder:
     parse_failures: int = 0
     repairs: int = 0  # step replies with no action, asked again (KGRConfig.repair)
     repeated_actions: int = 0  # actions the chain had already taken, not run again
+    names: NodeNames | None = None  # the agent's names of the nodes, where they are short (methods/kgr/names.py)
 
     def state(self, state: ChainState, *, invalid: bool = False, action: str | None = None) -> None:
         self.invalid_actions += invalid
         last = state.steps[-1]
         outputs: dict[str, Any] = {"thought": last.thought, "action": last.action, "observation": last.observation,
                                    "nodes": last.nodes}
+        names = self.names.of_ext(last.nodes) if self.names is not None and self.names.short else {}
+        if names:  # the short names the step showed, with the ids they stand for
+            outputs["names"] = names
         if last.triples:
             outputs["triples"] = [list(t) for t in last.triples]
         if last.attributes:
