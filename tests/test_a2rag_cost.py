@@ -15,7 +15,7 @@ from dataclasses import replace
 import pytest
 
 from thinkgraph.llm.backend import ChatRequest, ChatResult
-from thinkgraph.methods.a2rag.rewrite import asks_about_instructions
+from thinkgraph.methods.a2rag.rewrite import asks_about_instructions, names_new
 from thinkgraph.testing import ScriptedBackend
 
 QUESTION = "Where is the company that Alice Stone founded based?"
@@ -443,6 +443,49 @@ async def test_a_rewrite_the_model_cannot_write_names_what_the_drafts_reasoning_
     assert model.calls.count("rewrite") == 2  # the model was asked, and asked again, first
     off = await ask(StopsAtTheBridge(), i_max=1, rewrite_from_draft=False)
     assert off.status == "abstained" and "the rewrite asked nothing new" in off.message
+
+
+class RewritesWithoutTheBridge(StopsAtTheBridge):
+    """Rewrites into a new question that names only the entity the question already names."""
+
+    @staticmethod
+    def rewrite(prompt: str) -> str:
+        return "Where is the firm founded by Alice Stone located?"
+
+
+async def test_a_rewrite_naming_no_new_entity_gets_the_names_the_draft_reached(ask) -> None:  # noqa: ANN001
+    """A rewrite whose only entity is the question's own seeds the same neighbourhood again: the names the
+    rejected draft's reasoning reached are added to it."""
+    answer = await ask(RewritesWithoutTheBridge(), i_max=1)
+    (step,) = [s for s in answer.trace if s.action == "rewrite.ans.from_draft"]
+    assert step.outputs["query"] == "Where is the firm founded by Alice Stone located? (Acme Corp)"
+    assert answer.status == "answered" and answer.text == "Rivertown" and answer.stats["attempts"] == 2
+
+
+async def test_a_rewrite_naming_a_new_entity_stands_as_written(ask) -> None:  # noqa: ANN001
+    model = Model(fact="Alice Stone founded Acme Corp", answer="Unknown")  # rewrites "In which town is Acme Corp ..."
+    answer = await ask(model, i_max=1)
+    rewrites = [s.outputs["query"] for s in answer.trace if s.action.startswith("rewrite.")]
+    assert rewrites == ["In which town is Acme Corp based?"]
+
+
+def test_names_new_reads_entities_not_values() -> None:
+    assert names_new("In which town is Acme Corp based?", QUESTION)
+    assert not names_new("Where is the firm founded by Alice Stone located in 2020?", QUESTION)
+
+
+async def test_an_answer_of_a_kind_the_users_question_cannot_want_fails_after_a_rewrite(open_bridge) -> None:  # noqa: ANN001
+    """The rewrite dropped what the question asks for ("Which town ...?" for how many people live there):
+    the draft answers the rewrite with a name, which Triple-Check refuses against the user's question
+    without a verdict, so the question is abstained on rather than answered with the town."""
+    model = Model(fact=BRIDGE, answer="Rivertown", check=verdict("ok", relevant=True, grounded=True, resolves=True))
+    model.rewrite = lambda prompt: "Which town is Acme Corp based in?"  # type: ignore[method-assign]
+    question = "How many people live in the town where the company that Alice Stone founded is based?"
+    answer = await open_bridge(model.backend).aask(question, method="a2rag", i_max=1)
+    assert answer.status == "abstained" and answer.text is None
+    assert '"Rivertown" is not the number it asks for' in answer.message
+    rejected = [s.outputs for s in answer.trace if s.action.startswith("sufficiency.")]
+    assert rejected and all(o["failure"] == "ans" for o in rejected if o.get("failure"))
 
 
 async def test_every_call_is_counted_on_the_trace_step_that_made_it(ask) -> None:  # noqa: ANN001

@@ -14,7 +14,7 @@ from thinkgraph.methods.a2rag.config import A2RAGConfig
 from thinkgraph.methods.a2rag.hitl import propose_triples
 from thinkgraph.methods.a2rag.prompts import ANSWER
 from thinkgraph.methods.a2rag.retriever import FACTS_TITLE, AgenticRetriever, Judge, RetrievalState
-from thinkgraph.methods.a2rag.rewrite import from_draft, rewrite_query
+from thinkgraph.methods.a2rag.rewrite import rewrite_query, with_draft_names
 from thinkgraph.methods.a2rag.verify import Verifier
 from thinkgraph.methods.answer_shape import kind_mismatch, read_numbers, unstated_number
 from thinkgraph.methods.base import NO_LLM_MESSAGE, OUT_OF_SCOPE, MethodContext
@@ -175,7 +175,7 @@ class A2RAGMethod:
         query = question
         for attempt in range(c.i_max + 1):
             # the paper's separate check runs after every stage; a draft is asked again only on new evidence
-            state = await self.retriever.retrieve(query, judge=self._judge(llm, trace), trace=trace,
+            state = await self.retriever.retrieve(query, judge=self._judge(llm, trace, question), trace=trace,
                                                   judge_unchanged=c.sufficiency == "llm")
             self.seed_failures += state.seeds.extraction_error is not None
             passages = self.retriever.passages(state.ranked_chunks()[: c.evidence_chunks])
@@ -185,7 +185,8 @@ class A2RAGMethod:
                 reply, cost = await self._generate(llm, query, state, passages)
                 trace.append(TraceStep("responder", DRAFT_STEP, {"query": query, "stage": state.stage},
                                        {"reply": reply}, cost=cost))
-            failure, reason = (None, "") if state.draft_checked else await self._check(query, reply, state, trace)
+            failure, reason = (None, "") if state.draft_checked else await self._check(query, reply, state, trace,
+                                                                                      question=question)
             attempts.append(Attempt(query, reply, failure, reason, state.stage, self._subgraph(state), state))
             if failure is None:
                 return await self._verified(question, llm, reply, state, passages, attempts, trace)
@@ -201,8 +202,8 @@ class A2RAGMethod:
                     rewrite = await rewrite_query(llm, query, reply, evidence, failure, reason, again=rewrite)
                 trace.append(TraceStep("controller", f"rewrite.{failure}.again", {"reason": rewrite.why or "-"},
                                        {"query": rewrite.query or query}, cost=cost))
-            if rewrite.query is None and c.rewrite_from_draft:
-                named = from_draft(query, reply, self._read(reply, passages, query).text)
+            if c.rewrite_from_draft:
+                named = with_draft_names(query, rewrite.query, reply, self._read(reply, passages, query).text)
                 if named is not None:
                     rewrite = replace(rewrite, query=named)
                     trace.append(TraceStep("controller", f"rewrite.{failure}.from_draft", {}, {"query": named}))
@@ -211,8 +212,8 @@ class A2RAGMethod:
             query = rewrite.query
         return None
 
-    async def _check(self, query: str, reply: str, state: RetrievalState,
-                     trace: list[TraceStep]) -> tuple[str | None, str]:
+    async def _check(self, query: str, reply: str, state: RetrievalState, trace: list[TraceStep], *,
+                     question: str | None = None) -> tuple[str | None, str]:
         """Triple-Check of the candidate as read (its answer, not its reasoning or markers) against the
         passages it cites (None: passed); an echo of the prompt or a draft that states no answer fails
         without a call, and so does an answer that only repeats the question's words
@@ -233,7 +234,9 @@ class A2RAGMethod:
             return "ans", f"the draft states no answer: {why}"
         if restates_question(read.text, query):  # (a cut draft skipped the second look that asks again)
             return "ans", f"the answer \"{read.text}\" only repeats words of the question"
-        wanted = kind_mismatch(read.text, query)
+        # (the user's question too: a rewrite that dropped what it asks for, "What was the city where ...?" for
+        # its population, is answered with a name the question cannot want)
+        wanted = kind_mismatch(read.text, query) or (kind_mismatch(read.text, question) if question else None)
         if wanted is not None:  # left so by the reader's second look: no verdict can make it an answer
             return "ans", f"the answer \"{read.text}\" is not {wanted}"
         # what the draft was shown (its passages, the facts, the query), read only for an answer with a
@@ -300,7 +303,7 @@ class A2RAGMethod:
         failed = sum(s.action == "seeds.extraction_failed" for s in trace)
         return {"seed_extraction_failures": failed} if failed else {}
 
-    def _judge(self, llm: LLM, trace: list[TraceStep]) -> Judge | None:
+    def _judge(self, llm: LLM, trace: list[TraceStep], question: str | None = None) -> Judge | None:
         """The sufficiency judgement after each stage (config ``sufficiency``)."""
         mode = self.config.sufficiency
         if mode == "all":
@@ -335,7 +338,7 @@ class A2RAGMethod:
             if not await draft(state):
                 return False
             assert state.draft is not None
-            failure, reason = await self._check(state.query, state.draft, state, trace)
+            failure, reason = await self._check(state.query, state.draft, state, trace, question=question)
             trace.append(TraceStep("retriever", f"sufficiency.{state.stage}", {"check": "triple_check"},
                                    {"sufficient": failure is None, "failure": failure, "reason": reason}))
             state.draft_checked = failure is None

@@ -80,6 +80,23 @@ def from_draft(query: str, reply: str, answer: str | None) -> str | None:
     return f"{query.rstrip()} ({'; '.join(names)})" if names else None
 
 
+def names_new(rewritten: str, query: str) -> bool:
+    """Whether a rewrite names an entity (not a date or number) that the query does not: a new seed."""
+    said = query.casefold()
+    return any(name.casefold() not in said for name in entities_in(rewritten) if not is_value(name))
+
+
+def with_draft_names(query: str, rewritten: str | None, reply: str, answer: str | None) -> str | None:
+    """The next query where the model's rewrite would search where the query did (``rewrite_from_draft``):
+    when it is no new question, or names no entity the query does not (its seeds, and so its local
+    neighbourhood, are the query's: §III-D's "retrieving the same neighborhood"), the rewrite (else the
+    query) naming the entities the draft's reasoning reached (``from_draft``). None when the model's
+    rewrite names a new entity, or the reasoning reached none."""
+    if rewritten is not None and names_new(rewritten, query):
+        return None
+    return from_draft(rewritten or query, reply, answer)
+
+
 _INSTRUCTION_WORDS = stems(" ".join([*REWRITE.values(), REWRITE_AGAIN]))
 
 
