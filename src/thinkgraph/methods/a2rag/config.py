@@ -115,9 +115,11 @@ class A2RAGConfig(BaseModel):
     # attempts: the same query would retrieve and fail the same way).
     rewrite: bool = True
     # When the model's rewrite is no new question even when asked again (Qwen2.5-1.5B repeated the question
-    # on most rewrites), the next query is the question naming the entities the rejected draft's reasoning
-    # reached that the question does not (ours; a2rag/rewrite.py ``from_draft``): the draft often stopped
-    # at the bridge ("Maximum Overdrive was shot in Leland"). False: such a question is abstained on.
+    # on most rewrites), or names no entity the query does not (it would seed the same neighbourhood again),
+    # the next query is the question (or that rewrite) naming the entities the rejected draft's reasoning
+    # reached that it does not (ours; a2rag/rewrite.py ``with_draft_names``): the draft often stopped at the
+    # bridge ("Maximum Overdrive was shot in Leland"). False: the model's rewrite stands, and no new
+    # question is abstained on.
     rewrite_from_draft: bool = True
     hitl: bool = False  # propose triples for human review after a verified answer
     # Our bound on LLM calls per question (I_max bounds the retries; this bounds what a raised I_max
