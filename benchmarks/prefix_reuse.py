@@ -178,7 +178,7 @@ def agent_walker(finish_after: int = 6, repeats: bool = False) -> Callable[[Chat
         node = re.search(r"node is (\S+) \(", last)
         passage = re.search(r"The text of \S+ is: (.*)", last)
         found = re.findall(NAME, passage.group(1) if passage else last)
-        unread = [c for c in re.findall(r"(chunk:\w+)", last) if f"NodeFeature[{c}, text]" not in taken]
+        unread = [c for c in re.findall(r"\b(chunk:\w+|P\d+)\b", last) if f"NodeFeature[{c}, text]" not in taken]
         repair = "Write step" in _last_user(request)
         if repeats and n in (3, 6) and not repair:
             return f"Thought {n}: Again.\nAction {n}: {taken[-1]}"
