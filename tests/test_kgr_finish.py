@@ -45,7 +45,7 @@ def bridge_walker(request: ChatRequest) -> str:
     if not seen:
         return "Thought: I need Alice Stone.\nAction: RetrieveNode[Alice Stone]"
     if len(seen) == 1:
-        alice = re.search(r"(E\d+) \(", seen[0]).group(1)
+        alice = re.search(r"(ent:\w+) \(", seen[0]).group(1)
         return f"Thought: What did she found?\nAction: NeighborCheck[{alice}, founded]"
     return f"Thought: more.\nAction: RetrieveNode[thing {len(seen)}]"
 
@@ -148,7 +148,7 @@ async def test_a_repeated_step_is_asked_again_once_with_the_actions_that_could_f
         if len(turns) == 1:
             return "Thought 1: find her.\nAction 1: RetrieveNode[Alice Stone]"
         if "Step 2 found nothing new" in turns[-1]:  # the repair of a step that found the same node
-            alice = re.search(r"NeighborCheck\[(E\d+), mentioned_in\]", turns[-1]).group(1)
+            alice = re.search(r"NeighborCheck\[(ent:\w+), mentioned_in\]", turns[-1]).group(1)
             return f"Thought 2: read her passages.\nAction 2: NeighborCheck[{alice}, mentioned_in]"
         if "Step 3 repeats step 2" in turns[-1]:  # still a repeat after the repair: the step is recorded as one
             return "Thought 3: again.\nAction 3: " + re.search(r"Action 3: (.*)", turns[-2]).group(1).lower()
@@ -160,14 +160,14 @@ async def test_a_repeated_step_is_asked_again_once_with_the_actions_that_could_f
     answer = await open_bridge(backend).aask(QUESTION, "kgr", steps=6, **PAPER)
     repair = backend.requests[2].messages
     assert [m["role"] for m in repair] == ["user", "assistant", "user", "assistant", "user"]
-    alice = re.search(r"(E\d+) \(entity: Alice Stone\)", repair[2]["content"]).group(1)
+    alice = re.search(r"(ent:\w+) \(entity: Alice Stone\)", repair[2]["content"]).group(1)
     assert repair[-1]["content"] == (
         "Step 2 found nothing new: RetrieveNode[Alice Stone's company] gives what step 1 found. Write step 2 again "
         f"with a new action: NeighborCheck[{alice}, mentioned_in] (not tried yet), RetrieveNode[<name>] for what "
         "the observations name that the question needs next, or Finish[<the answer>] when an observation gives it.")
     second_repair = backend.requests[4].messages[-1]["content"]  # what is suggested leaves out what was taken
     assert second_repair.startswith("Step 3 repeats step 2: NeighborCheck[")
-    assert re.search(r"new action: NodeFeature\[P\d+, text\] \(not tried yet\), RetrieveNode", second_repair)
+    assert re.search(r"new action: NodeFeature\[chunk:\w+, text\] \(not tried yet\), RetrieveNode", second_repair)
     steps = [s.outputs for s in answer.trace if s.action == "step"]
     assert steps[1]["action"].startswith("NeighborCheck[")
     assert "Alice Stone founded Acme Corp" in steps[1]["observation"]
@@ -196,7 +196,7 @@ async def test_a_finish_that_no_observation_supports_is_asked_again_once(open_br
         if len(turns) == 1:
             return "Thought 1: find her.\nAction 1: RetrieveNode[Alice Stone]"
         if turns[-1].startswith('No observation above says "Paris"'):
-            alice = re.search(r"NeighborCheck\[(E\d+), mentioned_in\] \(not tried yet\)", turns[-1]).group(1)
+            alice = re.search(r"NeighborCheck\[(ent:\w+), mentioned_in\] \(not tried yet\)", turns[-1]).group(1)
             return f"Thought 2: read her passages.\nAction 2: NeighborCheck[{alice}, mentioned_in]"
         if len(turns) == 3:
             return "Thought 2: I know it.\nAction 2: Finish[Paris]"  # from the model's own knowledge
@@ -269,11 +269,11 @@ async def test_the_steps_so_far_are_turns_and_the_last_names_the_step_and_the_qu
     backend = ScriptedBackend(script=["Thought: x.\nAction: Finish[y]"])
     await open_bridge(backend).aask("q?", "kgr", repair=False)
     corpus = prompt_of(backend.requests[0])
-    assert "Here is an example:" in corpus and "NeighborCheck[E1, mentioned_in]" in corpus  # short names
-    assert "P31" not in corpus and "ent:3f2a91c0" not in corpus
+    assert "Here is an example:" in corpus and "NeighborCheck[ent:3f2a91c0, mentioned_in]" in corpus
+    assert "P31" not in corpus
     backend = ScriptedBackend(script=["Thought: x.\nAction: Finish[y]"])
-    await open_bridge(backend).aask("q?", "kgr", repair=False, node_names="ids")
-    assert "NeighborCheck[ent:3f2a91c0, mentioned_in]" in prompt_of(backend.requests[0])
+    await open_bridge(backend).aask("q?", "kgr", repair=False, node_names="short")  # the example as it will see
+    assert "NeighborCheck[E1, mentioned_in]" in prompt_of(backend.requests[0])
 
 
 def test_a_long_chain_shortens_its_oldest_observations_in_the_turns(kg, tmp_path: Path) -> None:  # noqa: ANN001
@@ -348,7 +348,7 @@ async def test_passages_in_a_neighbour_list_show_the_start_of_their_text(tmp_pat
         turns = [m["content"] for m in request.messages]
         if len(turns) == 1:
             return "Thought: find him.\nAction: RetrieveNode[Barry Wesson]"
-        node = re.search(r"node is (E\d+) \(", turns[2]).group(1)
+        node = re.search(r"node is (ent:\w+) \(", turns[2]).group(1)
         return f"Thought: his passages.\nAction: NeighborCheck[{node}, mentioned_in]" if len(turns) == 3 else \
             "Thought: done.\nAction: Finish[Houston Astros]"
 

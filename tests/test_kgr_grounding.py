@@ -40,7 +40,7 @@ def walker(request: ChatRequest) -> str:
     last = seen[-1]
     if "Rivertown" in last:
         return "Thought: The company is based in Rivertown.\nAction: Finish[Rivertown]"
-    ids = re.findall(r"(E\d+) \(([^)]+)\)", last)
+    ids = re.findall(r"(ent:\w+) \(([^)]+)\)", last)
     if "Alice Stone" in last:
         return f"Thought: What did she found?\nAction: NeighborCheck[{ids[0][0]}, founded]" + runaway
     acme = next((i for i, name in ids if name == "Acme Corp"), None)

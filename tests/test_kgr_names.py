@@ -1,6 +1,7 @@
-"""kgr's short node names on a corpus-built index (methods/kgr/names.py): the agent reads and writes "E1",
-"P2" instead of hashed ids, any of them (or the id itself) resolves, a Finish naming one answers with
-the node's name, the trace keeps each short name with its id, and an imported KG keeps its own ids."""
+"""kgr's short node names on a corpus-built index (methods/kgr/names.py, ``node_names="short"``; the
+default shows the index's ids): the agent reads and writes "E1", "P2" instead of hashed ids, any of them
+(or the id itself) resolves, a Finish naming one answers with the node's name, the trace keeps each
+short name with its id, and an imported KG keeps its own ids."""
 
 from __future__ import annotations
 
@@ -35,7 +36,7 @@ def walk(request: ChatRequest) -> str:
 
 async def test_the_agent_reads_and_writes_short_names_and_the_trace_keeps_their_ids(open_bridge) -> None:  # noqa: ANN001
     backend = ScriptedBackend(rules=[("Answer the question by alternating", walk)])
-    answer = await open_bridge(backend).aask(QUESTION, "kgr", reader="paper", repair=False)
+    answer = await open_bridge(backend).aask(QUESTION, "kgr", reader="paper", repair=False, node_names="short")
     prompts = ["\n".join(m["content"] for m in r.messages).split("Now your task.")[-1] for r in backend.requests]
     assert not any(re.search(r"\b(?:ent|chunk):[0-9a-f]{6,}", p) for p in prompts)  # no hashed id shown
     steps = [s for s in answer.trace if s.action == "step"]
@@ -49,10 +50,10 @@ async def test_the_agent_reads_and_writes_short_names_and_the_trace_keeps_their_
     assert answer.text is not None and answer.text != "P1" and answer.status == "answered"
 
 
-async def test_with_node_names_ids_the_agent_sees_the_index_ids(open_bridge) -> None:  # noqa: ANN001
+async def test_by_default_the_agent_sees_the_index_ids(open_bridge) -> None:  # noqa: ANN001
     backend = ScriptedBackend(script=["Thought: find her.\nAction: RetrieveNode[Alice Stone]",
                                       "Thought: done.\nAction: Finish[Rivertown]"])
-    answer = await open_bridge(backend).aask(QUESTION, "kgr", reader="paper", repair=False, node_names="ids")
+    answer = await open_bridge(backend).aask(QUESTION, "kgr", reader="paper", repair=False)
     first = next(s for s in answer.trace if s.action == "step")
     assert re.match(r"The most related node is ent:[0-9a-f]+ \(entity: Alice Stone\)", first.outputs["observation"])
     assert "names" not in first.outputs

@@ -4,9 +4,10 @@ A corpus-built index names its nodes by hashes ("ent:a92e8d1fa11be5c7", "chunk:0
 small model's tokenizer reads one in 14-20 tokens, the agent copies it into every action it writes,
 and every list of neighbours repeats it. Within one question each node the agent is shown is named
 instead by its kind and the order it was first shown ("E1", "E2" for entities, "P1" for passages).
-Actions take the short name or the full id; the trace keeps both (each step's "names"). An imported
-KG's own ids are shown as they are (``KGRConfig.node_names``): they are the user's, and short already
-in the paper's graphs."""
+Actions take the short name or the full id; the trace keeps both (each step's "names"). A switch
+(``KGRConfig.node_names = "short"``), not the default: it made a question a quarter cheaper and its
+answers worse (config.py has the measurement). An imported KG's own ids are shown as they are: they are
+the user's, and short already in the paper's graphs."""
 
 from __future__ import annotations
 
