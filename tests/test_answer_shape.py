@@ -92,17 +92,23 @@ CENSUS = "At the 2011 census, what was the population of the city where the pain
     ("Young, New South Wales", CENSUS, True),
     ("Paris", "How many people live in the city?", True),
     ("the Beatles", "In what year did the band that recorded Help! break up?", True),
-    ("Acme Corp", "How old was the founder of Acme Corp when it opened?", True),
     ("Rivertown", "What percentage of the county voted for the mayor of Rivertown?", True),
+    ("Acme Corp", "What was the number of employees of the company Alice Stone founded?", True),
     # a number in digits or words is of the kind asked (whether it is right is another check)
     ("6,960", CENSUS, False),
     ("about 7,000 people", CENSUS, False),
     ("twelve", "How many studio albums did the band release?", False),
     ("a dozen", "How many studio albums did the band release?", False),
-    ("None", "How many goals did he score in the final?", False),
+    ("several", "How many books did she write?", False),
+    ("most of it", "How much of the land is forest?", False),
     ("1970", "In what year did the band that recorded Help! break up?", False),
     ("the 19th century", "Which year did the war end?", False),
-    ("37 years", "How long did the dynasty rule?", False),
+    # not asking for a number: a rank in a name, a possessive, an age, a length or a stage in words
+    ("Thriller", "What was the number one album of 1983?", False),
+    ("Adela Morrow", "Which year's winner founded the prize?", False),
+    ("in his forties", "How old was he when the band formed?", False),
+    ("a decade", "How long did the war last?", False),
+    ("the semifinals", "How far did the team advance?", False),
     # not a quantity question: a name stands
     ("Young, New South Wales", "Where was the painter born?", False),
     ("Tuesday", "When was the treaty signed?", False),  # "when" has too many forms: never checked

@@ -86,3 +86,17 @@ def test_an_action_on_a_short_name_runs_on_its_node(kg_env: GraphEnvironment) ->
     assert found.text == "The most related node is E1 (author: Tomasz Nowak)." and found.nodes == ["a2"]
     feature = kg_env.run(parse_step("Action: NodeFeature[E1, organization]")[1])
     assert feature.text == "The organization of E1 is: Warsaw Institute." and feature.nodes == ["a2"]
+
+
+def test_a_short_name_is_never_a_nodes_own_id(tmp_path: Path) -> None:
+    """A graph whose own ids look like short names keeps them: the names skip every id the graph has."""
+    builder = TypedGraphBuilder()
+    for ext, text in (("E1", "Alice Stone"), ("E2", "Bob Reed"), ("p1", "A passage")):
+        builder.add_node(ext, "person" if ext.startswith("E") else "passage", {"name": text})
+    embedder = HashEmbedder()
+    graph = TypedGraph(builder.write(tmp_path / "g.kg", embedder), embedder)
+    names = NodeNames(graph, short=True)
+    bob, passage = graph.resolve("E2"), graph.resolve("p1")
+    assert names.name(bob) == "E3" and names.name(passage) == "P2"  # not E1 (Alice's id), not P1 (p1's)
+    assert names.resolve("E1") == graph.resolve("E1") and names.resolve("E3") == bob
+    assert names.of_ext(["E2"]) == {"E3": "E2"}

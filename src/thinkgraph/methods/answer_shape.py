@@ -12,12 +12,13 @@ not a copy to cut.
 
 A bare date or number is never the person or place a "who" or "where" question asks for ("1975" for
 "Where did the band form ...?", "in 1846" for "Who was president when ...?"), and a name with no number
-in it is never the count, year or measure a "how many", "what year" or "what was the population" question
+in it is never the count, year or share a "how many", "what year" or "what was the population" question
 asks for ("Young, New South Wales" for the population of the town where someone was born: the bridge
 entity, where the chain stopped one hop short): such an answer is asked again once, told so, by the
 reader (``replies.ask_answer``, ``kind_mismatch``). Only these kinds are checked: a time has too many
 forms for a word list ("Tuesday", "at dawn", "the Jurassic") to refuse one, so "when" questions are
-not, and a quantity is accepted in words too ("twelve", "a dozen", "none").
+not, nor "how old / long / far" ones ("in his forties", "a decade", "the semifinals"), and a quantity is
+accepted in words too ("twelve", "a dozen", "several"). ("None" is read as an abstention before this.)
 
 A number of three or more digits is read, not worked out: a population, a year, a sum of money. One
 that nothing the model was shown states ("30,457" for a town whose passage says 6,960) was made up, and
@@ -63,16 +64,20 @@ _ASKS_WHO_OR_WHERE = re.compile(r"^\s*(?:who|whom|whose|where)\b|^\s*(?:in|at|fr
                                 r"country|state|place|town|county|region|continent)\b", re.IGNORECASE)
 WANTED = "the person, place or thing it asks for (a date or number alone is not)"
 # Questions whose answer is a number: a count, an amount, an age, a length, a year, a population, a share.
-# ("what was the city's population", "what is the number of"; up to three words between)
-_ASKS_QUANTITY = re.compile(r"\bhow\s+(?:many|much|old|long|tall|high|far)\b|\b(?:what|which)\s+year\b|"
-                            r"\b(?:what|which)\s+(?:is|was|were|are)\s+(?:[\w']+\s+){0,3}?(?:population|number|percentage)\b|"
-                            r"\bwhat\s+percent(?:age)?\b", re.IGNORECASE)
+# ("what was the city's population", "what is the number of"; up to three words between). Only questions
+# whose answer is a count, an amount, a year or a share: "how old / long / far" are answered in words as
+# often ("in his forties", "a decade", "the semifinals"), "the number one album" is a name.
+_ASKS_QUANTITY = re.compile(r"\bhow\s+(?:many|much)\b|\b(?:what|which)\s+year(?![\w'\u2019-])|"
+                            r"\b(?:what|which)\s+(?:is|was|were|are)\s+(?:[\w']+\s+){0,3}?"
+                            r"(?:population|number\s+of|percentage)\b|\bwhat\s+percent(?:age)?\b", re.IGNORECASE)
+# Number words, and the words of a quantity without one ("a few", "several", "most of it", "a decade").
 _QUANTITY_WORDS = frozenset((
-    "zero", "none", "no", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven",
+    "zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven",
     "twelve", "thirteen", "fourteen", "fifteen", "sixteen", "seventeen", "eighteen", "nineteen", "twenty", "thirty",
     "forty", "fifty", "sixty", "seventy", "eighty", "ninety", "hundred", "hundreds", "thousand", "thousands",
-    "million", "millions", "billion", "billions", "trillion", "dozen", "dozens", "half", "once", "twice", "thrice"))
-WANTED_NUMBER = "the number it asks for (a name with no number in it is not)"
+    "million", "millions", "billion", "billions", "trillion", "dozen", "dozens", "half", "once", "twice", "thrice",
+    "no", "none", "few", "several", "many", "most", "all", "some", "decade", "decades", "century", "centuries"))
+WANTED_NUMBER = "the number it asks for (an answer with no number in it is not)"
 
 
 NUMBER_REPAIR = ("Your answer states {number}, a number that nothing above states. Look again at what is given "
@@ -141,7 +146,7 @@ def kind_mismatch(answer: str, question: str | None) -> str | None:
 
 
 def states_quantity(answer: str) -> bool:
-    """Whether ``answer`` states a number: a digit, or a number word ("twelve", "a dozen", "none")."""
+    """Whether ``answer`` states a number: a digit, or a quantity word ("twelve", "a dozen", "several")."""
     return any(ch.isdigit() for ch in answer) or any(w.casefold() in _QUANTITY_WORDS for w in _WORD.findall(answer))
 
 

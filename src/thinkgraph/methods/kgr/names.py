@@ -33,10 +33,18 @@ class NodeNames:
         known = self._by_node.get(node)
         if known is None:
             prefix = PASSAGE_PREFIX if self.graph.node_type(node) == PASSAGE_TYPE else ENTITY_PREFIX
-            self._counts[prefix] += 1
-            known = f"{prefix}{self._counts[prefix]}"
+            known = self._next(prefix)
             self._by_node[node], self._by_name[known] = known, node
         return known
+
+    def _next(self, prefix: str) -> str:
+        """The next short name of a kind that is no node's own id (in either case), so that a graph whose
+        ids look like short names ("E1") keeps its own."""
+        while True:
+            self._counts[prefix] += 1
+            name = f"{prefix}{self._counts[prefix]}"
+            if self.graph.lookup(name) is None and self.graph.lookup(name.lower()) is None:
+                return name
 
     def resolve(self, ref: str) -> int:
         """The node a name the model wrote stands for: a short name shown ("E2", "e2"), else an external id
