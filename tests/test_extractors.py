@@ -48,6 +48,12 @@ async def test_llm_extraction_typed_and_capped() -> None:
     prompt = backend.requests[0].messages[0]["content"]
     assert "at most 2 relationships" in prompt and TEXT in prompt and "Title: Curie" in prompt
     assert backend.requests[0].response_format["type"] == "json_schema"
+    # the schema a grammar enforces ends the reply at the relationships kept (a small model otherwise ran on
+    # to the completion cap); a server without a grammar may send more: read, and cut to the bound
+    schema = backend.requests[0].response_format["json_schema"]["schema"]
+    assert schema["properties"]["relationships"]["maxItems"] == 2 and schema["properties"]["entities"]["maxItems"] == 4
+    described = schema["$defs"]["ExtractedRelation"]["properties"]["relationship_description"]
+    assert described["maxLength"] == 300 and "at most 4" in prompt
 
 
 async def test_llm_extraction_repairs_then_fails_cleanly() -> None:
@@ -164,6 +170,24 @@ async def test_nolm_extractor_links_cooccurring_entities() -> None:
     assert ("Marie Curie", "Warsaw") in ext.cooccurrences
     records = extraction_records(CHUNK, ext)
     assert any(e.type == "CO_OCCURS" for e in records.edges) and not ext.propositions
+
+
+ABOUT = ("Grace Krilanovich is an American author. Her first novel was published by Two Dollar Radio. "
+         "Her story appeared in Shelf Unbound with Ann Moss.")
+
+
+@pytest.mark.parametrize("extractor", [NoLMExtractor, SpacyExtractor])
+async def test_the_title_entity_is_linked_to_the_entities_of_sentences_that_do_not_name_it(extractor: type) -> None:
+    doc = SourceDocument("d3", "Grace Krilanovich", ABOUT, "d3.txt")
+    chunk = Chunk("chunk:3", "d3", ABOUT, 0, len(ABOUT), 30, 0)
+    pairs = {frozenset(p) for p in (await extractor().extract(doc, chunk)).cooccurrences}
+    assert frozenset(("Grace Krilanovich", "Shelf Unbound")) in pairs  # a sentence that says "her"
+    assert frozenset(("Shelf Unbound", "Ann Moss")) in pairs  # the sentence's own pair stays
+    off = {frozenset(p) for p in (await extractor(title_links=False).extract(doc, chunk)).cooccurrences}
+    assert frozenset(("Grace Krilanovich", "Shelf Unbound")) not in off
+    assert frozenset(("Shelf Unbound", "Ann Moss")) in off
+    untitled = SourceDocument("d4", "notes-2", ABOUT, "notes-2.txt")  # a title that is no name links nothing
+    assert {frozenset(p) for p in (await extractor().extract(untitled, chunk)).cooccurrences} == off
 
 
 async def test_nolm_sentence_propositions_for_topg() -> None:

@@ -300,3 +300,23 @@ async def test_the_agents_read_passages_first_so_that_a_round_keeping_them_share
     passages, facts = first.split("\n\nFacts:\n")
     assert facts == "Alice Stone -> founded -> Acme Corp" and "Passage 2: " in passages
     assert second.startswith(passages + "\n\nFacts:\n") and second != first
+
+
+async def test_a_passage_whose_extraction_failed_is_not_asked_again_in_a_later_round(no_triplets: Path) -> None:
+    asked: list[str] = []
+
+    def extract(request: ChatRequest) -> str:
+        asked.append(request.messages[0]["content"].split("## Text", 1)[1])
+        return "garbage"  # every attempt unusable: the extraction fails
+
+    reader = Reader()
+    reader.backend.rules.insert(0, ("build a small knowledge graph", extract))
+    with ThinkGraph.open(no_triplets, settings=Settings(), embedder=HashEmbedder(), backend=reader.backend) as tg:
+        answer = await tg.aask(QUESTION, method="tog3", horizon=3, top_k=1, context_passages=1, retrieval="paper",
+                               abstention_is_insufficient=True)
+    failed = [s for s in answer.trace if s.action == "extract.failed"]
+    rounds = [s for s in answer.trace if s.action == "retrieve"]
+    assert len(rounds) >= 2 and failed  # later rounds reached passages whose extraction had failed
+    assert len({s.inputs["chunk"] for s in failed}) == len(failed)  # each asked in one round only
+    assert len(asked) == len(set(asked)) * 3  # (its attempts: the first reply and two repairs)
+    assert "triplet extraction failed on" in answer.message

@@ -119,6 +119,11 @@ class IndexSettings(_Section):
     # default: every method that runs without an LLM runs on the default index; false saves their
     # vectors (one per such sentence) where topg is not wanted.
     nolm_propositions: bool = True
+    # nolm / spacy: the document's title entity (a title that reads as a name) is linked to every entity
+    # of a sentence that does not name it, beside the sentence's own pairs (ours): a passage goes on about
+    # its title in sentences that say "she" or "it", and without the link their entities were unreachable
+    # from it. False: sentence co-occurrence alone (indexes built before 2026-11-29).
+    nolm_title_links: bool = True
     synonym_threshold: float = TOPG_SYNONYM_COSINE
     max_cluster_size: int = TOG3_MAX_CLUSTER_SIZE
     leiden_seed: int = 42

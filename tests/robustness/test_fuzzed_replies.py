@@ -44,16 +44,19 @@ def reply_schemas() -> dict[str, type[BaseModel]]:
         module = "thinkgraph." + ".".join(path.relative_to(SRC).with_suffix("").parts)
         for node in ast.walk(tree):
             if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
-                    and node.func.attr in ("json", "judge")
-                    and len(node.args) >= 2 and isinstance(node.args[1], ast.Name)):
-                schema = getattr(importlib.import_module(module), node.args[1].id)
-                found[f"{module}.{node.args[1].id}"] = schema
+                    and node.func.attr in ("json", "judge") and len(node.args) >= 2):
+                arg = node.args[1]
+                if isinstance(arg, ast.Name):
+                    found[f"{module}.{arg.id}"] = getattr(importlib.import_module(module), arg.id)
+                elif isinstance(arg, ast.Call) and isinstance(arg.func, ast.Name):  # a schema per bound
+                    factory = getattr(importlib.import_module(module), arg.func.id)
+                    found[f"{module}.{arg.func.id}(2)"] = factory(2)
     return found
 
 
 def test_the_source_has_structured_calls_to_fuzz() -> None:
     names = set(reply_schemas())
-    assert "thinkgraph.index.extract_llm.ExtractionReply" in names
+    assert "thinkgraph.index.extract_llm.extraction_reply_schema(2)" in names
     assert "thinkgraph.methods.a2rag.verify.TripleVerdict" in names and len(names) >= 15
     assert "thinkgraph.methods.tog3.loop.YesNoVerdict" in names  # the verdicts asked with their P(yes)
 

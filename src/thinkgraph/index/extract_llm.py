@@ -3,11 +3,13 @@ triple carries type_s, type_p and type_o; App. J, Fig. 11 structure)."""
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict, field_validator
+from functools import cache
+
+from pydantic import BaseModel, ConfigDict, Field, create_model, field_validator
 
 from thinkgraph.index.grounding import grounded
 from thinkgraph.index.records import EntitySpec, Extraction, TripleSpec
-from thinkgraph.llm.limits import Description, Name, OptionalName, bounded_list
+from thinkgraph.llm.limits import MAX_ITEMS_PER_REPLY, Description, Name, OptionalName, bounded_list
 from thinkgraph.llm.service import LLM, Message
 from thinkgraph.models import Chunk, SourceDocument
 
@@ -22,8 +24,9 @@ is, and how they are related. Extract at most {max_triplets} relationships, choo
 informative ones.
 
 ## How
-1. List entities. For each give: entity_name, entity_type (Person, Organization, Place, Work, Event,
-   Date, Concept, ...), entity_description (one short sentence based on the text).
+1. List the entities of those relationships (at most {max_entities}). For each give: entity_name,
+   entity_type (Person, Organization, Place, Work, Event, Date, Concept, ...), entity_description (one
+   short sentence based on the text).
 2. List relationships between the entities you listed. For each give: source_entity, target_entity,
    relation (a short verb phrase), relation_type (the kind of relation in one or two words: Location,
    Origin, Membership, Creation, Family, Employment, ...), relationship_description (one short
@@ -44,11 +47,17 @@ informative ones.
 ## Output (JSON)"""
 
 
+# "One short sentence": a grammar-constrained server stops a description here (a small model repeating a
+# phrase otherwise ran every attempt to the completion cap); a longer one from a server without a grammar is
+# still accepted (cut at MAX_DESCRIPTION_CHARS).
+DESCRIPTION_CHARS = 300
+
+
 class ExtractedEntity(BaseModel):
     model_config = ConfigDict(extra="ignore")
     entity_name: Name
     entity_type: OptionalName = ""
-    entity_description: Description = ""
+    entity_description: Description = Field("", json_schema_extra={"maxLength": DESCRIPTION_CHARS})
 
 
 class ExtractedRelation(BaseModel):
@@ -57,7 +66,7 @@ class ExtractedRelation(BaseModel):
     target_entity: Name
     relation: Name
     relation_type: OptionalName = ""
-    relationship_description: Description = ""
+    relationship_description: Description = Field("", json_schema_extra={"maxLength": DESCRIPTION_CHARS})
 
 
 class ExtractionReply(BaseModel):
@@ -74,9 +83,25 @@ class ExtractionReply(BaseModel):
         return [] if value is None else value
 
 
+@cache  # one class per bound, so that the schema sent (and the reply cache's key) stays the same
+def extraction_reply_schema(max_triplets: int) -> type[ExtractionReply]:
+    """ExtractionReply whose JSON schema asks for at most ``max_triplets`` relationships and twice as many
+    entities (what they relate), so that a server's schema grammar ends the reply there. Validation keeps
+    the general bound: a server without a grammar that sends more is read, and the extraction keeps the
+    first ``max_triplets`` relationships."""
+    def bounded(most: int, **kwargs: object) -> object:
+        return Field(max_length=MAX_ITEMS_PER_REPLY, json_schema_extra={"maxItems": most}, **kwargs)  # type: ignore[call-overload]
+
+    return create_model(
+        f"ExtractionReplyAtMost{max_triplets}", __base__=ExtractionReply,
+        entities=(list[ExtractedEntity], bounded(2 * max_triplets)),
+        relationships=(list[ExtractedRelation], bounded(max_triplets, default_factory=list)))
+
+
 def triplet_messages(text: str, title: str, max_triplets: int) -> list[Message]:
     title_line = f"Title: {title}\n" if title else ""
-    prompt = TRIPLET_PROMPT.format(max_triplets=max_triplets, title_line=title_line, text=text)
+    prompt = TRIPLET_PROMPT.format(max_triplets=max_triplets, max_entities=2 * max_triplets,
+                                   title_line=title_line, text=text)
     return [{"role": "user", "content": prompt}]
 
 
@@ -103,5 +128,6 @@ class LLMTripletExtractor:
 
     async def extract(self, doc: SourceDocument, chunk: Chunk) -> Extraction:
         reply = await self.llm.json(triplet_messages(chunk.text, doc.title, self.max_triplets),
-                                    ExtractionReply, step=EXTRACTION_STEP, kind="extraction")
+                                    extraction_reply_schema(self.max_triplets), step=EXTRACTION_STEP,
+                                    kind="extraction")
         return grounded(reply_to_extraction(reply, self.max_triplets), f"{doc.title}\n{chunk.text}")

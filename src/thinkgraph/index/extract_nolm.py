@@ -26,12 +26,25 @@ def document_entity(doc: SourceDocument) -> str | None:
     return title if title and is_name_like(title) else None
 
 
+def cooccurrences(names: list[str], title: str | None) -> list[tuple[str, str]]:
+    """The pairs a sentence links: its names with each other and, with the document's title entity, each
+    name the sentence gives beside it. A passage about its title goes on about it in sentences that name
+    it no more ("Her first novel was published by Two Dollar Radio"), so without the title link the
+    entities of those sentences had no edge to what the passage is about, and a walk from the title
+    could not reach them (the second hop of a question was lost)."""
+    pairs = list(combinations(names, 2))
+    if title and title.casefold() not in {name.casefold() for name in names}:  # else linked above
+        pairs += [(title, name) for name in names]
+    return pairs
+
+
 class NoLMExtractor:
     name = "nolm"
     uses_llm = False
 
-    def __init__(self, *, sentence_propositions: bool = False) -> None:
+    def __init__(self, *, sentence_propositions: bool = False, title_links: bool = True) -> None:
         self.sentence_propositions = sentence_propositions
+        self.title_links = title_links
 
     async def extract(self, doc: SourceDocument, chunk: Chunk) -> Extraction:
         out = Extraction()
@@ -46,7 +59,7 @@ class NoLMExtractor:
                 if name not in seen:
                     seen.add(name)
                     out.entities.append(EntitySpec(name))
-            out.cooccurrences.extend(combinations(names, 2))
+            out.cooccurrences.extend(cooccurrences(names, title if self.title_links else None))
             if self.sentence_propositions and names:
                 out.propositions.append(PropositionSpec(" ".join(sentence.split()), names))
         return out
@@ -69,9 +82,11 @@ class SpacyExtractor:
     name = "spacy"
     uses_llm = False
 
-    def __init__(self, model: str = DEFAULT_SPACY_MODEL, *, sentence_propositions: bool = False) -> None:
+    def __init__(self, model: str = DEFAULT_SPACY_MODEL, *, sentence_propositions: bool = False,
+                 title_links: bool = True) -> None:
         self.model = model
         self.sentence_propositions = sentence_propositions
+        self.title_links = title_links
 
     @cached_property
     def nlp(self) -> Any:
@@ -120,7 +135,7 @@ class SpacyExtractor:
                 elif not out.entities[at].type:  # the title, typed where the text names it
                     out.entities[at] = EntitySpec(out.entities[at].name, label)
             names = [name for name, _ in found]
-            out.cooccurrences.extend(combinations(names, 2))
+            out.cooccurrences.extend(cooccurrences(names, title if self.title_links else None))
             if self.sentence_propositions and names:
                 out.propositions.append(PropositionSpec(" ".join(sentence.text.split()), names))
         return out

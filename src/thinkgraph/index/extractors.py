@@ -53,13 +53,15 @@ def _without_triples(request: ExtractorRequest) -> ExtractorRequest:
 def _nolm(request: ExtractorRequest) -> Extractor:
     from thinkgraph.index.extract_nolm import NoLMExtractor
 
-    return NoLMExtractor(sentence_propositions=request.settings.nolm_propositions)
+    return NoLMExtractor(sentence_propositions=request.settings.nolm_propositions,
+                         title_links=request.settings.nolm_title_links)
 
 
 def _spacy(request: ExtractorRequest) -> Extractor:
     from thinkgraph.index.extract_nolm import SpacyExtractor, require_spacy
 
-    extractor = SpacyExtractor(sentence_propositions=request.settings.nolm_propositions)
+    extractor = SpacyExtractor(sentence_propositions=request.settings.nolm_propositions,
+                               title_links=request.settings.nolm_title_links)
     require_spacy(extractor.model)  # one line up front, as the LLM extractors without an endpoint
     return extractor
 

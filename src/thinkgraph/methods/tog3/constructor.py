@@ -26,14 +26,19 @@ class ExtractionLog:
     """What on-the-fly extraction did during one question (for the trace and the answer's message)."""
 
     chunks: list[str] = field(default_factory=list)
+    # chunks whose extraction failed: not asked again in a later round of the question (the same passage
+    # and prompt fail the same way; on a triplet-free index every round reaches its passages again)
+    failed: list[str] = field(default_factory=list)
     triples: int = 0
     written: bool = False
     read_only: bool = False  # the index could not be written
 
     def message(self) -> str | None:
         if not self.chunks:
-            return None
+            return f"triplet extraction failed on {len(self.failed)} passage(s)" if self.failed else None
         what = f"extracted {self.triples} triplet(s) from {len(self.chunks)} passage(s) that had none"
+        if self.failed:
+            what += f" ({len(self.failed)} other(s) failed)"
         if self.written:
             return (f"{what} and wrote them to the index (write_triplets=true; the next `thinkgraph index` "
                     "run embeds them)")
@@ -71,7 +76,8 @@ class Constructor:
         extractor = LLMTripletExtractor(self.llm, max_triplets=self.config.max_triplets_per_chunk)
         found: dict[Triple, TripleTypes] = {}
         for node in store.get_nodes(chunk_ids):
-            if node.id in self.log.chunks or self.retriever.links.triplets_of.get(node.id):
+            asked = node.id in self.log.chunks or node.id in self.log.failed
+            if asked or self.retriever.links.triplets_of.get(node.id):
                 continue
             prov = next((p for p in store.provenance(node.id) if p.chunk_id == node.id), None)
             if prov is None:
@@ -81,6 +87,7 @@ class Constructor:
             try:
                 extraction = await extractor.extract(doc, chunk)
             except StructuredOutputError as exc:
+                self.log.failed.append(node.id)
                 trace.append(TraceStep("constructor", "extract.failed", {"chunk": node.id}, {"error": str(exc)}))
                 continue
             except LLMUnavailableError:
