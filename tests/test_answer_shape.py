@@ -72,6 +72,10 @@ def test_short_answer(answer: str, question: str | None, short: str) -> None:
     ("Route 66", "Where does the road run?", False),
     ("Apollo 11", "Who landed on the Moon first?", False),
     ("The 1975", "Who performed Chocolate?", False),  # a band named by a year
+    ("36", "Which of the two tornado outbreaks killed the most people?", True),  # one of two things, not a count
+    ("1998", "Which one of the bands formed first?", True),
+    ("March 2 and 3, 2012", "Which of the two tornado outbreaks killed the most people?", False),  # a date-name
+    ("1998", "Which year came first?", False),  # (a quantity question: a year is its answer)
     # a time or a count has too many forms to refuse by a word list: never checked
     ("Mississippi", "When did the state where Pocahontas Mounds is located become part of the US?", False),
     ("Tuesday", "On what day was it signed?", False),

@@ -33,9 +33,20 @@ def cooccurrences(names: list[str], title: str | None) -> list[tuple[str, str]]:
     entities of those sentences had no edge to what the passage is about, and a walk from the title
     could not reach them (the second hop of a question was lost)."""
     pairs = list(combinations(names, 2))
-    if title and title.casefold() not in {name.casefold() for name in names}:  # else linked above
+    if title and _omits(names, title):  # (a sentence naming the title links it above)
         pairs += [(title, name) for name in names]
     return pairs
+
+
+def about(names: list[str], title: str | None) -> list[str]:
+    """A sentence proposition's entities: its names and, when it does not name it, the document's title
+    entity, which the sentence is about ("She won the prize" in a passage titled "Marie Curie"): ToPG's
+    propositions are decontextualised, and a sentence's link to its subject stands in for that."""
+    return [title, *names] if title and _omits(names, title) else names
+
+
+def _omits(names: list[str], title: str) -> bool:
+    return title.casefold() not in {name.casefold() for name in names}
 
 
 class NoLMExtractor:
@@ -59,9 +70,10 @@ class NoLMExtractor:
                 if name not in seen:
                     seen.add(name)
                     out.entities.append(EntitySpec(name))
-            out.cooccurrences.extend(cooccurrences(names, title if self.title_links else None))
+            subject = title if self.title_links else None
+            out.cooccurrences.extend(cooccurrences(names, subject))
             if self.sentence_propositions and names:
-                out.propositions.append(PropositionSpec(" ".join(sentence.split()), names))
+                out.propositions.append(PropositionSpec(" ".join(sentence.split()), about(names, subject)))
         return out
 
 
@@ -135,9 +147,10 @@ class SpacyExtractor:
                 elif not out.entities[at].type:  # the title, typed where the text names it
                     out.entities[at] = EntitySpec(out.entities[at].name, label)
             names = [name for name, _ in found]
-            out.cooccurrences.extend(cooccurrences(names, title if self.title_links else None))
+            subject = title if self.title_links else None
+            out.cooccurrences.extend(cooccurrences(names, subject))
             if self.sentence_propositions and names:
-                out.propositions.append(PropositionSpec(" ".join(sentence.text.split()), names))
+                out.propositions.append(PropositionSpec(" ".join(sentence.text.split()), about(names, subject)))
         return out
 
 

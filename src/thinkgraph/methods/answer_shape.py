@@ -10,7 +10,8 @@ plain yes/no question. Only a one-sentence answer is cut, so that a long answer 
 a run that continues a name ("The Band of the Royal Marines", "Return of the King of the North") is
 not a copy to cut.
 
-A bare date or number is never the person or place a "who" or "where" question asks for ("1975" for
+A bare date or number is never the person or place a "who" or "where" question asks for, nor the one of
+two things a "which of the two" question picks ("1975" for
 "Where did the band form ...?", "in 1846" for "Who was president when ...?"), and a name with no number
 in it is never the count, year or share a "how many", "what year" or "what was the population" question
 asks for ("Young, New South Wales" for the population of the town where someone was born: the bridge
@@ -62,6 +63,10 @@ REPAIR = ("Your answer \"{answer}\" is not {wanted}, which is what the question 
 
 _ASKS_WHO_OR_WHERE = re.compile(r"^\s*(?:who|whom|whose|where)\b|^\s*(?:in|at|from)\s+(?:what|which)\s+(?:city|"
                                 r"country|state|place|town|county|region|continent)\b", re.IGNORECASE)
+# "Which of the two ... ?" picks one of two things the question has in mind: a bare count or year is never
+# one of them ("36" for "Which of the two tornado outbreaks killed the most people?": the deaths, read
+# from the right passage, in place of the outbreak).
+_ASKS_ONE_OF = re.compile(r"^\s*which\s+(?:of\s+(?:the|these|those)\s+(?:two|three|both)|one)\b", re.IGNORECASE)
 WANTED = "the person, place or thing it asks for (a date or number alone is not)"
 # Questions whose answer is a number: a count, an amount, an age, a length, a year, a population, a share.
 # ("what was the city's population", "what is the number of"; up to three words between). Only questions
@@ -138,7 +143,7 @@ def kind_mismatch(answer: str, question: str | None) -> str | None:
     the module); None otherwise."""
     if not answer or not question:
         return None
-    if _ASKS_WHO_OR_WHERE.search(question):
+    if _ASKS_WHO_OR_WHERE.search(question) or _ASKS_ONE_OF.search(question):
         return WANTED if is_value(answer) else None
     if _ASKS_QUANTITY.search(question) and not states_quantity(answer):
         return WANTED_NUMBER
