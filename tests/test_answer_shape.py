@@ -74,6 +74,10 @@ def test_short_answer(answer: str, question: str | None, short: str) -> None:
     ("The 1975", "Who performed Chocolate?", False),  # a band named by a year
     ("36", "Which of the two tornado outbreaks killed the most people?", True),  # one of two things, not a count
     ("1998", "Which one of the bands formed first?", True),
+    ("1989", "Which of the two albums was released first, 1989 or Reputation?", False),  # an option it offers
+    ("1066", "Which of the two years saw the battle?", False),  # the things are years
+    ("1990s", "Which of the three decades had more hits?", False),
+    ("1998", "Which One Direction member was born in 1993?", False),  # no "which of the ..."
     ("March 2 and 3, 2012", "Which of the two tornado outbreaks killed the most people?", False),  # a date-name
     ("1998", "Which year came first?", False),  # (a quantity question: a year is its answer)
     # a time or a count has too many forms to refuse by a word list: never checked
@@ -116,6 +120,7 @@ CENSUS = "At the 2011 census, what was the population of the city where the pain
     # not a quantity question: a name stands
     ("Young, New South Wales", "Where was the painter born?", False),
     ("Tuesday", "When was the treaty signed?", False),  # "when" has too many forms: never checked
+    ("Paris", "Which of the two cities, and in what year?", True),  # the quantity check still asks for the year
 ])
 def test_kind_mismatch_for_a_quantity(answer: str, question: str, wanted: bool) -> None:
     found = kind_mismatch(answer, question)

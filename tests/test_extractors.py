@@ -48,12 +48,22 @@ async def test_llm_extraction_typed_and_capped() -> None:
     prompt = backend.requests[0].messages[0]["content"]
     assert "at most 2 relationships" in prompt and TEXT in prompt and "Title: Curie" in prompt
     assert backend.requests[0].response_format["type"] == "json_schema"
-    # the schema a grammar enforces ends the reply at the relationships kept (a small model otherwise ran on
-    # to the completion cap); a server without a grammar may send more: read, and cut to the bound
+    schema = backend.requests[0].response_format["json_schema"]["schema"]
+    assert schema["properties"]["entities"]["maxItems"] == 200 and "1. List entities." in prompt  # indexing: all
+    described = schema["$defs"]["ExtractedRelation"]["properties"]["relationship_description"]
+    assert described["maxLength"] == 300  # "one short sentence"
+
+
+async def test_tog3s_bounded_extraction_asks_the_grammar_to_end_the_reply_at_the_relationships_kept() -> None:
+    # a small model listing entities ran every attempt to the completion cap; a server without a grammar may
+    # still send more: read, and cut to the bound
+    backend = ScriptedBackend.of([GOOD])
+    extractor = LLMTripletExtractor(LLM(backend, settings=LLMSettings(model="m")), max_triplets=2, bounded=True)
+    ext = await extractor.extract(DOC, CHUNK)
+    assert len(ext.triples) == 2 and len(ext.entities) == 3
     schema = backend.requests[0].response_format["json_schema"]["schema"]
     assert schema["properties"]["relationships"]["maxItems"] == 2 and schema["properties"]["entities"]["maxItems"] == 4
-    described = schema["$defs"]["ExtractedRelation"]["properties"]["relationship_description"]
-    assert described["maxLength"] == 300 and "at most 4" in prompt
+    assert "the entities of those relationships (at most 4)" in backend.requests[0].messages[0]["content"]
 
 
 async def test_llm_extraction_repairs_then_fails_cleanly() -> None:

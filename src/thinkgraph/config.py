@@ -113,7 +113,7 @@ class IndexSettings(_Section):
     chunk_tokens: int = TOG3_CHUNK_TOKENS
     chunk_overlap: int = TOG3_CHUNK_OVERLAP
     extractor: Literal["nolm", "spacy", "llm", "propositions", "import"] = "nolm"
-    max_triplets_per_chunk: int = TOG3_MAX_TRIPLETS_PER_CHUNK
+    max_triplets_per_chunk: int = Field(TOG3_MAX_TRIPLETS_PER_CHUNK, ge=1)
     # nolm / spacy: also keep each sentence that names an entity as a proposition, so that ToPG runs on
     # an index built without a model (a sentence is a coarser unit than ToPG's LLM propositions). On by
     # default: every method that runs without an LLM runs on the default index; false saves their
@@ -122,7 +122,10 @@ class IndexSettings(_Section):
     # nolm / spacy: the document's title entity (a title that reads as a name) is linked to every entity
     # of a sentence that does not name it, beside the sentence's own pairs (ours): a passage goes on about
     # its title in sentences that say "she" or "it", and without the link their entities were unreachable
-    # from it. False: sentence co-occurrence alone (indexes built before 2026-11-29).
+    # from it; a sentence proposition (nolm_propositions) that does not name the title mentions it too, as
+    # ToPG's decontextualised propositions name their subject. False: sentence co-occurrence alone, and a
+    # proposition mentions what it names (indexes built before 2026-11-29; documents already indexed keep
+    # their links until they change or the index is rebuilt).
     nolm_title_links: bool = True
     synonym_threshold: float = TOPG_SYNONYM_COSINE
     max_cluster_size: int = TOG3_MAX_CLUSTER_SIZE

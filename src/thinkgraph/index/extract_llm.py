@@ -4,6 +4,7 @@ triple carries type_s, type_p and type_o; App. J, Fig. 11 structure)."""
 from __future__ import annotations
 
 from functools import cache
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, create_model, field_validator
 
@@ -24,9 +25,7 @@ is, and how they are related. Extract at most {max_triplets} relationships, choo
 informative ones.
 
 ## How
-1. List the entities of those relationships (at most {max_entities}). For each give: entity_name,
-   entity_type (Person, Organization, Place, Work, Event, Date, Concept, ...), entity_description (one
-   short sentence based on the text).
+{entity_step}
 2. List relationships between the entities you listed. For each give: source_entity, target_entity,
    relation (a short verb phrase), relation_type (the kind of relation in one or two words: Location,
    Origin, Membership, Creation, Family, Employment, ...), relationship_description (one short
@@ -46,6 +45,14 @@ informative ones.
 
 ## Output (JSON)"""
 
+
+ENTITY_STEP = """1. List entities. For each give: entity_name, entity_type (Person, Organization, Place, Work, Event,
+   Date, Concept, ...), entity_description (one short sentence based on the text)."""
+# tog3's Constructor asks for the entities of its few relationships only (extraction_reply_schema's bound)
+ENTITY_STEP_BOUNDED = (
+    "1. List the entities of those relationships (at most {max_entities}). For each give: entity_name,\n"
+    "   entity_type (Person, Organization, Place, Work, Event, Date, Concept, ...), entity_description (one\n"
+    "   short sentence based on the text).")
 
 # "One short sentence": a grammar-constrained server stops a description here (a small model repeating a
 # phrase otherwise ran every attempt to the completion cap); a longer one from a server without a grammar is
@@ -84,24 +91,30 @@ class ExtractionReply(BaseModel):
 
 
 @cache  # one class per bound, so that the schema sent (and the reply cache's key) stays the same
-def extraction_reply_schema(max_triplets: int) -> type[ExtractionReply]:
-    """ExtractionReply whose JSON schema asks for at most ``max_triplets`` relationships and twice as many
-    entities (what they relate), so that a server's schema grammar ends the reply there. Validation keeps
-    the general bound: a server without a grammar that sends more is read, and the extraction keeps the
-    first ``max_triplets`` relationships."""
-    def bounded(most: int, **kwargs: object) -> object:
-        return Field(max_length=MAX_ITEMS_PER_REPLY, json_schema_extra={"maxItems": most}, **kwargs)  # type: ignore[call-overload]
+def extraction_reply_schema(max_triplets: int | None) -> type[ExtractionReply]:
+    """The reply schema: ExtractionReply itself for None (indexing: every entity the text names), or for
+    a bound (tog3's Constructor, per question) one whose JSON schema asks for at most ``max_triplets``
+    relationships and twice as many entities (what they relate), so that a server's schema grammar ends
+    the reply there. Validation keeps the general bound: a server without a grammar that sends more is
+    read, and the extraction keeps the first ``max_triplets`` relationships."""
+    if max_triplets is None:
+        return ExtractionReply
+
+    def bounded(most: int) -> Any:
+        return Field(max_length=MAX_ITEMS_PER_REPLY, json_schema_extra={"maxItems": min(most, MAX_ITEMS_PER_REPLY)})
 
     return create_model(
         f"ExtractionReplyAtMost{max_triplets}", __base__=ExtractionReply,
         entities=(list[ExtractedEntity], bounded(2 * max_triplets)),
-        relationships=(list[ExtractedRelation], bounded(max_triplets, default_factory=list)))
+        relationships=(list[ExtractedRelation], Field(default_factory=list, max_length=MAX_ITEMS_PER_REPLY,
+                                                      json_schema_extra={"maxItems": max_triplets})))
 
 
-def triplet_messages(text: str, title: str, max_triplets: int) -> list[Message]:
+def triplet_messages(text: str, title: str, max_triplets: int, *, bounded: bool = False) -> list[Message]:
     title_line = f"Title: {title}\n" if title else ""
-    prompt = TRIPLET_PROMPT.format(max_triplets=max_triplets, max_entities=2 * max_triplets,
-                                   title_line=title_line, text=text)
+    entity_step = ENTITY_STEP_BOUNDED.format(max_entities=2 * max_triplets) if bounded else ENTITY_STEP
+    prompt = TRIPLET_PROMPT.format(max_triplets=max_triplets, entity_step=entity_step, title_line=title_line,
+                                   text=text)
     return [{"role": "user", "content": prompt}]
 
 
@@ -122,12 +135,16 @@ class LLMTripletExtractor:
     name = "llm"
     uses_llm = True
 
-    def __init__(self, llm: LLM, *, max_triplets: int) -> None:
+    def __init__(self, llm: LLM, *, max_triplets: int, bounded: bool = False) -> None:
+        """``bounded``: ask for the entities of the relationships kept only, and bound the reply's lists in
+        its schema (tog3's Constructor, where a small model listing entities ran every attempt to the
+        completion cap); indexing asks for every entity the text names."""
         self.llm = llm
         self.max_triplets = max_triplets
+        self.bounded = bounded
 
     async def extract(self, doc: SourceDocument, chunk: Chunk) -> Extraction:
-        reply = await self.llm.json(triplet_messages(chunk.text, doc.title, self.max_triplets),
-                                    extraction_reply_schema(self.max_triplets), step=EXTRACTION_STEP,
-                                    kind="extraction")
+        messages = triplet_messages(chunk.text, doc.title, self.max_triplets, bounded=self.bounded)
+        reply = await self.llm.json(messages, extraction_reply_schema(self.max_triplets if self.bounded else None),
+                                    step=EXTRACTION_STEP, kind="extraction")
         return grounded(reply_to_extraction(reply, self.max_triplets), f"{doc.title}\n{chunk.text}")

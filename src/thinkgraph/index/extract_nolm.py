@@ -1,4 +1,5 @@
-"""Model-free extraction (no LLM): entities linked by sentence co-occurrence.
+"""Model-free extraction (no LLM): entities linked by sentence co-occurrence, and a document's title
+entity linked to the entities of its sentences that do not name it (``cooccurrences``).
 
 `nolm` finds proper-noun phrases and years with capitalisation patterns (no dependency); `spacy`
 uses spaCy's small English pipeline (NER and noun phrases). Either graph is coarser than an LLM's
@@ -14,6 +15,7 @@ from itertools import combinations
 from typing import Any
 
 from thinkgraph.errors import ConfigError, install_command
+from thinkgraph.ids import normalize_name
 from thinkgraph.index.records import EntitySpec, Extraction, PropositionSpec
 from thinkgraph.models import Chunk, SourceDocument
 from thinkgraph.names import MAX_ENTITIES_PER_SENTENCE, YEAR, body_lines, clean_name, entities_in, is_name_like
@@ -34,7 +36,7 @@ def cooccurrences(names: list[str], title: str | None) -> list[tuple[str, str]]:
     could not reach them (the second hop of a question was lost)."""
     pairs = list(combinations(names, 2))
     if title and _omits(names, title):  # (a sentence naming the title links it above)
-        pairs += [(title, name) for name in names]
+        pairs += [(name, title) for name in names]  # (the sentence's own name first: its provenance span)
     return pairs
 
 
@@ -46,7 +48,7 @@ def about(names: list[str], title: str | None) -> list[str]:
 
 
 def _omits(names: list[str], title: str) -> bool:
-    return title.casefold() not in {name.casefold() for name in names}
+    return normalize_name(title) not in {normalize_name(name) for name in names}  # (as entity ids compare)
 
 
 class NoLMExtractor:
@@ -86,10 +88,10 @@ _DETERMINERS = frozenset({"the", "a", "an", "this", "that", "these", "those", "h
 
 class SpacyExtractor:
     """spaCy named entities and proper-noun phrases as entities, typed by spaCy's label, linked by
-    sentence co-occurrence: the NLP-based "fast" indexing of Microsoft GraphRAG, with a trained
-    tagger and NER instead of capitalisation patterns (no years as entities, no split names, no
-    navigation text). Years in dates are kept as entities, as the pattern extractor does, because
-    questions ask for them."""
+    sentence co-occurrence (and the title link of ``cooccurrences``): the NLP-based "fast" indexing of
+    Microsoft GraphRAG, with a trained tagger and NER instead of capitalisation patterns (no years as
+    entities, no split names, no navigation text). Years in dates are kept as entities, as the pattern
+    extractor does, because questions ask for them."""
 
     name = "spacy"
     uses_llm = False

@@ -1,5 +1,6 @@
 """An answer's shape against its question: the short answer inside a sentence that restates the
-question, and an answer that cannot be what a "who" or "where" question asks for (a bare date).
+question, and an answer that cannot be what a "who", "where" or "which of the two" question asks for (a bare
+date), or a "how many" question (no number).
 
 Asked for "the answer in a few words", a small model still writes now and then a sentence around it that
 copies the question: "The San Antonio River flows through the city Kevin Durant played for before Golden
@@ -10,14 +11,15 @@ plain yes/no question. Only a one-sentence answer is cut, so that a long answer 
 a run that continues a name ("The Band of the Royal Marines", "Return of the King of the North") is
 not a copy to cut.
 
-A bare date or number is never the person or place a "who" or "where" question asks for, nor the one of
-two things a "which of the two" question picks ("1975" for
+A bare date or number is never the person or place a "who" or "where" question asks for ("1975" for
 "Where did the band form ...?", "in 1846" for "Who was president when ...?"), and a name with no number
 in it is never the count, year or share a "how many", "what year" or "what was the population" question
 asks for ("Young, New South Wales" for the population of the town where someone was born: the bridge
 entity, where the chain stopped one hop short): such an answer is asked again once, told so, by the
-reader (``replies.ask_answer``, ``kind_mismatch``). Only these kinds are checked: a time has too many
-forms for a word list ("Tuesday", "at dawn", "the Jurassic") to refuse one, so "when" questions are
+reader (``replies.ask_answer``, ``kind_mismatch``). Nor is it the one of two or three things a "which of
+the two" question picks, unless those are years, dates or numbers or the question offers the value.
+Only these kinds are checked: a time has too many forms for a word list ("Tuesday", "at dawn", "the
+Jurassic") to refuse one, so "when" questions are
 not, nor "how old / long / far" ones ("in his forties", "a decade", "the semifinals"), and a quantity is
 accepted in words too ("twelve", "a dozen", "several"). ("None" is read as an abstention before this.)
 
@@ -65,8 +67,12 @@ _ASKS_WHO_OR_WHERE = re.compile(r"^\s*(?:who|whom|whose|where)\b|^\s*(?:in|at|fr
                                 r"country|state|place|town|county|region|continent)\b", re.IGNORECASE)
 # "Which of the two ... ?" picks one of two things the question has in mind: a bare count or year is never
 # one of them ("36" for "Which of the two tornado outbreaks killed the most people?": the deaths, read
-# from the right passage, in place of the outbreak).
-_ASKS_ONE_OF = re.compile(r"^\s*which\s+(?:of\s+(?:the|these|those)\s+(?:two|three|both)|one)\b", re.IGNORECASE)
+# from the right passage, in place of the outbreak) — unless the things are years, dates or numbers, or
+# the question offers the value itself ("Which of the two albums came first, 1989 or Reputation?").
+_ASKS_ONE_OF = re.compile(r"^\s*which\s+(?:one\s+)?of\s+(?:the|these|those)\s+(?:(?:two|three)\s+)?(\w+)",
+                          re.IGNORECASE)
+_VALUE_NOUNS = frozenset(("years", "dates", "decades", "centuries", "numbers", "seasons", "days", "months", "ages",
+                          "figures", "amounts", "totals", "counts", "scores"))
 WANTED = "the person, place or thing it asks for (a date or number alone is not)"
 # Questions whose answer is a number: a count, an amount, an age, a length, a year, a population, a share.
 # ("what was the city's population", "what is the number of"; up to three words between). Only questions
@@ -139,15 +145,27 @@ def short_answer(answer: str, question: str | None) -> str:
 
 def kind_mismatch(answer: str, question: str | None) -> str | None:
     """What the question asks for, when ``answer`` is a bare date or number and the question asks who
-    or where, or ``answer`` states no number (in digits or words) and the question asks for one (see
-    the module); None otherwise."""
+    or where or picks one of two things, or ``answer`` states no number (in digits or words) and the
+    question asks for one (see the module); None otherwise."""
     if not answer or not question:
         return None
-    if _ASKS_WHO_OR_WHERE.search(question) or _ASKS_ONE_OF.search(question):
+    if _ASKS_WHO_OR_WHERE.search(question):
         return WANTED if is_value(answer) else None
+    if _picks_one_of_things(question, answer):
+        return WANTED
     if _ASKS_QUANTITY.search(question) and not states_quantity(answer):
         return WANTED_NUMBER
     return None
+
+
+def _picks_one_of_things(question: str, answer: str) -> bool:
+    """Whether ``answer`` is a bare date or number where the question picks one of two or three things that
+    are not values and offers no such value itself (see ``_ASKS_ONE_OF``)."""
+    asked = _ASKS_ONE_OF.search(question)
+    if not asked or asked.group(1).casefold() in _VALUE_NOUNS or not is_value(answer):
+        return False
+    return not any(_plain(n) in {_plain(m.group(0)) for m in _NUMBER.finditer(question)}
+                   for n in _NUMBER.findall(answer))
 
 
 def states_quantity(answer: str) -> bool:

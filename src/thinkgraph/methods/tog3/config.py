@@ -41,7 +41,7 @@ class ToG3Config(BaseModel):
     reader: Literal["shared", "paper"] = "shared"
     max_keywords: int = 10  # keyword expansion ('^'-separated); the paper leaves the count open
     horizon: int = Field(3, ge=1)  # K (Alg. 2): at most K evolutions of query and subgraph
-    max_triplets_per_chunk: int = 2  # App. A, for triplets extracted on the fly
+    max_triplets_per_chunk: int = Field(2, ge=1)  # App. A, for triplets extracted on the fly
     max_triples_shown: int = 30
     # Eq. 4 evolves a per-query subgraph: triplets the Constructor extracts on the fly belong to the
     # question. True (opt-in, ours) also writes them to the index with provenance, where later

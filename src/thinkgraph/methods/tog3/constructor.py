@@ -73,7 +73,7 @@ class Constructor:
         demand), in the order found; written to the index with provenance when ``write_triplets``
         is on."""
         store = self.retriever.view.store
-        extractor = LLMTripletExtractor(self.llm, max_triplets=self.config.max_triplets_per_chunk)
+        extractor = LLMTripletExtractor(self.llm, max_triplets=self.config.max_triplets_per_chunk, bounded=True)
         found: dict[Triple, TripleTypes] = {}
         for node in store.get_nodes(chunk_ids):
             asked = node.id in self.log.chunks or node.id in self.log.failed
