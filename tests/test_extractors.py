@@ -196,10 +196,10 @@ async def test_the_title_entity_is_linked_to_the_entities_of_sentences_that_do_n
     off = {frozenset(p) for p in (await extractor(title_links=False).extract(doc, chunk)).cooccurrences}
     assert frozenset(("Grace Krilanovich", "Shelf Unbound")) not in off
     assert frozenset(("Shelf Unbound", "Ann Moss")) in off
-    # a sentence proposition is about the title it does not name (ToPG's propositions are decontextualised)
+    # a sentence proposition mentions what it names (the title only where the sentence names it: linking
+    # every sentence to its title cost topg two of HotpotQA's first 20 answers, docs/answer-quality.md)
     said = {p.text: p.entities for p in (await extractor(sentence_propositions=True).extract(doc, chunk)).propositions}
-    assert said["Her story appeared in Shelf Unbound with Ann Moss."][0] == "Grace Krilanovich"
-    assert said["Grace Krilanovich is an American author."].count("Grace Krilanovich") == 1
+    assert "Grace Krilanovich" not in said["Her story appeared in Shelf Unbound with Ann Moss."]
     untitled = SourceDocument("d4", "notes-2", ABOUT, "notes-2.txt")  # a title that is no name links nothing
     assert {frozenset(p) for p in (await extractor().extract(untitled, chunk)).cooccurrences} == off
 

@@ -122,9 +122,9 @@ class IndexSettings(_Section):
     # nolm / spacy: the document's title entity (a title that reads as a name) is linked to every entity
     # of a sentence that does not name it, beside the sentence's own pairs (ours): a passage goes on about
     # its title in sentences that say "she" or "it", and without the link their entities were unreachable
-    # from it; a sentence proposition (nolm_propositions) that does not name the title mentions it too, as
-    # ToPG's decontextualised propositions name their subject. False: sentence co-occurrence alone, and a
-    # proposition mentions what it names (indexes built before 2026-11-29; documents already indexed keep
+    # from it. (Sentence propositions still mention only what they name: adding the title to them, as
+    # ToPG's decontextualised propositions name their subject, cost topg 2 of HotpotQA's first 20.)
+    # False: sentence co-occurrence alone (indexes built before 2026-11-29; documents already indexed keep
     # their links until they change or the index is rebuilt).
     nolm_title_links: bool = True
     synonym_threshold: float = TOPG_SYNONYM_COSINE

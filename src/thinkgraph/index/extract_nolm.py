@@ -40,13 +40,6 @@ def cooccurrences(names: list[str], title: str | None) -> list[tuple[str, str]]:
     return pairs
 
 
-def about(names: list[str], title: str | None) -> list[str]:
-    """A sentence proposition's entities: its names and, when it does not name it, the document's title
-    entity, which the sentence is about ("She won the prize" in a passage titled "Marie Curie"): ToPG's
-    propositions are decontextualised, and a sentence's link to its subject stands in for that."""
-    return [title, *names] if title and _omits(names, title) else names
-
-
 def _omits(names: list[str], title: str) -> bool:
     return normalize_name(title) not in {normalize_name(name) for name in names}  # (as entity ids compare)
 
@@ -72,10 +65,9 @@ class NoLMExtractor:
                 if name not in seen:
                     seen.add(name)
                     out.entities.append(EntitySpec(name))
-            subject = title if self.title_links else None
-            out.cooccurrences.extend(cooccurrences(names, subject))
+            out.cooccurrences.extend(cooccurrences(names, title if self.title_links else None))
             if self.sentence_propositions and names:
-                out.propositions.append(PropositionSpec(" ".join(sentence.split()), about(names, subject)))
+                out.propositions.append(PropositionSpec(" ".join(sentence.split()), names))
         return out
 
 
@@ -149,10 +141,9 @@ class SpacyExtractor:
                 elif not out.entities[at].type:  # the title, typed where the text names it
                     out.entities[at] = EntitySpec(out.entities[at].name, label)
             names = [name for name, _ in found]
-            subject = title if self.title_links else None
-            out.cooccurrences.extend(cooccurrences(names, subject))
+            out.cooccurrences.extend(cooccurrences(names, title if self.title_links else None))
             if self.sentence_propositions and names:
-                out.propositions.append(PropositionSpec(" ".join(sentence.text.split()), about(names, subject)))
+                out.propositions.append(PropositionSpec(" ".join(sentence.text.split()), names))
         return out
 
 
