@@ -100,7 +100,8 @@ def test_the_graph_evidence_says_what_the_tilde_means(sample_index: Path) -> Non
     assert done.returncode == 0, done.stderr
     paths = done.stdout.split("Graph evidence", 1)[1]
     assert " ~ " in paths  # the sample's paths hold co-occurrence links
-    assert paths.splitlines()[0] == " (A ~ B: A and B are named in the same passage)"
+    assert paths.splitlines()[0] == (" (A ~ B: named in one sentence, or one is the title of the document whose "
+                                     "sentence names the other)")
 
 
 @pytest.mark.parametrize("question, message", [

@@ -153,7 +153,8 @@ def fallback_notes(answer: Answer) -> list[str]:
 def graph_legend(paths: list[str]) -> str:
     """The legend of the mark a walk's path writes for a co-occurrence link (``A ~ B``), when a path
     holds one (a relation reads as an arrow, ``-founded->``, and needs none)."""
-    return " (A ~ B: A and B are named in the same passage)" if any(" ~ " in p for p in paths) else ""
+    legend = " (A ~ B: named in one sentence, or one is the title of the document whose sentence names the other)"
+    return legend if any(" ~ " in p for p in paths) else ""
 
 
 UNCITED_SHOWN = 5  # passages listed for an answer that cites none (an abstention, a failed reply)

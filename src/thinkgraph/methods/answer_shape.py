@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import re
 
-from thinkgraph.names import is_value
+from thinkgraph.names import YEAR, is_value
 
 MIN_COPIED_WORDS = 4  # a shorter run is the question's entity named again, not the question restated
 _WORD = re.compile(r"\w+")
@@ -68,9 +68,13 @@ _ASKS_WHO_OR_WHERE = re.compile(r"^\s*(?:who|whom|whose|where)\b|^\s*(?:in|at|fr
 # "Which of the two ... ?" picks one of two things the question has in mind: a bare count or year is never
 # one of them ("36" for "Which of the two tornado outbreaks killed the most people?": the deaths, read
 # from the right passage, in place of the outbreak) — unless the things are years, dates or numbers, or
-# the question offers the value itself ("Which of the two albums came first, 1989 or Reputation?").
+# the question offers the value itself ("Which of the two albums came first, 1989 or Reputation?"), or the
+# answer is a year, which names events ("the 2008 election").
 _ASKS_ONE_OF = re.compile(r"^\s*which\s+(?:one\s+)?of\s+(?:the|these|those)\s+(?:(?:two|three)\s+)?(\w+)",
                           re.IGNORECASE)
+# "Which of the two is older?": no things named, so no telling they are not values
+_NOT_NOUNS = frozenset(("is", "was", "are", "were", "has", "had", "have", "did", "does", "do", "can", "could", "will",
+                        "would", "came", "comes"))
 _VALUE_NOUNS = frozenset(("years", "dates", "decades", "centuries", "numbers", "seasons", "days", "months", "ages",
                           "figures", "amounts", "totals", "counts", "scores"))
 WANTED = "the person, place or thing it asks for (a date or number alone is not)"
@@ -162,7 +166,9 @@ def _picks_one_of_things(question: str, answer: str) -> bool:
     """Whether ``answer`` is a bare date or number where the question picks one of two or three things that
     are not values and offers no such value itself (see ``_ASKS_ONE_OF``)."""
     asked = _ASKS_ONE_OF.search(question)
-    if not asked or asked.group(1).casefold() in _VALUE_NOUNS or not is_value(answer):
+    if not asked or asked.group(1).casefold() in _VALUE_NOUNS | _NOT_NOUNS or not is_value(answer):
+        return False
+    if YEAR.fullmatch(answer.strip().rstrip(".")):  # a year names events too ("the 2008 election")
         return False
     return not any(_plain(n) in {_plain(m.group(0)) for m in _NUMBER.finditer(question)}
                    for n in _NUMBER.findall(answer))

@@ -230,7 +230,7 @@ class GraphRetriever:
         names = {n.id: n.text for n in self.view.store.get_nodes(ids)}
         parts = [names.get(ids[0], ids[0])]
         if len(ids) == 1:
-            return [*parts, "(named in the passage)"]
+            return [*parts, "(in the passage, or its document's title)"]  # (a title entity is every chunk's)
         for a, b in itertools.pairwise(ids):
             label = labels.get((a, b)) or (f"<-{labels[(b, a)]}-" if (b, a) in labels else "~")  # ~: co-occurs
             parts.append(f"-{label}->" if (a, b) in labels else label)
