@@ -100,14 +100,14 @@ def extraction_reply_schema(max_triplets: int | None) -> type[ExtractionReply]:
     if max_triplets is None:
         return ExtractionReply
 
-    def bounded(most: int) -> Any:
-        return Field(max_length=MAX_ITEMS_PER_REPLY, json_schema_extra={"maxItems": min(most, MAX_ITEMS_PER_REPLY)})
+    def bounded(most: int, **field: Any) -> Any:
+        return Field(max_length=MAX_ITEMS_PER_REPLY, json_schema_extra={"maxItems": min(most, MAX_ITEMS_PER_REPLY)},
+                     **field)
 
     return create_model(
         f"ExtractionReplyAtMost{max_triplets}", __base__=ExtractionReply,
         entities=(list[ExtractedEntity], bounded(2 * max_triplets)),
-        relationships=(list[ExtractedRelation], Field(default_factory=list, max_length=MAX_ITEMS_PER_REPLY,
-                                                      json_schema_extra={"maxItems": max_triplets})))
+        relationships=(list[ExtractedRelation], bounded(max_triplets, default_factory=list)))
 
 
 def triplet_messages(text: str, title: str, max_triplets: int, *, bounded: bool = False) -> list[Message]:

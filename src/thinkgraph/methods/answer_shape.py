@@ -17,11 +17,12 @@ in it is never the count, year or share a "how many", "what year" or "what was t
 asks for ("Young, New South Wales" for the population of the town where someone was born: the bridge
 entity, where the chain stopped one hop short): such an answer is asked again once, told so, by the
 reader (``replies.ask_answer``, ``kind_mismatch``). Nor is it the one of two or three things a "which of
-the two" question picks, unless those are years, dates or numbers or the question offers the value.
+the two" question picks, unless those are years, dates or numbers, the answer is a year, or the question
+offers the value.
 Only these kinds are checked: a time has too many forms for a word list ("Tuesday", "at dawn", "the
-Jurassic") to refuse one, so "when" questions are
-not, nor "how old / long / far" ones ("in his forties", "a decade", "the semifinals"), and a quantity is
-accepted in words too ("twelve", "a dozen", "several"). ("None" is read as an abstention before this.)
+Jurassic") to refuse one, so "when" questions are not, nor "how old / long / far" ones ("in his
+forties", "a decade", "the semifinals"), and a quantity is accepted in words too ("twelve", "a dozen",
+"several"). ("None" is read as an abstention before this.)
 
 A number of three or more digits is read, not worked out: a population, a year, a sum of money. One
 that nothing the model was shown states ("30,457" for a town whose passage says 6,960) was made up, and
@@ -170,8 +171,8 @@ def _picks_one_of_things(question: str, answer: str) -> bool:
         return False
     if YEAR.fullmatch(answer.strip().rstrip(".")):  # a year names events too ("the 2008 election")
         return False
-    return not any(_plain(n) in {_plain(m.group(0)) for m in _NUMBER.finditer(question)}
-                   for n in _NUMBER.findall(answer))
+    offered = {_plain(n) for n in _NUMBER.findall(question)}
+    return not any(_plain(n) in offered for n in _NUMBER.findall(answer))
 
 
 def states_quantity(answer: str) -> bool:
