@@ -153,7 +153,9 @@ class GraphEnvironment:
         if feature not in features:
             return Observation(f"Node {node_ref} has no feature {feature!r}; its features are: "
                                f"{', '.join(features) or '(none)'}.", invalid=True)
-        return Observation(f"The {feature} of {node_ref} is: {features[feature]}.", [self.graph.ext_id(node)])
+        value = str(features[feature])
+        end = "" if value.rstrip().endswith((".", "!", "?")) else "."  # a passage's text ends its own sentence
+        return Observation(f"The {feature} of {node_ref} is: {value}{end}", [self.graph.ext_id(node)])
 
     def _NeighborCheck(self, node_ref: str, edge_type: str) -> Observation:  # noqa: N802
         node = self.names.resolve(node_ref)
