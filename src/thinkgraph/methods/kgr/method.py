@@ -85,7 +85,8 @@ class KGRMethod:
             recorder.names = env.names
             return AgentStepper(llm, env, question, recorder, ids, few_shot=c.few_shot,
                                 graph_chars=c.definition_chars(llm.settings.context_window),
-                                limit=c.steps if c.strategy == "cot" else c.tree_depth, finisher=finisher)
+                                limit=c.steps if c.strategy == "cot" else c.tree_depth, finisher=finisher,
+                                reader_answers=self._reads(graph) and c.strategy == "cot")
         linker = self.ctx.view.entity_linker if c.entity_linking == "shared" else None
         return ExploreStepper(llm, graph, c, question, recorder, ids, linker=linker, finisher=finisher)
 
@@ -110,7 +111,7 @@ class KGRMethod:
         else:
             passages = passages_from_scores(self.ctx.store, [(cid, 0.0) for cid in grounding_passages(graph, nodes)])
             status = AnswerStatus.FAILED if best is None else \
-                AnswerStatus.ABSTAINED if is_abstention(best.answer or "") else AnswerStatus.ANSWERED
+                AnswerStatus.ABSTAINED if not best.answer or is_abstention(best.answer) else AnswerStatus.ANSWERED
         stats = {"outcome": _outcome(result), "states": result.states,
                  "steps": len(chain.steps) if chain else 0, "invalid_actions": recorder.invalid_actions,
                  "parse_failures": recorder.parse_failures}
@@ -124,7 +125,7 @@ class KGRMethod:
             stats["budget_reached"] = True
         if best is not None:
             stats["grounded"] = bool(nodes)
-        return Answer(question=question, method=self.name, text=best.answer if best else None,
+        return Answer(question=question, method=self.name, text=(best.answer or None) if best else None,
                       status=status, citations=citations_for(passages),
                       evidence=EvidenceSubgraph(nodes=nodes, path_texts=[f"{h} -> {r} -> {t}" for h, r, t in
                                                                          (best.triples if best else [])]),

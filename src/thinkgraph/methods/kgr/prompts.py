@@ -63,6 +63,10 @@ NEXT_ADVICE = ("a new action: {untried}RetrieveNode on a name the observations g
                "or Finish with the answer once an observation states it.")
 UNTRIED = "{actions} (not tried yet), "
 
+# Ours: a placeholder Finish ("Finish[answer]") when the one reader answers after the chain: the chain ends
+# there, and the reader reads what it reached (KGRConfig.reader = "shared").
+READER_FINISHES = "Finished: the reader answers from the passages the steps reached."
+
 # Ours: an action the chain already took is not run again; the observation says so.
 REPEATED_ACTION = ("{action} was already done at step {step} (Observation {step} has its result). Take "
                    "{advice}")
