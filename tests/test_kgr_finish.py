@@ -163,8 +163,8 @@ async def test_a_repeated_step_is_asked_again_once_with_the_actions_that_could_f
     alice = re.search(r"(ent:\w+) \(entity: Alice Stone\)", repair[2]["content"]).group(1)
     assert repair[-1]["content"] == (
         "Step 2 found nothing new: RetrieveNode[Alice Stone's company] gives what step 1 found. Write step 2 again "
-        f"with a new action: NeighborCheck[{alice}, mentioned_in] (not tried yet), RetrieveNode on a name the "
-        "observations give that the question needs next, or Finish with the answer once an observation states it.")
+        f"with a new action: NeighborCheck[{alice}, mentioned_in] (not tried yet), RetrieveNode[<name>] for what "
+        "the observations name that the question needs next, or Finish[<the answer>] when an observation gives it.")
     second_repair = backend.requests[4].messages[-1]["content"]  # what is suggested leaves out what was taken
     assert second_repair.startswith("Step 3 repeats step 2: NeighborCheck[")
     assert re.search(r"new action: NodeFeature\[chunk:\w+, text\] \(not tried yet\), RetrieveNode", second_repair)
@@ -225,9 +225,9 @@ async def test_the_formats_placeholder_is_no_answer(kg) -> None:  # noqa: ANN001
                                       "Thought: done.\nAction: Finish[Maria Lindqvist]"])
     answer = await kg(backend).aask("Who wrote it?", "kgr", steps=5)
     assert backend.requests[1].messages[-1]["content"] == (
-        "Finish[answer] copies the format, not an answer. Write step 1 again with a new action: RetrieveNode on a "
-        "name the observations give that the question needs next, or Finish with the answer once an observation "
-        "states it.")
+        "Finish[answer] copies the format, not an answer. Write step 1 again with a new action: RetrieveNode[<name>] "
+        "for what the observations name that the question needs next, or Finish[<the answer>] when an observation "
+        "gives it.")
     assert answer.stats["repairs"] == 1 and answer.stats["invalid_actions"] == 1
     assert prompt_of(backend.requests[2]).startswith("Observation 1: Finish[<answer>] repeats the format")
     assert answer.text == "Maria Lindqvist" and answer.stats["outcome"] == "finished"

@@ -1,7 +1,7 @@
-"""kgr's node names on a corpus-built index (methods/kgr/names.py; the default shows the index's ids):
-with ``node_names="short"`` the agent reads and writes "E1", "P2" instead of hashed ids, with "names" an
-entity's name and "chunk:<title>"; any of them (or the id itself) resolves, a Finish naming one answers
-with the node's name, the trace keeps each name with its id, and an imported KG keeps its own ids."""
+"""kgr's short node names on a corpus-built index (methods/kgr/names.py, ``node_names="short"``; the
+default shows the index's ids): the agent reads and writes "E1", "P2" instead of hashed ids, any of them
+(or the id itself) resolves, a Finish naming one answers with the node's name, the trace keeps each
+short name with its id, and an imported KG keeps its own ids."""
 
 from __future__ import annotations
 
@@ -50,55 +50,6 @@ async def test_the_agent_reads_and_writes_short_names_and_the_trace_keeps_their_
     assert answer.text is not None and answer.text != "P1" and answer.status == "answered"
 
 
-def walk_by_name(request: ChatRequest) -> str:
-    """Finds Alice Stone, reads her passages by her name (in another case), then reads the passage by its."""
-    task = "\n".join(m["content"] for m in request.messages).split("Now your task.")[-1]
-    seen = re.findall(r"Observation \d+: (.*)", task)
-    if not seen:
-        return "Thought: I need Alice Stone.\nAction: RetrieveNode[Alice Stone]"
-    if len(seen) == 1:
-        return "Thought: Her passages.\nAction: NeighborCheck[alice stone, mentioned_in]"
-    if len(seen) == 2:
-        passage = re.search(r"\[(chunk:[^(]+?) \(", seen[1]).group(1)
-        return f"Thought: Read it.\nAction: NodeFeature[{passage}, text]"
-    return "Thought: That passage answers.\nAction: Finish[Acme Corp]"
-
-
-async def test_the_agent_can_see_entities_by_their_names_and_passages_by_their_titles(open_bridge) -> None:  # noqa: ANN001
-    backend = ScriptedBackend(rules=[("Answer the question by alternating", walk_by_name)])
-    answer = await open_bridge(backend).aask(QUESTION, "kgr", reader="paper", repair=False, node_names="names")
-    prompts = ["\n".join(m["content"] for m in r.messages) for r in backend.requests]
-    assert not any(re.search(r"\b(?:ent|chunk):[0-9a-f]{6,}", p) for p in prompts)  # no hashed id, examples too
-    assert "The most related node is Ada Kowal (entity)." in prompts[0]  # the example, named alike
-    steps = [s.outputs for s in answer.trace if s.action == "step"]
-    assert steps[0]["observation"].startswith("The most related node is Alice Stone (entity)")
-    assert steps[1]["observation"].startswith("The mentioned_in neighbours of alice stone are: [chunk:Alice Stone (")
-    assert steps[2]["observation"] == "The text of chunk:Alice Stone is: Alice Stone founded Acme Corp in 1990."
-    assert steps[0]["names"] == {"Alice Stone": steps[0]["nodes"][0]} and steps[0]["nodes"][0].startswith("ent:")
-    assert answer.text == "Acme Corp"
-
-
-def test_a_readable_name_an_action_could_not_carry_or_already_taken_is_told_apart(tmp_path: Path) -> None:
-    builder = TypedGraphBuilder()
-    lies = "Dunmore lies on the Vistula."
-    rows = [("p1", "passage", {"title": f"Dunmore: {lies}", "text": lies}),
-            ("p2", "passage", {"title": "Dunmore: Dunmore has a market.", "text": "Dunmore has a market."}),
-            ("p3", "passage", {"title": "A passage with no title", "text": "A passage with no title"}),
-            ("e1", "entity", {"name": "Dunmore"}), ("e2", "entity", {"name": "[1] Dunmore"}),
-            ("e3", "entity", {"name": "dunmore"}), ("e4", "entity", {"name": "e1"})]
-    for ext, kind, features in rows:
-        builder.add_node(ext, kind, features)
-    embedder = HashEmbedder()
-    graph = TypedGraph(builder.write(tmp_path / "g.kg", embedder), embedder)
-    names = NodeNames(graph, mode="names")
-    shown = [names.name(graph.resolve(x)) for x in ("p1", "p2", "p3", "e1", "e2", "e3", "e4")]
-    # a second passage of a document, one with no title, a name in another case, one with brackets, one
-    # that is another node's id: each told apart, or shown by its own id
-    assert shown == ["chunk:Dunmore", "chunk:Dunmore #2", "p3", "Dunmore", "e2", "dunmore #2", "e1 #2"]
-    assert names.resolve("CHUNK:dunmore #2") == graph.resolve("p2") and names.resolve("e1") == graph.resolve("e1")
-    assert names.of_ext(["p2", "e2"]) == {"chunk:Dunmore #2": "p2"}  # an id shown as itself is no name
-
-
 async def test_by_default_the_agent_sees_the_index_ids(open_bridge) -> None:  # noqa: ANN001
     backend = ScriptedBackend(script=["Thought: find her.\nAction: RetrieveNode[Alice Stone]",
                                       "Thought: done.\nAction: Finish[Rivertown]"])
@@ -113,12 +64,12 @@ def kg_env(tmp_path: Path) -> GraphEnvironment:
     builder = TypedGraphBuilder()
     load_grbench(FIXTURES / "grbench_small.json", builder)
     embedder = HashEmbedder()
-    return GraphEnvironment(TypedGraph(builder.write(tmp_path / "g.kg", embedder), embedder), naming="short")
+    return GraphEnvironment(TypedGraph(builder.write(tmp_path / "g.kg", embedder), embedder), short_names=True)
 
 
 def test_names_follow_the_order_shown_by_kind_and_every_form_resolves(kg_env: GraphEnvironment) -> None:
     graph = kg_env.graph
-    names = NodeNames(graph, mode="short")
+    names = NodeNames(graph, short=True)
     a2, p1, p2 = (graph.resolve(x) for x in ("a2", "p1", "p2"))
     assert [names.name(a2), names.name(p1), names.name(a2), names.name(p2)] == ["E1", "E2", "E1", "E3"]
     assert names.resolve("E2") == p1 and names.resolve(" e3 ") == p2 and names.resolve("'E1'") == a2
@@ -127,7 +78,7 @@ def test_names_follow_the_order_shown_by_kind_and_every_form_resolves(kg_env: Gr
     assert names.of_ext(["p1", "v9", "a2"]) == {"E2": "p1", "E1": "a2"}
     with pytest.raises(Exception, match="no node 'E9'"):
         names.resolve("E9")
-    assert NodeNames(graph, mode="ids").name(a2) == "a2"
+    assert NodeNames(graph, short=False).name(a2) == "a2"
 
 
 def test_an_action_on_a_short_name_runs_on_its_node(kg_env: GraphEnvironment) -> None:
@@ -144,7 +95,7 @@ def test_a_short_name_is_never_a_nodes_own_id(tmp_path: Path) -> None:
         builder.add_node(ext, "person" if ext.startswith("E") else "passage", {"name": text})
     embedder = HashEmbedder()
     graph = TypedGraph(builder.write(tmp_path / "g.kg", embedder), embedder)
-    names = NodeNames(graph, mode="short")
+    names = NodeNames(graph, short=True)
     bob, passage = graph.resolve("E2"), graph.resolve("p1")
     assert names.name(bob) == "E3" and names.name(passage) == "P2"  # not E1 (Alice's id), not P1 (p1's)
     assert names.resolve("E1") == graph.resolve("E1") and names.resolve("E3") == bob

@@ -220,28 +220,6 @@ async def test_kgr_reads_the_passages_behind_the_chain(open_bridge, reader: str,
         assert answer.stats["reader"] == "shared" and len(answer.citations) == 2
 
 
-@pytest.mark.parametrize("reader", ["shared", "paper"])
-async def test_a_placeholder_finish_ends_the_chain_for_the_reader_and_is_asked_again_for_the_papers(
-        open_bridge, reader: str) -> None:  # noqa: ANN001
-    """"Finish[answer]" after the chain found Alice Stone's passages: with the one reader (it answers after
-    the chain anyway) the chain ends there, with no answer of its own, and the reader reads what it reached;
-    with the paper's reader it is asked again once (its Finish is the answer)."""
-    backend = ScriptedBackend(script=["Thought: find her.\nAction: RetrieveNode[Alice Stone]",
-                                      "Thought: I know where it is.\nAction: Finish[answer]",
-                                      "Thought: done.\nAction: Finish[Acme Corp]"],
-                              rules=[(READER_INSTRUCTION, reader_reply)])
-    answer = await open_bridge(backend).aask(QUESTION, "kgr", reader=reader)
-    steps = [s.outputs for s in answer.trace if s.action == "step"]
-    if reader == "shared":
-        assert steps[-1]["action"] == "Finish[answer]" and steps[-1]["observation"].startswith("Finished: the reader")
-        assert "repairs" not in answer.stats and answer.stats["outcome"] == "finished"
-        final = prompt_of(backend.requests[-1])
-        assert READER_INSTRUCTION in final and "The graph search's own answer" not in final
-        assert answer.text == "Rivertown" and answer.cost.calls == 3
-    else:
-        assert answer.stats["repairs"] == 1 and answer.text == "Acme Corp" and answer.cost.calls == 3
-
-
 def test_a2rag_never_verifies_a_draft_that_copies_the_preamble_or_was_cut(open_bridge) -> None:  # noqa: ANN001
     """A weak model's copy of the layout's preamble is no answer (Gemma 3 270M's was verified and
     cached); nor is a draft the completion cap cut: neither reaches Triple-Check."""

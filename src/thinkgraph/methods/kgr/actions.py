@@ -9,7 +9,7 @@ from collections.abc import Collection
 from dataclasses import dataclass, field
 
 from thinkgraph.errors import InputError, ThinkgraphError
-from thinkgraph.methods.kgr.names import PASSAGE_TYPE, NodeNames, NodeNaming
+from thinkgraph.methods.kgr.names import PASSAGE_TYPE, NodeNames
 from thinkgraph.methods.replies import answer_part, without_markers
 from thinkgraph.typedkg import TypedGraph
 from thinkgraph.typedkg.describe import listed
@@ -93,9 +93,8 @@ def is_placeholder(answer: str) -> bool:
 class GraphEnvironment:
     def __init__(self, graph: TypedGraph, *, retrieve_k: int = 1, max_neighbors: int = 50,
                  max_chars: int = 4000, node_edge_types: int = 0, passage_chars: int = PASSAGE_CHARS,
-                 naming: NodeNaming = "ids") -> None:
-        """``naming``: how nodes are shown (methods/kgr/names.py): their ids, short names ("E1", "P2") or
-        readable ones ("Dunmore", "chunk:Dunmore").
+                 short_names: bool = False) -> None:
+        """``short_names``: nodes are shown as "E1", "P2" (methods/kgr/names.py), not by their ids.
         ``node_edge_types``: how many of a retrieved node's edge types (most neighbours first) its
         RetrieveNode observation lists (ours; 0, Graph-CoT's observation, the node alone). The agent
         sets it where the graph definition cannot list every edge type, so that the model sees what it
@@ -107,7 +106,7 @@ class GraphEnvironment:
         self.max_chars = max_chars
         self.node_edge_types = node_edge_types
         self.passage_chars = passage_chars
-        self.names = NodeNames(graph, mode=naming)
+        self.names = NodeNames(graph, short=short_names)
 
     def run(self, actions: list[Action]) -> Observation:
         if not actions:
@@ -138,14 +137,11 @@ class GraphEnvironment:
             return Observation(f"Node search is unavailable: {exc}.", invalid=True)
         if not hits:
             return Observation("No node was found.")
-        listed = "; ".join(f"{self._found(h.node, h.text)}{self._edge_types_note(h.node)}" for h in hits)
+        listed = "; ".join(f"{self.names.name(h.node)} ({self.graph.node_type(h.node)}: {h.text})"
+                           f"{self._edge_types_note(h.node)}"
+                           for h in hits)
         return Observation(f"The most related node{'s are' if len(hits) > 1 else ' is'} {listed}.",
                            [h.ext_id for h in hits])
-
-    def _found(self, node: int, text: str) -> str:
-        """A node RetrieveNode found: its name, its type and its text (not when the name is the text)."""
-        name, kind = self.names.name(node), self.graph.node_type(node)
-        return f"{name} ({kind})" if name == text else f"{name} ({kind}: {text})"
 
     def _NodeFeature(self, node_ref: str, feature: str) -> Observation:  # noqa: N802
         node = self.names.resolve(node_ref)
@@ -153,9 +149,7 @@ class GraphEnvironment:
         if feature not in features:
             return Observation(f"Node {node_ref} has no feature {feature!r}; its features are: "
                                f"{', '.join(features) or '(none)'}.", invalid=True)
-        value = str(features[feature])
-        end = "" if value.rstrip().endswith((".", "!", "?")) else "."  # a passage's text ends its own sentence
-        return Observation(f"The {feature} of {node_ref} is: {value}{end}", [self.graph.ext_id(node)])
+        return Observation(f"The {feature} of {node_ref} is: {features[feature]}.", [self.graph.ext_id(node)])
 
     def _NeighborCheck(self, node_ref: str, edge_type: str) -> Observation:  # noqa: N802
         node = self.names.resolve(node_ref)
@@ -231,7 +225,7 @@ class GraphEnvironment:
         if self.passage_chars and self.graph.node_type(node) == PASSAGE_TYPE:
             text = self._passage_head(node, text)
         name = self.names.name(node)
-        return name if text in (ext, name) else f"{name} ({text})"
+        return name if text == ext else f"{name} ({text})"
 
     def _passage_head(self, node: int, label: str) -> str:
         """A passage's label with the first ``passage_chars`` of its text: a corpus-built graph labels a

@@ -32,7 +32,6 @@ from thinkgraph.methods.kgr.prompts import (
     MERGE_AGENT_FORMAT,
     NEXT_ADVICE,
     PLACEHOLDER_REPAIR,
-    READER_FINISHES,
     REPEAT_REPAIR,
     REPEATED_ACTION,
     SAME_RESULT_REPAIR,
@@ -58,14 +57,13 @@ _WORD = re.compile(r"\w+")
 class AgentStepper:
     def __init__(self, llm: LLM, env: GraphEnvironment, question: str, recorder: Recorder, ids: count[int], *,
                  few_shot: bool = True, graph_chars: int | None = None, limit: int = 10,
-                 finisher: Finisher | None = None, reader_answers: bool = False) -> None:
+                 finisher: Finisher | None = None) -> None:
         """``graph_chars``: the bound on the graph definition (KGRConfig.graph_chars); when it leaves
         edge types out, the prompts offer EdgeTypes[node id] as a sixth action. ``limit``: the steps
         of a chain (n, or the tree's depth), told to the model. ``finisher``: the finishing step at
         the step limit (KGRConfig.finish_at_limit)."""
         self.llm, self.env, self.question, self.recorder, self.ids = llm, env, question, recorder, ids
         self.few_shot, self.limit, self.finisher = few_shot, limit, finisher
-        self.reader_answers = reader_answers
         described = env.graph.description(graph_chars)
         self.edge_types_offered = described.hidden_edge_types > 0
         self.graph_definition = described.text + (f"\n{EDGE_TYPES_NOTE}" if self.edge_types_offered else "")
@@ -76,7 +74,7 @@ class AgentStepper:
                              if self.edge_types_offered else MERGE_AGENT_FORMAT)
         self.repair_text = ACTION_REPAIR.format(extra=", EdgeTypes[node id]" if self.edge_types_offered else "")
         self.examples = examples("agent_corpus" if corpus_built(env.graph) else "agent", few_shot,
-                                 naming=env.names.mode)
+                                 short_names=env.names.short)
         settings = llm.settings
         fixed = llm.counter.count(self._opening(""))
         room = settings.context_window - settings.max_tokens.action - fixed
@@ -113,9 +111,6 @@ class AgentStepper:
         messages = self.messages(state, variant)
         reply = await self.llm.text(messages, step=THOUGHT_STEP, kind="action", stop=REACT_STOP)
         thought, actions = parse_step(reply)
-        if self.reader_answers and _placeholder_finish(actions):
-            return self._record(state, thought, actions, (Observation(READER_FINISHES), None), merged=False,
-                                parents=(state.id,), ends=True)
         observed = self._observe(state, actions)
         repairs = 0
         problem = self._problem(state, actions, observed) if repair else None
@@ -137,7 +132,7 @@ class AgentStepper:
             return self.repair_text
         observation, taken = observed
         n, rendered = len(state.steps) + 1, ", ".join(a.render() for a in actions)
-        if _placeholder_finish(actions):
+        if any(a.name == "Finish" and is_placeholder(a.args[0]) for a in actions):
             return PLACEHOLDER_REPAIR.format(action=rendered, n=n, advice=self._advice(state, None))
         if taken is not None:
             return REPEAT_REPAIR.format(n=n, step=taken, action=rendered, advice=self._advice(state, taken))
@@ -174,13 +169,12 @@ class AgentStepper:
         return await self.finisher.finish(state)
 
     def _record(self, state: ChainState, thought: str, actions: list[Action], observed: Observed, *, merged: bool,
-                parents: tuple[int, ...], repairs: int = 0, ends: bool = False) -> ChainState:
-        """The step as the chain's next state; ``ends``: it ends the chain with no answer of its own ("")."""
+                parents: tuple[int, ...], repairs: int = 0) -> ChainState:
         observation, taken = observed
         self.recorder.repeated_actions += taken is not None
         step = Step(thought, ", ".join(a.render() for a in actions) or "(none)", observation.text,
                     observation.nodes, merged=merged)
-        answer = "" if ends else self.env.answer_text(observation.answer, state.nodes)
+        answer = self.env.answer_text(observation.answer, state.nodes)
         child = state.child(self.ids, step, answer, repairs=repairs)
         child.parents = parents
         self.recorder.state(child, invalid=observation.invalid)
@@ -217,10 +211,6 @@ def grounded(answer: str, observations: list[str]) -> bool:
         return True
     seen = " " + " ".join(_WORD.findall(" ".join(observations).casefold()))
     return all(f" {w}" in seen for w in words)
-
-
-def _placeholder_finish(actions: list[Action]) -> bool:
-    return any(a.name == "Finish" and is_placeholder(a.args[0]) for a in actions)
 
 
 def _same_result(state: ChainState, observation: Observation) -> int | None:

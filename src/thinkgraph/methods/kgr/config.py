@@ -75,13 +75,12 @@ class KGRConfig(BaseModel):
     few_shot: bool = True  # App. F: every prompt carries examples (ours, methods/kgr/examples.py)
     # How the agent sees the nodes of a corpus-built index (ours; methods/kgr/names.py). "ids" (the
     # default): the index's own ids, hashes a small model reads and copies at 14-20 tokens each. "short":
-    # "E1", "P2", given in the order the question's agent is shown them. "names": an entity by its name,
-    # a passage by its document's title ("chunk:Dunmore"). Measured with Qwen2.5-1.5B on MuSiQue's first
-    # 20 (llama.cpp's server, every call sent): "short" read 1,947 tokens a question against 2,730, wrote
-    # 334 against 448, took 8 calls against 10 and 26.3 s against 34.2 (3.6 against 4.7 times `ppr`'s),
-    # but its chains went elsewhere and F1 fell 35.4 -> 20.3 (1 answer better, 5 worse), so the default
-    # keeps the ids. An imported KG's ids are shown as they are either way.
-    node_names: Literal["short", "ids", "names"] = "ids"
+    # "E1", "P2", given in the order the question's agent is shown them. Measured with Qwen2.5-1.5B on
+    # MuSiQue's first 20 (llama.cpp's server, every call sent): "short" read 1,947 tokens a question
+    # against 2,730, wrote 334 against 448, took 8 calls against 10 and 26.3 s against 34.2 (3.6 against
+    # 4.7 times `ppr`'s), but its chains went elsewhere and F1 fell 35.4 -> 20.3 (1 answer better, 5
+    # worse), so the default keeps the ids. An imported KG's ids are shown as they are either way.
+    node_names: Literal["short", "ids"] = "ids"
     # Our bound, not the paper's: LLM calls per question. The paper's ToT/GoT defaults (n = 10,
     # k = t = 3, agent) need 94 / 131 calls; explore mode costs several calls per step. When
     # spent, the best finished chain so far is the answer, or the outcome is "budget_reached".

@@ -173,24 +173,19 @@ _EXAMPLES = {"agent": AGENT, "agent_corpus": AGENT_CORPUS, "thought": THOUGHT, "
              "merge_explore": MERGE_EXPLORE}
 
 
-# The example's node ids as the agent is shown them when nodes are not shown by their ids
-# (methods/kgr/names.py): short names, or readable ones (then a found entity is not followed by its name).
-RENAMED = {
-    "short": [("ent:3f2a91c0", "E1"), ("chunk:91c07d2e", "P1"), ("ent:77b1e4a5", "E2"), ("chunk:5d0e22f1", "P2")],
-    "names": [("ent:3f2a91c0 (entity: Ada Kowal)", "Ada Kowal (entity)"), ("ent:3f2a91c0", "Ada Kowal"),
-              ("chunk:91c07d2e", "chunk:Ada Kowal"), ("ent:77b1e4a5 (entity: Dunmore)", "Dunmore (entity)"),
-              ("ent:77b1e4a5", "Dunmore"), ("chunk:5d0e22f1", "chunk:Dunmore")],
-}
+# The example's node ids as the agent is shown them when nodes have short names (methods/kgr/names.py).
+SHORT_NAMES = {"ent:3f2a91c0": "E1", "chunk:91c07d2e": "P1", "ent:77b1e4a5": "E2", "chunk:5d0e22f1": "P2"}
 
 
-def examples(prompt: str, few_shot: bool, *, naming: str = "ids") -> str:
-    """The examples block of a prompt (ending in a blank line), or "" when few-shot is off; with another
-    ``naming`` than "ids", the corpus example's nodes named as the agent will see its own."""
+def examples(prompt: str, few_shot: bool, *, short_names: bool = False) -> str:
+    """The examples block of a prompt (ending in a blank line), or "" when few-shot is off; with
+    ``short_names``, the corpus example's node ids as short names, as the agent will see its own."""
     if not few_shot:
         return ""
     text = _EXAMPLES[prompt]
-    for ext, name in RENAMED.get(naming, []):
-        text = text.replace(ext, name)
+    if short_names:
+        for ext, name in SHORT_NAMES.items():
+            text = text.replace(ext, name)
     if not text.startswith("Example"):  # one worked example
         return f"Here is an example:\n{text}\n\nNow your task.\n"
     return f"Here are some examples:\n{text}\n\nNow your task.\n"

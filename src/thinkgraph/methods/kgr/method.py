@@ -81,12 +81,11 @@ class KGRMethod:
         if c.interaction == "agent":
             env = GraphEnvironment(graph, retrieve_k=c.retrieve_k, max_neighbors=c.max_neighbors,
                                    max_chars=c.max_observation_chars,
-                                   naming=c.node_names if corpus_built(graph) else "ids")
+                                   short_names=c.node_names == "short" and corpus_built(graph))
             recorder.names = env.names
             return AgentStepper(llm, env, question, recorder, ids, few_shot=c.few_shot,
                                 graph_chars=c.definition_chars(llm.settings.context_window),
-                                limit=c.steps if c.strategy == "cot" else c.tree_depth, finisher=finisher,
-                                reader_answers=self._reads(graph) and c.strategy == "cot")
+                                limit=c.steps if c.strategy == "cot" else c.tree_depth, finisher=finisher)
         linker = self.ctx.view.entity_linker if c.entity_linking == "shared" else None
         return ExploreStepper(llm, graph, c, question, recorder, ids, linker=linker, finisher=finisher)
 
@@ -111,7 +110,7 @@ class KGRMethod:
         else:
             passages = passages_from_scores(self.ctx.store, [(cid, 0.0) for cid in grounding_passages(graph, nodes)])
             status = AnswerStatus.FAILED if best is None else \
-                AnswerStatus.ABSTAINED if not best.answer or is_abstention(best.answer) else AnswerStatus.ANSWERED
+                AnswerStatus.ABSTAINED if is_abstention(best.answer or "") else AnswerStatus.ANSWERED
         stats = {"outcome": _outcome(result), "states": result.states,
                  "steps": len(chain.steps) if chain else 0, "invalid_actions": recorder.invalid_actions,
                  "parse_failures": recorder.parse_failures}
@@ -125,7 +124,7 @@ class KGRMethod:
             stats["budget_reached"] = True
         if best is not None:
             stats["grounded"] = bool(nodes)
-        return Answer(question=question, method=self.name, text=(best.answer or None) if best else None,
+        return Answer(question=question, method=self.name, text=best.answer if best else None,
                       status=status, citations=citations_for(passages),
                       evidence=EvidenceSubgraph(nodes=nodes, path_texts=[f"{h} -> {r} -> {t}" for h, r, t in
                                                                          (best.triples if best else [])]),

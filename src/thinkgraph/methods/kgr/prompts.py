@@ -33,7 +33,7 @@ AGENT_OBSERVATION = "Observation {n}: {observation}"
 AGENT_CLOSING = """
 
 Now write step {n} of at most {limit} for the question "{question}": a Thought about what the \
-observations found, then a new Action.{hint}{variant}"""
+observations found, then one Action that none of the steps above took.{hint}{variant}"""
 FINISH_HINT = (" When an observation gives what the question finally asks for (not a fact on the way to it), "
                "write Finish[answer].")
 LAST_STEPS_HINT = (" Only {left} steps are left, this one included: Finish[answer] with what the question finally "
@@ -56,16 +56,9 @@ PLACEHOLDER_REPAIR = ("{action} copies the format, not an answer. Write step {n}
 UNGROUNDED_REPAIR = ("No observation above says \"{answer}\". Write step {n} again with {advice}")
 # What a repeating model could do next, untried actions on the nodes it reached first (they move it on
 # best), then the next hop, then Finish: its usual stall is a node found and neither read nor followed.
-# No placeholder in brackets here, nor "none of the steps above took" in the closing: Qwen2.5-1.5B-Instruct
-# wrote them back as its action: of its 152 step and repair replies on MuSiQue's first 20, 8 were
-# "Action n: None of the steps above took." and 11 copied this advice ("Finish[<the answer>]").
-NEXT_ADVICE = ("a new action: {untried}RetrieveNode on a name the observations give that the question needs next, "
-               "or Finish with the answer once an observation states it.")
+NEXT_ADVICE = ("a new action: {untried}RetrieveNode[<name>] for what the observations name that the question "
+               "needs next, or Finish[<the answer>] when an observation gives it.")
 UNTRIED = "{actions} (not tried yet), "
-
-# Ours: a placeholder Finish ("Finish[answer]") when the one reader answers after the chain: the chain ends
-# there, and the reader reads what it reached (KGRConfig.reader = "shared").
-READER_FINISHES = "Finished: the reader answers from the passages the steps reached."
 
 # Ours: an action the chain already took is not run again; the observation says so.
 REPEATED_ACTION = ("{action} was already done at step {step} (Observation {step} has its result). Take "

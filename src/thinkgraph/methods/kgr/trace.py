@@ -18,15 +18,15 @@ class Recorder:
     parse_failures: int = 0
     repairs: int = 0  # step replies with no action, asked again (KGRConfig.repair)
     repeated_actions: int = 0  # actions the chain had already taken, not run again
-    names: NodeNames | None = None  # the agent's names of the nodes, where they are not its ids (methods/kgr/names.py)
+    names: NodeNames | None = None  # the agent's names of the nodes, where they are short (methods/kgr/names.py)
 
     def state(self, state: ChainState, *, invalid: bool = False, action: str | None = None) -> None:
         self.invalid_actions += invalid
         last = state.steps[-1]
         outputs: dict[str, Any] = {"thought": last.thought, "action": last.action, "observation": last.observation,
                                    "nodes": last.nodes}
-        names = self.names.of_ext(last.nodes) if self.names is not None and self.names.renamed else {}
-        if names:  # the names the step showed, with the ids they stand for
+        names = self.names.of_ext(last.nodes) if self.names is not None and self.names.short else {}
+        if names:  # the short names the step showed, with the ids they stand for
             outputs["names"] = names
         if last.triples:
             outputs["triples"] = [list(t) for t in last.triples]
