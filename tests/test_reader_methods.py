@@ -99,6 +99,26 @@ def test_a2rag_escalates_past_a_draft_with_no_answer_and_checks_only_what_is_cit
     assert first.inputs["stage"] == "local" and first.outputs["sufficient"] is False
 
 
+@pytest.mark.parametrize("from_draft", [True, False])
+def test_a2rag_hands_on_what_an_abstaining_draft_reached_as_seeds(open_bridge, from_draft: bool) -> None:  # noqa: ANN001
+    """Stage 1 reads Alice Stone's fact only; its draft abstains, and its reasoning names Acme Corp, an
+    entity of the index the question does not name. With ``seeds_from_draft`` the bridge stage reads Acme
+    Corp's own facts too (a one-seed question has no bridge to find) and its draft answers there; without,
+    nothing changes at stage 2 and the answer waits for stage 3's walk."""
+    backend = ScriptedBackend(rules=[(READER_INSTRUCTION, reader_reply), (CHECK, all_yes)])
+    with open_bridge(backend) as tg:
+        answer = tg.ask(QUESTION, method="a2rag", seeds_from_draft=from_draft)
+    reached = [s for s in answer.trace if s.action == "seeds.reached"]
+    bridge = next(s for s in answer.trace if s.action == "stage.bridge")
+    assert answer.text == "Rivertown"
+    if from_draft:
+        assert reached[0].inputs["stage"] == "local" and "Acme Corp" in reached[0].inputs["names"]
+        assert reached[0].outputs["entities"] == ["Acme Corp"]  # the names the index has
+        assert bridge.outputs["reached_seed_facts"] >= 1 and answer.stats["stage"] == "bridge"
+    else:
+        assert not reached and "reached_seed_facts" not in bridge.outputs and answer.stats["stage"] == "ppr"
+
+
 def test_a2rag_asks_a_rewrite_that_repeats_the_question_again_once(open_bridge) -> None:  # noqa: ANN001
     rewrites = iter([QUESTION, "Which town is Acme Corp based in?"])
     backend = ScriptedBackend(rules=[("is the question itself, word for word", lambda r: next(rewrites)),

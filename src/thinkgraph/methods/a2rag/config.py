@@ -121,6 +121,12 @@ class A2RAGConfig(BaseModel):
     # bridge ("Maximum Overdrive was shot in Leland"). False: the model's rewrite stands, and no new
     # question is abstained on.
     rewrite_from_draft: bool = True
+    # Within an attempt (ours): a stage whose draft abstains while its reasoning names entities of the index
+    # that the query does not ("Maximum Overdrive was shot in Leland", a2rag/rewrite.py ``reached_names``)
+    # hands them on as seeds: the next stage reads their own facts (stage 1 for them) beside its own, and
+    # stage 3's walk starts from them too. The stages then escalate from what the earlier stage found,
+    # where the paper's go on from the question's seeds alone. False: the paper's form.
+    seeds_from_draft: bool = True
     hitl: bool = False  # propose triples for human review after a verified answer
     # Our bound on LLM calls per question (I_max bounds the retries; this bounds what a raised I_max
     # or repeated repairs can cost). The defaults need at most 14 before repairs (3 attempts of 3 drafts

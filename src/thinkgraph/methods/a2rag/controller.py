@@ -14,7 +14,7 @@ from thinkgraph.methods.a2rag.config import A2RAGConfig
 from thinkgraph.methods.a2rag.hitl import propose_triples
 from thinkgraph.methods.a2rag.prompts import ANSWER
 from thinkgraph.methods.a2rag.retriever import FACTS_TITLE, AgenticRetriever, Judge, RetrievalState
-from thinkgraph.methods.a2rag.rewrite import rewrite_query, with_draft_names
+from thinkgraph.methods.a2rag.rewrite import reached_names, rewrite_query, with_draft_names
 from thinkgraph.methods.a2rag.verify import Verifier
 from thinkgraph.methods.answer_shape import kind_mismatch, read_numbers, unstated_number
 from thinkgraph.methods.base import NO_LLM_MESSAGE, OUT_OF_SCOPE, MethodContext
@@ -327,6 +327,8 @@ class A2RAGMethod:
             reply, cost = await self._generate(llm, state.query, state, passages)
             read = self._read(reply, passages, state.query)
             sufficient = read.status in CANDIDATE and bool(read.text)
+            if read.status == AnswerStatus.ABSTAINED:  # where it stopped on the way (seeds_from_draft)
+                state.reached = reached_names(state.query, reply, None)
             trace.append(TraceStep("responder", DRAFT_STEP, {"query": state.query, "stage": state.stage},
                                    {"reply": reply, "sufficient": sufficient}, cost=cost))
             state.draft = reply if sufficient else None

@@ -47,6 +47,9 @@ class RetrievalState:
     order: str = "stage"  # evidence_order: how the stages' chunks are handed on
     draft: str | None = None  # sufficiency="answer": the draft that judged the last stage sufficient
     draft_checked: bool = False  # sufficiency="verified": that draft already passed Triple-Check
+    # names an abstaining draft's reasoning reached (set by the judge; config ``seeds_from_draft``)
+    reached: list[str] = field(default_factory=list)
+    fresh_seeds: list[int] = field(default_factory=list)  # seeds taken from them whose facts no stage read
 
     def ranked_chunks(self, through: str | None = None) -> list[str]:
         """Chunks of the stages run (up to ``through``): "stage", the latest stage's by its own scores,
@@ -174,7 +177,24 @@ class AgenticRetriever:
             if await judge(state):
                 state.sufficient = True
                 break
+            seeds += self._seeds_reached(state, seeds, stage)
         return state
+
+    def _seeds_reached(self, state: RetrievalState, seeds: list[int], stage: str) -> list[int]:
+        """The entities of the index that the stage's abstaining draft reached and the seeds lack (config
+        ``seeds_from_draft``): the next stages start from them too (traced as "seeds.reached")."""
+        names, state.reached = state.reached, []
+        if not self.config.seeds_from_draft or not names:
+            return []
+        rows = [row for link in self.view.entity_linker.link("; ".join(names))
+                if (row := self.graph.index.get(link.entity_id)) is not None]
+        fresh = [row for row in dict.fromkeys(rows) if row not in seeds]
+        for row in fresh:
+            state.seeds.entities[row] = 1.0
+        state.fresh_seeds += fresh
+        state.trace.append(TraceStep("retriever", "seeds.reached", {"stage": stage, "names": names},
+                                     {"entities": [self.graph.names[r] for r in fresh]}))
+        return fresh
 
     def _seeds_apart(self, stage: str, state: RetrievalState, seeds: list[int]) -> bool:
         """Stage 1's structural condition (``local_connects_seeds``): facts that leave two or more seeds
@@ -203,6 +223,12 @@ class AgenticRetriever:
             bridges, paths, new = bridge_facts(self.graph, seeds, c.k_hops, c.max_paths_per_pair, c.max_bridges,
                                                state.seeds.relations)
             outputs = {"bridges": [self.graph.names[b] for b in bridges], "paths": len(paths), "facts": len(new)}
+            if state.fresh_seeds:  # stage 1 never read the reached seeds' own facts: this stage does
+                own, _ = local_facts(self.graph, state.fresh_seeds, set())
+                read = set(own)
+                new = own + [f for f in new if f not in read]
+                outputs["reached_seed_facts"] = len(own)
+        state.fresh_seeds = []
         known = set(state.facts)
         state.facts.extend(f for f in new if f not in known)
         chunk_ids = {cid for f in new for cid in f.chunks}

@@ -65,11 +65,10 @@ async def rewrite_query(llm: LLM, query: str, reply: str, evidence: str, failure
     return Rewrite(parsed, rewritten)
 
 
-def from_draft(query: str, reply: str, answer: str | None) -> str | None:
-    """The query naming the entities the draft's reasoning reached that neither the query nor the rejected
-    answer names (``rewrite_from_draft``): where the model could not rewrite, its draft often found the
-    entity on the way ("Maximum Overdrive was shot in Leland"), and that entity is where the next hop
-    starts. None when the reasoning names no new entity."""
+def reached_names(query: str, reply: str, answer: str | None) -> list[str]:
+    """The names (not dates or numbers) a draft's reasoning line gives that neither the query nor the
+    draft's answer says: where the draft stopped on the way, the entity it found ("Maximum Overdrive was
+    shot in Leland") is where the next hop starts."""
     _, reasoning = answer_part(reply)
     said = f"{query} {answer or ''}".casefold()
     names: list[str] = []
@@ -77,6 +76,14 @@ def from_draft(query: str, reply: str, answer: str | None) -> str | None:
         for name in entities_in(_REASONING_LABEL.sub("", line)):
             if not is_value(name) and name.casefold() not in said and name not in names:
                 names.append(name)
+    return names
+
+
+def from_draft(query: str, reply: str, answer: str | None) -> str | None:
+    """The query naming the entities the draft's reasoning reached that neither the query nor the rejected
+    answer names (``rewrite_from_draft``, ``reached_names``): where the model could not rewrite, that
+    entity is where the next hop starts. None when the reasoning names no new entity."""
+    names = reached_names(query, reply, answer)
     return f"{query.rstrip()} ({'; '.join(names)})" if names else None
 
 
