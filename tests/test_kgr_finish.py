@@ -20,8 +20,9 @@ from test_kgr_method import AGENT, MERGE, SELECT, calls, explore_rules, unique_s
 from thinkgraph.api import ThinkGraph
 from thinkgraph.config import Settings
 from thinkgraph.llm.backend import ChatRequest
+from thinkgraph.methods.answer_shape import stated_in
 from thinkgraph.methods.kgr.actions import Action, GraphEnvironment, parse_step
-from thinkgraph.methods.kgr.agent import AgentStepper, grounded
+from thinkgraph.methods.kgr.agent import AgentStepper
 from thinkgraph.methods.kgr.prompts import AGENT_STEP
 from thinkgraph.methods.kgr.state import SHORT_OBSERVATION, ChainState, Step
 from thinkgraph.methods.kgr.trace import Recorder
@@ -210,12 +211,12 @@ async def test_a_finish_that_no_observation_supports_is_asked_again_once(open_br
     assert [s.outputs["action"] for s in answer.trace if s.action == "step"][1].startswith("NeighborCheck[")
 
 
-def test_an_answer_is_grounded_when_the_observations_hold_each_of_its_words() -> None:
+def test_an_answer_is_stated_when_the_observations_hold_each_of_its_words() -> None:
     seen = ["The most related node is ent:1 (entity: Acme Corp).", "It joined the Union on December 10, 1817."]
-    assert grounded("Acme Corp", seen) and grounded("acme corp.", seen)
-    assert grounded("Dec. 10, 1817", seen)  # a word may start an observed one
-    assert not grounded("Acme Inc", seen) and not grounded("Paris", [])
-    assert grounded("Yes", []) and grounded("no", []) and grounded("", [])
+    assert stated_in("Acme Corp", seen) and stated_in("acme corp.", seen)
+    assert stated_in("Dec. 10, 1817", seen)  # a word may start an observed one
+    assert not stated_in("Acme Inc", seen) and not stated_in("Paris", [])
+    assert stated_in("Yes", []) and stated_in("no", []) and stated_in("", [])
 
 
 async def test_the_formats_placeholder_is_no_answer(kg) -> None:  # noqa: ANN001

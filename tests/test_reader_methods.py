@@ -119,6 +119,22 @@ def test_a2rag_hands_on_what_an_abstaining_draft_reached_as_seeds(open_bridge, f
         assert not reached and "reached_seed_facts" not in bridge.outputs and answer.stats["stage"] == "ppr"
 
 
+@pytest.mark.parametrize("stated_check", [True, False])
+def test_a2rag_fails_an_answer_no_passage_states_before_any_verdict(open_bridge, stated_check: bool) -> None:  # noqa: ANN001
+    """A draft naming what nothing shown states ("Paris") fails Triple-Check as "grd" without a call, and
+    the attempts go on; ``stated_check=false`` leaves it to the verdict, which passes it here."""
+    backend = ScriptedBackend(rules=[(READER_INSTRUCTION, "Reasoning: Acme Corp is in Paris [1].\nAnswer: Paris [1]"),
+                                     (CHECK, all_yes)])
+    with open_bridge(backend) as tg:
+        answer = tg.ask(QUESTION, method="a2rag", stated_check=stated_check, rewrite=False)
+    checks = [r for r in backend.requests if CHECK in prompt_of(r)]
+    if stated_check:
+        assert answer.status == "abstained" and not checks
+        assert 'grd: the answer "Paris" is stated in none of the passages' in answer.message
+    else:
+        assert answer.text == "Paris" and len(checks) == 1
+
+
 def test_a2rag_asks_a_rewrite_that_repeats_the_question_again_once(open_bridge) -> None:  # noqa: ANN001
     rewrites = iter([QUESTION, "Which town is Acme Corp based in?"])
     backend = ScriptedBackend(rules=[("is the question itself, word for word", lambda r: next(rewrites)),

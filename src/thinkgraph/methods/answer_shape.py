@@ -114,6 +114,16 @@ def unstated_number(answer: str, shown: str) -> str | None:
     return next((number for number in read if _plain(number) not in stated), None)
 
 
+def stated_in(answer: str, shown: list[str]) -> bool:
+    """Whether the texts ``shown`` state the answer: each of its words starts a word of them (a word may be
+    the start of a shown one: "Dec" of "December"). Yes and no are never stated so: they pass."""
+    words = _WORD.findall(answer.casefold())
+    if not words or " ".join(words) in ("yes", "no"):
+        return True
+    seen = " " + " ".join(_WORD.findall(" ".join(shown).casefold()))
+    return all(f" {w}" in seen for w in words)
+
+
 def read_numbers(answer: str) -> list[str]:
     """The numbers of ``MIN_READ_DIGITS`` or more digits ``answer`` states, as written."""
     return [m.group(0) for m in _NUMBER.finditer(answer)

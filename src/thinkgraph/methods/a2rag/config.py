@@ -105,6 +105,11 @@ class A2RAGConfig(BaseModel):
     # verdict, the failure type still the first failed of rel, grd, ans; "separate": three calls; "off":
     # the ablation without Triple-Check (the first candidate answer stands unverified, no rewrite).
     triple_check: Literal["joint", "separate", "off"] = "joint"
+    # Before the verdict (ours): an answer that is not stated in what its draft was shown (each of its words
+    # starts a word of the passages, the facts or the query; yes / no pass) fails as "grd" without a call,
+    # as an unstated number already did. Qwen2.5-1.5B's verdict passed "Fred M. Andrews" for the director of
+    # the film shot in Leland citing Leland's passage (P(grd) 0.96). False: the verdict alone.
+    stated_check: bool = True
     # Every verdict writes its reason first and "yes"/"no" last; where the server returns
     # log-probabilities it passes when P(yes) >= the threshold (ours: 0.5, the point
     # benchmarks/calibrate_verdicts.py chose on the dev questions, where P(yes) written after the reason is

@@ -16,7 +16,7 @@ from thinkgraph.methods.a2rag.prompts import ANSWER
 from thinkgraph.methods.a2rag.retriever import FACTS_TITLE, AgenticRetriever, Judge, RetrievalState
 from thinkgraph.methods.a2rag.rewrite import reached_names, rewrite_query, with_draft_names
 from thinkgraph.methods.a2rag.verify import Verifier
-from thinkgraph.methods.answer_shape import kind_mismatch, read_numbers, unstated_number
+from thinkgraph.methods.answer_shape import kind_mismatch, read_numbers, stated_in, unstated_number
 from thinkgraph.methods.base import NO_LLM_MESSAGE, OUT_OF_SCOPE, MethodContext
 from thinkgraph.methods.layout import PREAMBLE, Notes, evidence_block
 from thinkgraph.methods.none import NoRetrievalMethod
@@ -239,12 +239,14 @@ class A2RAGMethod:
         wanted = kind_mismatch(read.text, query) or (kind_mismatch(read.text, question) if question else None)
         if wanted is not None:  # left so by the reader's second look: no verdict can make it an answer
             return "ans", f"the answer \"{read.text}\" is not {wanted}"
-        # what the draft was shown (its passages, the facts, the query), read only for an answer with a
-        # number: the evidence text ranks facts by embedding them, which a check need not pay for
-        number = unstated_number(read.text, "\n".join([*(p.text for p in passages), *self.retriever.triples_text(
-            state.facts, limit=None), query])) if read_numbers(read.text) else None
+        # what the draft was shown (its passages, the facts, the query); the evidence text ranks facts by
+        # embedding them, which a check need not pay for
+        shown = [*(p.text for p in passages), *self.retriever.triples_text(state.facts, limit=None), query]
+        number = unstated_number(read.text, "\n".join(shown)) if read_numbers(read.text) else None
         if number is not None:  # (as above): a number neither the passages nor the question state is not grounded
             return "grd", f"the answer's number {number} is stated in none of the passages"
+        if self.config.stated_check and not stated_in(read.text, shown):
+            return "grd", f"the answer \"{read.text}\" is stated in none of the passages, facts or the question"
         evidence = evidence_block(numbered_passages(read.cited))
         return await self.verifier.triple_check(query, read.text, evidence, trace)
 

@@ -10,10 +10,10 @@ its observation says so and names what could follow; Finish[answer] is read like
 
 from __future__ import annotations
 
-import re
 from itertools import count
 
 from thinkgraph.llm.service import LLM, Message
+from thinkgraph.methods.answer_shape import stated_in
 from thinkgraph.methods.kgr.actions import REACT_STOP, Action, GraphEnvironment, Observation, is_placeholder, parse_step
 from thinkgraph.methods.kgr.examples import examples
 from thinkgraph.methods.kgr.finish import Finisher
@@ -51,7 +51,6 @@ Observed = tuple[Observation, int | None]  # an observation, and the earlier ste
 RETRIEVED_EDGE_TYPES = 8  # a retrieved node's edge types in its observation, when the definition omits some
 MAX_NODES_ADVISED = 3  # nodes of a repeated step whose untried actions are suggested
 MAX_ADVISED = 2  # untried actions suggested
-_WORD = re.compile(r"\w+")
 
 
 class AgentStepper:
@@ -140,7 +139,7 @@ class AgentStepper:
         if same is not None:
             return SAME_RESULT_REPAIR.format(n=n, step=same, action=rendered, advice=self._advice(state, same))
         answer = self.env.answer_text(observation.answer, state.nodes)
-        if answer is not None and not grounded(answer, [s.observation for s in state.steps]):
+        if answer is not None and not stated_in(answer, [s.observation for s in state.steps]):
             return UNGROUNDED_REPAIR.format(n=n, answer=answer, advice=self._advice(state, None))
         return None
 
@@ -201,16 +200,6 @@ class AgentStepper:
             untried += [o for o in options if _key_text(o) not in taken and o not in untried]
         shown = UNTRIED.format(actions=", ".join(untried[:MAX_ADVISED])) if untried else ""
         return NEXT_ADVICE.format(untried=shown)
-
-
-def grounded(answer: str, observations: list[str]) -> bool:
-    """Whether the chain's observations contain the answer: each of its words (a word may be the start
-    of an observed one: "Dec" of "December"). Yes and no are never written in an observation: grounded."""
-    words = _WORD.findall(answer.casefold())
-    if not words or " ".join(words) in ("yes", "no"):
-        return True
-    seen = " " + " ".join(_WORD.findall(" ".join(observations).casefold()))
-    return all(f" {w}" in seen for w in words)
 
 
 def _same_result(state: ChainState, observation: Observation) -> int | None:
