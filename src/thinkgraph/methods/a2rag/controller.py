@@ -239,13 +239,16 @@ class A2RAGMethod:
         wanted = kind_mismatch(read.text, query) or (kind_mismatch(read.text, question) if question else None)
         if wanted is not None:  # left so by the reader's second look: no verdict can make it an answer
             return "ans", f"the answer \"{read.text}\" is not {wanted}"
-        # what the draft was shown (its passages, the facts, the query); the evidence text ranks facts by
-        # embedding them, which a check need not pay for
-        shown = [*(p.text for p in passages), *self.retriever.triples_text(state.facts, limit=None), query]
-        number = unstated_number(read.text, "\n".join(shown)) if read_numbers(read.text) else None
+        # the passages, every fact gathered and the query, read only for an answer with a number: the
+        # evidence text ranks facts by embedding them, which a check need not pay for
+        number = unstated_number(read.text, "\n".join([*(p.text for p in passages), *self.retriever.triples_text(
+            state.facts, limit=None), query])) if read_numbers(read.text) else None
         if number is not None:  # (as above): a number neither the passages nor the question state is not grounded
             return "grd", f"the answer's number {number} is stated in none of the passages"
-        if self.config.stated_check and not stated_in(read.text, shown):
+        # what the draft was shown: its passages, the facts its prompt listed (not every fact gathered: on a
+        # co-occurrence index those name hundreds of entities), the query
+        if self.config.stated_check and not stated_in(read.text, [*(p.text for p in passages), *state.shown_facts,
+                                                                  query]):
             return "grd", f"the answer \"{read.text}\" is stated in none of the passages, facts or the question"
         evidence = evidence_block(numbered_passages(read.cited))
         return await self.verifier.triple_check(query, read.text, evidence, trace)
@@ -366,6 +369,7 @@ class A2RAGMethod:
         """A draft answer from the stage's passages and facts (the reply as written; the marker-only
         repair of ``ask_answer`` included): the one reader's prompt, or the paper's ANSWER template."""
         facts = self.retriever.triples_text(self.retriever.prompt_facts(state))
+        state.shown_facts = facts  # (what the draft was shown, for Triple-Check's stated_check)
         if self.config.reader == "shared":
             messages: list[Message] = [{"role": "user", "content": reader_prompt(query, passages,
                                                                                  [Notes(FACTS_TITLE, facts)])}]

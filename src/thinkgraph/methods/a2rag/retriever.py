@@ -50,6 +50,7 @@ class RetrievalState:
     # names an abstaining draft's reasoning reached (set by the judge; config ``seeds_from_draft``)
     reached: list[str] = field(default_factory=list)
     fresh_seeds: list[int] = field(default_factory=list)  # seeds taken from them whose facts no stage read
+    shown_facts: list[str] = field(default_factory=list)  # the facts the latest draft's prompt showed
 
     def ranked_chunks(self, through: str | None = None) -> list[str]:
         """Chunks of the stages run (up to ``through``): "stage", the latest stage's by its own scores,
