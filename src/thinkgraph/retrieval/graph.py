@@ -230,7 +230,10 @@ class GraphRetriever:
         names = {n.id: n.text for n in self.view.store.get_nodes(ids)}
         parts = [names.get(ids[0], ids[0])]
         if len(ids) == 1:
-            return [*parts, "(in the passage, or its document's title)"]  # (a title entity is every chunk's)
+            # a title entity too: the reader is shown each passage after its document's title. The longer
+            # "(in the passage, or its document's title)" cost `ppr` 3 of HotpotQA's first 20 with
+            # Qwen2.5-1.5B (64.9 -> 58.3 F1) and won 1 of MuSiQue's (25.3 -> 28.3), the same passages shown
+            return [*parts, "(named in the passage)"]
         for a, b in itertools.pairwise(ids):
             label = labels.get((a, b)) or (f"<-{labels[(b, a)]}-" if (b, a) in labels else "~")  # ~: co-occurs
             parts.append(f"-{label}->" if (a, b) in labels else label)
