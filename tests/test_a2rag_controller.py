@@ -31,7 +31,7 @@ KINDS = {
 # The call pattern these tests script: seeds extracted by the LLM, a separate sufficiency verdict after
 # each stage, three Triple-Check calls (the paper's literal forms; the defaults merge them, see
 # tests/test_a2rag_cost.py).
-LITERAL = {"seed_source": "llm", "sufficiency": "llm", "triple_check": "separate"}
+LITERAL = {"seed_source": "llm", "sufficiency": "llm", "triple_check": "separate", "stated_check": False}
 
 
 class Script:

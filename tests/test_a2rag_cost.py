@@ -311,7 +311,7 @@ async def test_an_answer_verified_after_a_rewrite_shows_its_own_evidence_then_th
         def rewrite(self, prompt: str) -> str:
             return "Which company is based on the Moon?"
 
-    answer = await ask(Second(), i_max=1, evidence_chunks=2, sufficiency="answer")
+    answer = await ask(Second(), i_max=1, evidence_chunks=2, sufficiency="answer", stated_check=False)
     assert answer.status == "answered" and answer.stats["attempts"] == 2
     shown = [n.props.get("doc_id") for n in answer.evidence.nodes if n.type == "chunk"]
     assert shown[0] == "c6" and "c1" in shown  # the rewrite's passages the answer cites, then the question's own
@@ -332,7 +332,7 @@ async def test_verified_sufficiency_escalates_past_a_rejected_draft(ask) -> None
     """sufficiency="verified" (ours): stage 1's guess fails Triple-Check, so the retriever escalates
     (stage 2 adds nothing: no draft) and stage 3's draft is verified there, in the same attempt."""
     model = Guesser()
-    answer = await ask(model, i_max=0, sufficiency="verified")
+    answer = await ask(model, i_max=0, sufficiency="verified", stated_check=False)  # (scripted: stated nowhere)
     assert model.calls == ["draft", "check", "draft", "check"] and answer.cost.calls == 4
     assert answer.status == "answered" and answer.text == "Rivertown" and answer.stats["stage"] == "ppr"
     assert "c2" in {c.doc_id for c in answer.citations}
@@ -353,7 +353,7 @@ async def test_the_default_sufficiency_stops_at_the_guess_and_abstains(ask) -> N
     draft judges stage 1 sufficient, the check rejects it and no retry is left, so the verdict decides the
     outcome and the citations."""
     model = Guesser()
-    answer = await ask(model, i_max=0, sufficiency="answer")
+    answer = await ask(model, i_max=0, sufficiency="answer", stated_check=False)
     assert model.calls == ["draft", "check"] and answer.status == "abstained" and not answer.citations
     assert answer.stats["failure"] == "grd"
 

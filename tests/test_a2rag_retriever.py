@@ -203,3 +203,24 @@ def test_relation_predicates_embedded_once_per_index_revision(tmp_path, monkeypa
     with ThinkGraph.open(tmp_path / "r.db", settings=Settings(), embedder=TextCountingEmbedder()) as reopened:
         assert list(reopened.view.relation_vectors[0]) == list(predicates)  # read from the view cache
         assert not any(p in reopened.embedder.texts for p in predicates)
+
+
+@pytest.mark.parametrize("max_seeds, added", [(8, ["Acme Corp", "Rivertown"]), (2, ["Acme Corp"])])
+async def test_what_an_abstaining_draft_reached_joins_the_seeds_once_within_max_seeds(
+        bridge_tg: ThinkGraph, graph: EntityGraph, max_seeds: int, added: list[str]) -> None:
+    """After stage 1 judges insufficient with names in its state (the draft judge sets them), the reached
+    entities the seeds lack join them, each once and up to ``max_seeds`` in all, and stage 3 walks from
+    them too; a name the index lacks links nothing."""
+    retriever = AgenticRetriever(bridge_tg.view, A2RAGConfig(max_seeds=max_seeds), graph=graph)
+    names = ["Acme Corp", "Alice Stone", "Rivertown", "Acme Corp", "Atlantis"]
+
+    async def judge(state) -> bool:  # noqa: ANN001
+        state.reached = list(names) if state.stage == "local" else []
+        return False
+
+    state = await retriever.retrieve("Where did Alice Stone work?", judge=judge)
+    reached = next(s for s in state.trace if s.action == "seeds.reached")
+    assert reached.outputs["entities"] == added  # Alice Stone is a seed already; Atlantis is no entity
+    seeds = [s.inputs["seeds"] for s in state.trace if s.action.startswith("stage.")]
+    assert seeds == [1, 1 + len(added), 1 + len(added)]  # the bridge stage and stage 3 start from them too
+    assert sorted(graph.names[r] for r in state.seeds.entities) == sorted(["Alice Stone", *added])

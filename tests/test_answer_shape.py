@@ -224,3 +224,16 @@ def test_a_number_the_question_states_is_no_made_up_number() -> None:
     question = "At the 2011 census, what was the population of Young?"
     assert unstated_number("6,960 (2011)", "[1] Young had 6,960 people." + "\n" + question) is None
     assert unstated_number("6,960 (2011)", "[1] Young had 6,960 people.") == "2011"
+
+
+def test_an_answer_is_stated_when_what_was_shown_holds_each_of_its_words() -> None:
+    from thinkgraph.methods.answer_shape import stated_in
+
+    seen = ["The most related node is ent:1 (entity: Acme Corp).", "It joined the Union on December 10, 1817.",
+            "Jiménez: a town of 6960 people."]
+    assert stated_in("Acme Corp", seen) and stated_in("acme corp.", seen)
+    assert stated_in("Dec. 10, 1817", seen)  # a word may start a shown one
+    assert stated_in("Jimenez", seen) and stated_in("JIMÉNEZ", seen)  # accents and case aside
+    assert stated_in("6,960", seen) and stated_in("3 years", ["Its war lasted years: 1990-1993."])  # numbers: elsewhere
+    assert not stated_in("Acme Inc", seen) and not stated_in("Paris", [])
+    assert stated_in("Yes", []) and stated_in("no", []) and stated_in("", [])

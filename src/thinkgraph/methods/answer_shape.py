@@ -27,12 +27,15 @@ forties", "a decade", "the semifinals"), and a quantity is accepted in words too
 A number of three or more digits is read, not worked out: a population, a year, a sum of money. One
 that nothing the model was shown states ("30,457" for a town whose passage says 6,960) was made up, and
 is asked again once, told so (``unstated_number``). Shorter numbers are left alone: counts and
-differences ("3", "12 years") are worked out from what the passages say.
+differences ("3", "12 years") are worked out from what the passages say. The words of an answer are
+stated when each starts a word of what the model was shown (``stated_in``: accents, case and numbers
+aside, which ``unstated_number`` reads).
 """
 
 from __future__ import annotations
 
 import re
+import unicodedata
 
 from thinkgraph.names import YEAR, is_value
 
@@ -116,12 +119,19 @@ def unstated_number(answer: str, shown: str) -> str | None:
 
 def stated_in(answer: str, shown: list[str]) -> bool:
     """Whether the texts ``shown`` state the answer: each of its words starts a word of them (a word may be
-    the start of a shown one: "Dec" of "December"). Yes and no are never stated so: they pass."""
-    words = _WORD.findall(answer.casefold())
+    the start of a shown one: "Dec" of "December"), compared without accents or case ("Jimenez" is
+    "Jiménez"). Words with a digit are left to ``unstated_number`` ("6,960" against "6960"; "3 years" is
+    worked out); yes and no are never stated so: they pass."""
+    words = [w for w in _WORD.findall(_folded(answer)) if not any(ch.isdigit() for ch in w)]
     if not words or " ".join(words) in ("yes", "no"):
         return True
-    seen = " " + " ".join(_WORD.findall(" ".join(shown).casefold()))
+    seen = " " + " ".join(_WORD.findall(_folded(" ".join(shown))))
     return all(f" {w}" in seen for w in words)
+
+
+def _folded(text: str) -> str:
+    """``text`` without accents (NFKD's combining marks dropped), case-folded."""
+    return "".join(ch for ch in unicodedata.normalize("NFKD", text) if not unicodedata.combining(ch)).casefold()
 
 
 def read_numbers(answer: str) -> list[str]:

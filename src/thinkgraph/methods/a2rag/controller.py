@@ -219,9 +219,9 @@ class A2RAGMethod:
         without a call, and so does an answer that only repeats the question's words
         (``restatement.restates_question``; Gemma 3 270M's cut draft "The Harbor Hill Observatory" for who
         founded it passed the verdict), one the reader's second look left of a kind the question cannot
-        want (a bare date for "where", ``answer_shape.kind_mismatch``) or stating a number that no passage
-        shown states (``answer_shape.unstated_number``, as "grd"). ``triple_check="off"`` (the
-        ablation) passes it."""
+        want (a bare date for "where", ``answer_shape.kind_mismatch``), or one whose number or words (with
+        ``stated_check``) nothing shown states (``unstated_number``, ``stated_in``, as "grd").
+        ``triple_check="off"`` (the ablation) passes it."""
         assert self.verifier is not None  # (an LLM is set)
         if any(echoes_instructions(reply, t) for t in self._template):
             return "ans", ECHO_MESSAGE
@@ -245,10 +245,10 @@ class A2RAGMethod:
             state.facts, limit=None), query])) if read_numbers(read.text) else None
         if number is not None:  # (as above): a number neither the passages nor the question state is not grounded
             return "grd", f"the answer's number {number} is stated in none of the passages"
-        # what the draft was shown: its passages, the facts its prompt listed (not every fact gathered: on a
-        # co-occurrence index those name hundreds of entities), the query
-        if self.config.stated_check and not stated_in(read.text, [*(p.text for p in passages), *state.shown_facts,
-                                                                  query]):
+        # what the draft was shown: its passages with their titles, the facts its prompt listed (not every
+        # fact gathered: on a co-occurrence index those name hundreds of entities), the query
+        shown = [*(f"{p.title}: {p.text}" for p in passages), *state.shown_facts, query]
+        if self.config.stated_check and not stated_in(read.text, shown):
             return "grd", f"the answer \"{read.text}\" is stated in none of the passages, facts or the question"
         evidence = evidence_block(numbered_passages(read.cited))
         return await self.verifier.triple_check(query, read.text, evidence, trace)
@@ -369,7 +369,7 @@ class A2RAGMethod:
         """A draft answer from the stage's passages and facts (the reply as written; the marker-only
         repair of ``ask_answer`` included): the one reader's prompt, or the paper's ANSWER template."""
         facts = self.retriever.triples_text(self.retriever.prompt_facts(state))
-        state.shown_facts = facts  # (what the draft was shown, for Triple-Check's stated_check)
+        state.shown_facts = facts  # kept for the draft's Triple-Check (stated_check), not ranked again there
         if self.config.reader == "shared":
             messages: list[Message] = [{"role": "user", "content": reader_prompt(query, passages,
                                                                                  [Notes(FACTS_TITLE, facts)])}]

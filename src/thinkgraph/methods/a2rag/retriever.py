@@ -182,20 +182,32 @@ class AgenticRetriever:
         return state
 
     def _seeds_reached(self, state: RetrievalState, seeds: list[int], stage: str) -> list[int]:
-        """The entities of the index that the stage's abstaining draft reached and the seeds lack (config
+        """The entities of the index that the stage's abstaining draft reached and the seeds lack, each name
+        linked as the question's are (config ``retrieval``), up to ``max_seeds`` seeds in all (config
         ``seeds_from_draft``): the next stages start from them too (traced as "seeds.reached")."""
         names, state.reached = state.reached, []
         if not self.config.seeds_from_draft or not names:
             return []
-        rows = [row for link in self.view.entity_linker.link("; ".join(names))
-                if (row := self.graph.index.get(link.entity_id)) is not None]
-        fresh = [row for row in dict.fromkeys(rows) if row not in seeds]
+        found: dict[int, float] = {}
+        for name in names:
+            for row, weight in self._linked(name):
+                if row not in seeds:
+                    found[row] = max(found.get(row, 0.0), weight)
+        room = max(self.config.max_seeds - len(seeds), 0)
+        fresh = [row for row, _ in sorted(found.items(), key=lambda kv: -kv[1])[:room]]
         for row in fresh:
-            state.seeds.entities[row] = 1.0
+            state.seeds.entities[row] = found[row]
         state.fresh_seeds += fresh
         state.trace.append(TraceStep("retriever", "seeds.reached", {"stage": stage, "names": names},
                                      {"entities": [self.graph.names[r] for r in fresh]}))
         return fresh
+
+    def _linked(self, name: str) -> list[tuple[int, float]]:
+        """A name's entities: the index's entity of that name ("shared"), else the hybrid matcher's best."""
+        if self.config.retrieval == "shared":
+            return [(row, link.confidence) for link in self.view.entity_linker.link(name)
+                    if (row := self.graph.index.get(link.entity_id)) is not None]
+        return self.aligner.align_entity(name)[:1]
 
     def _seeds_apart(self, stage: str, state: RetrievalState, seeds: list[int]) -> bool:
         """Stage 1's structural condition (``local_connects_seeds``): facts that leave two or more seeds
