@@ -224,3 +224,32 @@ async def test_what_an_abstaining_draft_reached_joins_the_seeds_once_within_max_
     seeds = [s.inputs["seeds"] for s in state.trace if s.action.startswith("stage.")]
     assert seeds == [1, 1 + len(added), 1 + len(added)]  # the bridge stage and stage 3 start from them too
     assert sorted(graph.names[r] for r in state.seeds.entities) == sorted(["Alice Stone", *added])
+
+
+async def test_stage_chunks_naming_more_seeds_come_first_then_by_the_question_words(tmp_path) -> None:
+    """Stages 1-2 order their chunks (``stage_chunk_order``): the meeting of both seeds first, though
+    the novel's passage is nearer the question; among one-seed chunks, the one sharing the question's
+    words first. "cosine" keeps the dense order alone."""
+    import json
+
+    docs = [("m1", "Meeting", "Ann Lee met Tom Fox in Paris."),
+            ("m2", "Ann Lee", "Ann Lee wrote River Song, a novel about rivers, and lived in Oslo."),
+            ("m3", "Tom Fox", "Tom Fox sailed to Oslo."), ("m4", "Oslo", "Oslo is a port city.")]
+    (tmp_path / "c.jsonl").write_text("\n".join(json.dumps({"id": i, "title": t, "text": x}) for i, t, x in docs))
+    triples = [("m1", [["Ann Lee", "met", "Tom Fox"], ["Ann Lee", "visited", "Paris"]]),
+               ("m2", [["Ann Lee", "wrote", "River Song"], ["Ann Lee", "lived in", "Oslo"]]),
+               ("m3", [["Tom Fox", "sailed to", "Oslo"]]), ("m4", [])]
+    (tmp_path / "o.jsonl").write_text("\n".join(json.dumps({"doc_id": i, "triples": t, "entities": sorted(
+        {x for s, _, o in t for x in (s, o)}) or ["Oslo"]}) for i, t in triples))
+    with ThinkGraph(tmp_path / "m.db", settings=Settings(), embedder=HashEmbedder()) as tg:
+        tg.index([tmp_path / "c.jsonl"], openie=tmp_path / "o.jsonl")
+        doc = {c: tg.store.get_node(c).props["doc_id"] for c in tg.view.vectors("chunk").ids}
+        question = "Which novel about rivers did Ann Lee write, and where did Tom Fox sail?"
+        cosine = dict(zip(doc, tg.view.vectors("chunk").cosines(list(doc), tg.view.embed_query(question)), strict=True))
+        by_doc = {d: c for c, d in doc.items()}
+        assert cosine[by_doc["m2"]] > cosine[by_doc["m1"]] > cosine[by_doc["m3"]]
+        ordered = await AgenticRetriever(tg.view, A2RAGConfig()).retrieve(question)
+        assert ordered.trace[0].outputs["entities"] == ["Ann Lee", "Tom Fox"]
+        assert [doc[c] for c in ordered.stage_chunks["local"]] == ["m1", "m2", "m3"]
+        dense = await AgenticRetriever(tg.view, A2RAGConfig(stage_chunk_order="cosine")).retrieve(question)
+        assert [doc[c] for c in dense.stage_chunks["local"]] == ["m2", "m1", "m3"]

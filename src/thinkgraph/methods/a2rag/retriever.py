@@ -22,7 +22,8 @@ from thinkgraph.methods.layout import Notes, evidence_block
 from thinkgraph.methods.reader import numbered_passages
 from thinkgraph.models import NodeType, TraceStep
 from thinkgraph.retrieval.evidence import ScoredPassage, passages_from_scores
-from thinkgraph.retrieval.fusion import fuse_ranks, interleaved
+from thinkgraph.retrieval.fusion import fuse_ranks, hybrid_scores, interleaved
+from thinkgraph.retrieval.hybrid import HYBRID_DENSE_WEIGHT
 from thinkgraph.retrieval.views import IndexView
 
 STAGES = ("local", "bridge", "ppr")
@@ -250,11 +251,29 @@ class AgenticRetriever:
         return outputs
 
     def _rank(self, chunk_ids: set[str], state: RetrievalState, query_vec: np.ndarray) -> list[str]:
-        """A stage 1-2 chunk set in the stage's own order (cosine to the query; the paper hands these
+        """A stage 1-2 chunk set in the stage's own order (``stage_chunk_order``; the paper hands these
         stages' triples on and leaves their chunks' order open), or by the walk (evidence_order)."""
         if state.order == "shared_walk" and state.walk is not None:
             return state.walk.rank(chunk_ids)
-        return self._rank_by_query(chunk_ids, query_vec)
+        if self.config.stage_chunk_order == "cosine":
+            return self._rank_by_query(chunk_ids, query_vec)
+        return self._rank_by_seeds_and_text(chunk_ids, state, query_vec)
+
+    def _rank_by_seeds_and_text(self, chunk_ids: set[str], state: RetrievalState, query_vec: np.ndarray) -> list[str]:
+        """The chunks that have a vector, those naming more of the seeds first, then by the hybrid text
+        score (BM25 and dense cosine, min-max fused among these chunks, as ``ppr``'s prior fuses them)."""
+        chunks = self.view.vectors(NodeType.CHUNK)
+        placed = [(c, row) for c in sorted(chunk_ids) if (row := chunks.position.get(c)) is not None]
+        if not placed:
+            return []
+        ids = [c for c, _ in placed]
+        rows = np.array([row for _, row in placed])
+        text = hybrid_scores(chunks.vectors[rows] @ np.asarray(query_vec, dtype=np.float32).ravel(),
+                             self.view.lexical(NodeType.CHUNK).scores(state.query)[rows], HYBRID_DENSE_WEIGHT)
+        seeds = {self.graph.ids[row] for row in state.seeds.entities}
+        named = [len(seeds.intersection(self.view.passage_entities.entities(c))) for c in ids]
+        order = sorted(range(len(ids)), key=lambda i: (-named[i], -float(text[i]), ids[i]))
+        return [ids[i] for i in order]
 
     def _global_stage(self, state: RetrievalState, seeds: list[int], query_vec: np.ndarray) -> dict[str, Any]:
         """Stage 3: (paper) eqs. 9-12, PPR from the seeds with p0 proportional to 1/deg and map-back of
