@@ -226,30 +226,55 @@ async def test_what_an_abstaining_draft_reached_joins_the_seeds_once_within_max_
     assert sorted(graph.names[r] for r in state.seeds.entities) == sorted(["Alice Stone", *added])
 
 
-async def test_stage_chunks_naming_more_seeds_come_first_then_by_the_question_words(tmp_path) -> None:
-    """Stages 1-2 order their chunks (``stage_chunk_order``): the meeting of both seeds first, though
-    the novel's passage is nearer the question; among one-seed chunks, the one sharing the question's
-    words first. "cosine" keeps the dense order alone."""
+
+def _meeting_corpus(tmp_path) -> tuple[ThinkGraph, dict[str, str]]:
     import json
 
     docs = [("m1", "Meeting", "Ann Lee met Tom Fox in Paris."),
             ("m2", "Ann Lee", "Ann Lee wrote River Song, a novel about rivers, and lived in Oslo."),
-            ("m3", "Tom Fox", "Tom Fox sailed to Oslo."), ("m4", "Oslo", "Oslo is a port city.")]
+            ("m3", "Tom Fox", "Tom Fox sailed to Oslo in a boat."), ("m4", "Oslo", "Oslo is a port city.")]
     (tmp_path / "c.jsonl").write_text("\n".join(json.dumps({"id": i, "title": t, "text": x}) for i, t, x in docs))
-    triples = [("m1", [["Ann Lee", "met", "Tom Fox"], ["Ann Lee", "visited", "Paris"]]),
+    triples = [("m1", [["Ann Lee", "met", "Tom Fox"], ["Tom Fox", "visited", "Paris"]]),
                ("m2", [["Ann Lee", "wrote", "River Song"], ["Ann Lee", "lived in", "Oslo"]]),
                ("m3", [["Tom Fox", "sailed to", "Oslo"]]), ("m4", [])]
     (tmp_path / "o.jsonl").write_text("\n".join(json.dumps({"doc_id": i, "triples": t, "entities": sorted(
         {x for s, _, o in t for x in (s, o)}) or ["Oslo"]}) for i, t in triples))
-    with ThinkGraph(tmp_path / "m.db", settings=Settings(), embedder=HashEmbedder()) as tg:
-        tg.index([tmp_path / "c.jsonl"], openie=tmp_path / "o.jsonl")
-        doc = {c: tg.store.get_node(c).props["doc_id"] for c in tg.view.vectors("chunk").ids}
-        question = "Which novel about rivers did Ann Lee write, and where did Tom Fox sail?"
-        cosine = dict(zip(doc, tg.view.vectors("chunk").cosines(list(doc), tg.view.embed_query(question)), strict=True))
-        by_doc = {d: c for c, d in doc.items()}
-        assert cosine[by_doc["m2"]] > cosine[by_doc["m1"]] > cosine[by_doc["m3"]]
-        ordered = await AgenticRetriever(tg.view, A2RAGConfig()).retrieve(question)
-        assert ordered.trace[0].outputs["entities"] == ["Ann Lee", "Tom Fox"]
-        assert [doc[c] for c in ordered.stage_chunks["local"]] == ["m1", "m2", "m3"]
+    tg = ThinkGraph(tmp_path / "m.db", settings=Settings(), embedder=HashEmbedder())
+    tg.index([tmp_path / "c.jsonl"], openie=tmp_path / "o.jsonl")
+    return tg, {c: tg.store.get_node(c).props["doc_id"] for c in tg.view.vectors("chunk").ids}
+
+
+def _by_text(tg: ThinkGraph, chunk_ids: list[str], question: str, words: str) -> list[str]:
+    """The stage order computed apart: dense cosine to the question and BM25 of ``words``, fused."""
+    from thinkgraph.retrieval.fusion import hybrid_scores
+    from thinkgraph.retrieval.hybrid import HYBRID_DENSE_WEIGHT
+
+    chunks = tg.view.vectors("chunk")
+    rows = [chunks.position[c] for c in chunk_ids]
+    dense = chunks.cosines(chunk_ids, tg.view.embed_query(question))
+    fused = hybrid_scores(dense, tg.view.lexical("chunk").scores(words)[rows], HYBRID_DENSE_WEIGHT)
+    return [c for _, c in sorted(zip(-fused, chunk_ids, strict=True))]
+
+
+async def test_stage_chunks_rank_by_the_hybrid_text_score_with_the_names_a_draft_reached(tmp_path) -> None:
+    """Stages 1-2 order their chunks by BM25 and dense cosine fused (``stage_chunk_order="text"``), BM25
+    reading the names an abstaining draft reached too; "cosine" keeps the dense order alone."""
+    tg, doc = _meeting_corpus(tmp_path)
+    with tg:
+        question = "Whom did Tom Fox meet, and what did that person write?"
+        reached: list[list[str]] = [["River Song"]]
+
+        async def abstains(state) -> bool:
+            state.reached = reached.pop() if reached else []
+            return False
+
+        state = await AgenticRetriever(tg.view, A2RAGConfig()).retrieve(question, judge=abstains)
+        assert state.trace[0].outputs["entities"] == ["Tom Fox"]
+        local, bridge = state.stage_chunks["local"], state.stage_chunks["bridge"]
+        assert sorted(doc[c] for c in local) == ["m1", "m3"] and "m2" in {doc[c] for c in bridge}
+        assert local == _by_text(tg, local, question, question)
+        assert bridge == _by_text(tg, bridge, question, question + " River Song")
+        assert bridge != _by_text(tg, bridge, question, question)  # the reached name's words count
         dense = await AgenticRetriever(tg.view, A2RAGConfig(stage_chunk_order="cosine")).retrieve(question)
-        assert [doc[c] for c in dense.stage_chunks["local"]] == ["m2", "m1", "m3"]
+        cosine = tg.view.vectors("chunk").cosines(dense.stage_chunks["local"], tg.view.embed_query(question))
+        assert list(cosine) == sorted(cosine, reverse=True)

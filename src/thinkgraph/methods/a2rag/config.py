@@ -77,12 +77,14 @@ class A2RAGConfig(BaseModel):
     # the previous retrieval="paper" order): stage by stage, each stage's best first. "shared_walk"
     # (ours, the previous default): every stage's chunks pooled and sorted by the shared walk's score.
     evidence_order: Literal["stage", "interleaved", "shared_walk"] = "stage"
-    # How stages 1-2 order their own chunks (the paper leaves it open; ours). "seeds_text" (the default):
-    # the chunks that name more of the seeds first (the question's, and those an abstaining draft
-    # reached), then by the shared hybrid text score (BM25 and dense, ``ppr``'s passage prior) among
-    # them. "cosine": dense cosine to the query alone (the earlier default), under which hubs a bridge
-    # path crosses (a year, a nationality) bring passages that outrank the one the path was for.
-    stage_chunk_order: Literal["seeds_text", "cosine"] = "seeds_text"
+    # How stages 1-2 order their own chunks (the paper leaves it open; ours). "text" (the default): by the
+    # shared hybrid text score (BM25 and dense cosine min-max fused among the stage's chunks, as ``ppr``'s
+    # passage prior fuses them), BM25 reading the query with the names of the entities an abstaining
+    # draft reached (seeds_from_draft). "cosine": dense cosine to the query alone (the earlier default),
+    # under which hubs a bridge path crosses (a year, a nationality) bring passages that outrank the one
+    # the path was for. Without an LLM, top 5 of the first 100 HotpotQA dev questions' stage 1 (2)
+    # chunks: gold recall 77.3 (82.7) against cosine's 75.3 (80.1); MuSiQue's 49.6 (61.5) both.
+    stage_chunk_order: Literal["text", "cosine"] = "text"
     # Evidence handed to the answerer per stage (chunks), and the triples shown alongside.
     evidence_chunks: int = Field(5, ge=1)
     # Facts shown beside the passages (ours; the paper leaves it open): those stated in the passages shown

@@ -51,6 +51,7 @@ class RetrievalState:
     # names an abstaining draft's reasoning reached (set by the judge; config ``seeds_from_draft``)
     reached: list[str] = field(default_factory=list)
     fresh_seeds: list[int] = field(default_factory=list)  # seeds taken from them whose facts no stage read
+    reached_seeds: list[int] = field(default_factory=list)  # every seed taken from them (stage_chunk_order)
     shown_facts: list[str] = field(default_factory=list)  # the facts the latest draft's prompt showed
 
     def ranked_chunks(self, through: str | None = None) -> list[str]:
@@ -199,6 +200,7 @@ class AgenticRetriever:
         for row in fresh:
             state.seeds.entities[row] = found[row]
         state.fresh_seeds += fresh
+        state.reached_seeds += fresh
         state.trace.append(TraceStep("retriever", "seeds.reached", {"stage": stage, "names": names},
                                      {"entities": [self.graph.names[r] for r in fresh]}))
         return fresh
@@ -257,22 +259,22 @@ class AgenticRetriever:
             return state.walk.rank(chunk_ids)
         if self.config.stage_chunk_order == "cosine":
             return self._rank_by_query(chunk_ids, query_vec)
-        return self._rank_by_seeds_and_text(chunk_ids, state, query_vec)
+        return self._rank_by_text(chunk_ids, state, query_vec)
 
-    def _rank_by_seeds_and_text(self, chunk_ids: set[str], state: RetrievalState, query_vec: np.ndarray) -> list[str]:
-        """The chunks that have a vector, those naming more of the seeds first, then by the hybrid text
-        score (BM25 and dense cosine, min-max fused among these chunks, as ``ppr``'s prior fuses them)."""
+    def _rank_by_text(self, chunk_ids: set[str], state: RetrievalState, query_vec: np.ndarray) -> list[str]:
+        """The chunks that have a vector by the hybrid text score: dense cosine to the query and BM25 of
+        the query with the names the stages' drafts reached, min-max fused among these chunks (as
+        ``ppr``'s prior fuses them over all)."""
         chunks = self.view.vectors(NodeType.CHUNK)
         placed = [(c, row) for c in sorted(chunk_ids) if (row := chunks.position.get(c)) is not None]
         if not placed:
             return []
         ids = [c for c, _ in placed]
         rows = np.array([row for _, row in placed])
+        words = " ".join([state.query, *(self.graph.names[r] for r in state.reached_seeds)])
         text = hybrid_scores(chunks.vectors[rows] @ np.asarray(query_vec, dtype=np.float32).ravel(),
-                             self.view.lexical(NodeType.CHUNK).scores(state.query)[rows], HYBRID_DENSE_WEIGHT)
-        seeds = {self.graph.ids[row] for row in state.seeds.entities}
-        named = [len(seeds.intersection(self.view.passage_entities.entities(c))) for c in ids]
-        order = sorted(range(len(ids)), key=lambda i: (-named[i], -float(text[i]), ids[i]))
+                             self.view.lexical(NodeType.CHUNK).scores(words)[rows], HYBRID_DENSE_WEIGHT)
+        order = sorted(range(len(ids)), key=lambda i: (-float(text[i]), ids[i]))
         return [ids[i] for i in order]
 
     def _global_stage(self, state: RetrievalState, seeds: list[int], query_vec: np.ndarray) -> dict[str, Any]:
