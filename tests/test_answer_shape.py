@@ -59,6 +59,13 @@ DURANT = "What river flows through the city Kevin Durant played for before Golde
      DURANT, "The Rio Grande. The San Antonio River flows through the city Kevin Durant played for before "
      "Golden State."),
     ("The San Antonio River", None, "The San Antonio River"),
+    # the one option of "..., A or B?" an answer names, when it says nothing else new
+    ("The Pterocarya is larger.", "Which plant is larger, the Pterocarya or the Cotula?", "Pterocarya"),
+    ("Albert Einstein was born first", "Who was born first, Albert Einstein or Isaac Newton?", "Albert Einstein"),
+    ("Pterocarya, which grows to 30 m", "Which plant is larger, the Pterocarya or the Cotula?",
+     "Pterocarya, which grows to 30 m"),  # says more: kept whole
+    ("The Pterocarya or the Cotula", "Which plant is larger, the Pterocarya or the Cotula?",
+     "The Pterocarya or the Cotula"),  # names both: no pick
 ])
 def test_short_answer(answer: str, question: str | None, short: str) -> None:
     assert short_answer(answer, question) == short

@@ -7,9 +7,10 @@ copies the question: "The San Antonio River flows through the city Kevin Durant 
 State." for "What river flows through the city ...?", or "Yes, both Christopher Nolan and Sathish
 Kalathil are film directors." The answer is the part the question did not say (``short_answer``):
 before a copied run of the question's words, or after the "is" that follows one; "yes"/"no" for a
-plain yes/no question. Only a one-sentence answer is cut, so that a long answer keeps all it says, and
-a run that continues a name ("The Band of the Royal Marines", "Return of the King of the North") is
-not a copy to cut.
+plain yes/no question; the option it names of the two a "..., A or B?" question offers, when it says
+nothing else new ("The Pterocarya is larger." -> "Pterocarya"). Only a one-sentence answer is cut, so
+that a long answer keeps all it says, and a run that continues a name ("The Band of the Royal Marines",
+"Return of the King of the North") is not a copy to cut.
 
 A bare date or number is never the person or place a "who" or "where" question asks for ("1975" for
 "Where did the band form ...?", "in 1846" for "Who was president when ...?"), and a name with no number
@@ -62,6 +63,10 @@ _NOT_YES_NO = re.compile(r"\b(?:or|between|either|neither|who|whom|whose|what|wh
                          re.IGNORECASE)
 _YES_NO_ANSWER = re.compile(r"^\s*(yes|no)\b(?=\s*(?:[,.;:!—–-]|$))", re.IGNORECASE)
 _OPENERS = "([{\"'“‘"
+# The options of "Which plant is larger, the Pterocarya or the Cotula?": the question's last clause after a
+# comma, colon or semicolon, split at its last "or" (each option up to a comma: "Blur, formed first").
+_LAST_CLAUSE = re.compile(r"[,;:]\s+")
+_ARTICLE = re.compile(r"^\s*(?:the|a|an)\s+", re.IGNORECASE)
 
 REPAIR = ("Your answer \"{answer}\" is not {wanted}, which is what the question asks for. Look again at what is "
           "given above and reply in the same form: a Reasoning line, then \"Answer: \" with the answer and the "
@@ -154,6 +159,9 @@ def short_answer(answer: str, question: str | None) -> str:
         return yes_no.group(1).capitalize()
     if _SENTENCE_BREAK.search(answer.strip()):
         return answer  # more than one sentence: a long answer keeps what it says
+    picked = _picked_option(answer, question)
+    if picked is not None:
+        return picked
     start, end = _copied_run(answer, question)
     if end - start == 0 or _continues_a_name(answer[:start], answer[start:end]):
         return answer
@@ -166,6 +174,27 @@ def short_answer(answer: str, question: str | None) -> str:
     if _says_more(before, said) and not _says_more(after, said):
         return _tidy(before)
     return answer
+
+
+def _picked_option(answer: str, question: str) -> str | None:
+    """The one option of "..., A or B?" that ``answer`` names, as the question writes it (its article
+    dropped), when the answer says nothing else the question did not ("The Pterocarya is larger." for
+    "Which plant is larger, the Pterocarya or the Cotula?"); None otherwise."""
+    clause = _LAST_CLAUSE.split(question.strip().rstrip("?").strip())[-1]
+    left, sep, right = clause.rpartition(" or ")
+    if not sep:
+        return None
+    options = [_ARTICLE.sub("", o.split(",")[0]).strip() for o in (left, right)]
+    words = [w.casefold() for w in _WORD.findall(answer)]
+    named = [o for o in options if (ow := [w.casefold() for w in _WORD.findall(o)]) and _holds_run(words, ow)]
+    if len(named) != 1:
+        return None
+    said = {w.casefold() for w in _WORD.findall(question)}
+    return named[0] if not _says_more(answer, said) else None
+
+
+def _holds_run(words: list[str], run: list[str]) -> bool:
+    return any(words[i:i + len(run)] == run for i in range(len(words) - len(run) + 1))
 
 
 def kind_mismatch(answer: str, question: str | None) -> str | None:
