@@ -162,6 +162,20 @@ def test_a2rag_reader_switch(open_bridge, reader: str) -> None:  # noqa: ANN001
                for d in drafts)
 
 
+@pytest.mark.parametrize("seed_notes", [True, False])
+def test_a2rag_shows_the_seeds_each_passage_names_beside_its_passages(open_bridge, seed_notes: bool) -> None:  # noqa: ANN001
+    backend = ScriptedBackend(rules=[(READER_INSTRUCTION, reader_reply), (CHECK, all_yes)])
+    with open_bridge(backend) as tg:
+        answer = tg.ask(QUESTION, method="a2rag", seed_notes=seed_notes)
+    draft = prompt_of(next(r for r in backend.requests if READER_INSTRUCTION in prompt_of(r)))
+    assert answer.text == "Rivertown"
+    title = "The question's entities each passage names:"
+    assert (title in draft) is seed_notes
+    if seed_notes:  # the passage of Alice Stone's founding names her, by its number in the draft
+        lines = draft.split(title, 1)[1].split("\n\n", 1)[0]
+        assert f"- [{number_of(draft, 'Alice Stone founded Acme')}] Alice Stone" in lines
+
+
 def tog3_backend(final_rule: tuple[str, object]) -> ScriptedBackend:
     responses = iter(["Unknown", "Acme Corp"])
     return ScriptedBackend(rules=[("Give up to", "Acme Corp^Alice Stone"),

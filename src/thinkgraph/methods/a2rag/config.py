@@ -90,6 +90,11 @@ class A2RAGConfig(BaseModel):
     # Facts shown beside the passages (ours; the paper leaves it open): those stated in the passages shown
     # first, then by cosine to the query. 10: a 1.5B model read past the relevant few among 40.
     max_triples: int = Field(10, ge=0)
+    # Beside the passages a draft (and Triple-Check) reads, the seeds each passage names: "[2] Roddy
+    # Maude-Roxby, Tom Rowe" (ours, on). The passage naming two of the question's entities is the bridge a
+    # small model overlooked among five (Qwen2.5-1.5B named a film of the actor's own passage, not the one
+    # of the passage naming him and the writer); `ppr`'s reader has its entity paths there.
+    seed_notes: bool = True
     # The answer step. "shared" (the default): the one reader (methods/reader.py) over the stage's
     # passages with its facts as notes. "paper": the ANSWER template (facts, then passages).
     reader: Literal["shared", "paper"] = "shared"

@@ -13,12 +13,12 @@ from thinkgraph.llm.service import LLM, Message
 from thinkgraph.methods.a2rag.config import A2RAGConfig
 from thinkgraph.methods.a2rag.hitl import propose_triples
 from thinkgraph.methods.a2rag.prompts import ANSWER
-from thinkgraph.methods.a2rag.retriever import FACTS_TITLE, AgenticRetriever, Judge, RetrievalState
+from thinkgraph.methods.a2rag.retriever import AgenticRetriever, Judge, RetrievalState
 from thinkgraph.methods.a2rag.rewrite import reached_names, rewrite_query, with_draft_names
 from thinkgraph.methods.a2rag.verify import Verifier
 from thinkgraph.methods.answer_shape import kind_mismatch, read_numbers, stated_in, unstated_number
 from thinkgraph.methods.base import NO_LLM_MESSAGE, OUT_OF_SCOPE, MethodContext
-from thinkgraph.methods.layout import PREAMBLE, Notes, evidence_block
+from thinkgraph.methods.layout import PREAMBLE, evidence_block
 from thinkgraph.methods.none import NoRetrievalMethod
 from thinkgraph.methods.reader import ANSWER_PROMPT, reader_prompt
 from thinkgraph.methods.replies import (
@@ -371,8 +371,8 @@ class A2RAGMethod:
         facts = self.retriever.triples_text(self.retriever.prompt_facts(state))
         state.shown_facts = facts  # kept for the draft's Triple-Check (stated_check), not ranked again there
         if self.config.reader == "shared":
-            messages: list[Message] = [{"role": "user", "content": reader_prompt(query, passages,
-                                                                                 [Notes(FACTS_TITLE, facts)])}]
+            notes = self.retriever.notes(state, passages, facts)
+            messages: list[Message] = [{"role": "user", "content": reader_prompt(query, passages, notes)}]
         else:
             prompt = ANSWER.format(question=query, triples="\n".join(facts) or "(none)",
                                    passages=numbered_passages(passages, sep="\n") or "(none)",

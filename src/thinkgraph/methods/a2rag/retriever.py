@@ -31,6 +31,7 @@ DENSE_FALLBACK = "dense_fallback"  # stage 3 without any seed in the graph: dens
 ENTITY_GRAPH_MEMO = "a2rag.entity_graph"
 SEED_VOCABULARY_MEMO = "a2rag.seed_vocabulary"
 FACTS_TITLE = "Facts from the knowledge graph (subject, relation, object)"
+SEEDS_TITLE = "The question's entities each passage names"
 
 
 @dataclass
@@ -321,4 +322,21 @@ class AgenticRetriever:
         the draft's prompt prefix."""
         passages = self.passages(state.ranked_chunks()[: self.config.evidence_chunks])
         facts = self.triples_text(self.prompt_facts(state))
-        return evidence_block(numbered_passages(passages), [Notes(FACTS_TITLE, facts)])
+        return evidence_block(numbered_passages(passages), self.notes(state, passages, facts))
+
+    def notes(self, state: RetrievalState, passages: list[ScoredPassage], facts: list[str]) -> list[Notes]:
+        """What a prompt shows beside the passages: the seeds each names (``seed_notes``), the facts."""
+        return [Notes(SEEDS_TITLE, self.seed_lines(state, passages) if self.config.seed_notes else []),
+                Notes(FACTS_TITLE, facts)]
+
+    def seed_lines(self, state: RetrievalState, passages: list[ScoredPassage]) -> list[str]:
+        """For each passage that names a seed (the question's, or one an abstaining draft reached), its
+        number and those seeds, the strongest first: "[2] Roddy Maude-Roxby, Tom Rowe"."""
+        seeds = sorted(state.seeds.entities, key=lambda row: -state.seeds.entities[row])
+        lines = []
+        for number, passage in enumerate(passages, 1):
+            named = set(self.view.passage_entities.entities(passage.chunk_id))
+            names = list(dict.fromkeys(self.graph.names[r] for r in seeds if self.graph.ids[r] in named))
+            if names:
+                lines.append(f"[{number}] {', '.join(names)}")
+        return lines
