@@ -83,7 +83,9 @@ class A2RAGConfig(BaseModel):
     # draft reached (seeds_from_draft). "cosine": dense cosine to the query alone (the earlier default),
     # under which hubs a bridge path crosses (a year, a nationality) bring passages that outrank the one
     # the path was for. Without an LLM, top 5 of the first 100 HotpotQA dev questions' stage 1 (2)
-    # chunks: gold recall 77.3 (82.7) against cosine's 75.3 (80.1); MuSiQue's 49.6 (61.5) both.
+    # chunks: gold recall 77.3 (82.7) against cosine's 75.3 (80.1); MuSiQue's 49.6 (61.5) both. With
+    # Qwen2.5-1.5B on the first 20 dev questions (commit 3f50bb7 against beaa1ff): HotpotQA 48.3 -> 55.8 (2
+    # better: the Leland film's director, the publisher's city; 1 half worse), MuSiQue 34.2 -> 35.4 (1 better).
     stage_chunk_order: Literal["text", "cosine"] = "text"
     # Evidence handed to the answerer per stage (chunks), and the triples shown alongside.
     evidence_chunks: int = Field(5, ge=1)
@@ -93,7 +95,10 @@ class A2RAGConfig(BaseModel):
     # Beside the passages a draft (and Triple-Check) reads, the seeds each passage names: "[2] Roddy
     # Maude-Roxby, Tom Rowe" (ours, on). The passage naming two of the question's entities is the bridge a
     # small model overlooked among five (Qwen2.5-1.5B named a film of the actor's own passage, not the one
-    # of the passage naming him and the writer); `ppr`'s reader has its entity paths there.
+    # of the passage naming him and the writer); `ppr`'s reader has its entity paths there. Measured with
+    # Qwen2.5-1.5B on the first 20 dev questions (commit 1ad815c against 3f50bb7, with the reader's pick of
+    # an "A or B" option): HotpotQA 55.8 -> 63.3 (that film and the larger plant right), MuSiQue 35.4
+    # either way (2 answers better, 2 worse).
     seed_notes: bool = True
     # The answer step. "shared" (the default): the one reader (methods/reader.py) over the stage's
     # passages with its facts as notes. "paper": the ANSWER template (facts, then passages).
