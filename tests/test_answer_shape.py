@@ -66,6 +66,14 @@ DURANT = "What river flows through the city Kevin Durant played for before Golde
      "Pterocarya, which grows to 30 m"),  # says more: kept whole
     ("The Pterocarya or the Cotula", "Which plant is larger, the Pterocarya or the Cotula?",
      "The Pterocarya or the Cotula"),  # names both: no pick
+    ("2,000 is more", "Which is more, 1,000 or 2,000?", "2,000"),  # a number's comma is no clause break
+    ("The Who has more members.", "Which band has more members, The Who or Queen?", "The Who"),  # a name's article
+    # a comma inside an option makes the options unclear: the rest of the answer is new, no pick
+    ("Paris, Texas is larger.", "Which city is larger, Paris, Texas or Austin?", "Paris, Texas is larger."),
+    ("Sammy Davis Jr.", "Who was born first, Sammy Davis, Jr. or Frank Sinatra?", "Sammy Davis Jr."),
+    # a negated question: a sentence naming one option may say it is the other
+    ("The Pterocarya is a plant.", "Which is not a plant, the Pterocarya or the Cotula?", "The Pterocarya is a plant."),
+    ("Tom was born in Paris.", "Which of them wasn't born in Paris, Tom or Ann?", "Tom was born in Paris."),
 ])
 def test_short_answer(answer: str, question: str | None, short: str) -> None:
     assert short_answer(answer, question) == short

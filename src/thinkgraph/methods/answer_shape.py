@@ -8,9 +8,9 @@ State." for "What river flows through the city ...?", or "Yes, both Christopher 
 Kalathil are film directors." The answer is the part the question did not say (``short_answer``):
 before a copied run of the question's words, or after the "is" that follows one; "yes"/"no" for a
 plain yes/no question; the option it names of the two a "..., A or B?" question offers, when it says
-nothing else new ("The Pterocarya is larger." -> "Pterocarya"). Only a one-sentence answer is cut, so
-that a long answer keeps all it says, and a run that continues a name ("The Band of the Royal Marines",
-"Return of the King of the North") is not a copy to cut.
+nothing else new ("The Pterocarya is larger." -> "Pterocarya"; not for a negated question). Only a
+one-sentence answer is cut, so that a long answer keeps all it says, and a run that continues a name ("The
+Band of the Royal Marines", "Return of the King of the North") is not a copy to cut.
 
 A bare date or number is never the person or place a "who" or "where" question asks for ("1975" for
 "Where did the band form ...?", "in 1846" for "Who was president when ...?"), and a name with no number
@@ -64,9 +64,11 @@ _NOT_YES_NO = re.compile(r"\b(?:or|between|either|neither|who|whom|whose|what|wh
 _YES_NO_ANSWER = re.compile(r"^\s*(yes|no)\b(?=\s*(?:[,.;:!—–-]|$))", re.IGNORECASE)
 _OPENERS = "([{\"'“‘"
 # The options of "Which plant is larger, the Pterocarya or the Cotula?": the question's last clause after a
-# comma, colon or semicolon, split at its last "or" (each option up to a comma: "Blur, formed first").
+# comma, colon or semicolon and a space (so that "1,000" stays one number), split at its last "or"; the
+# first clause is what is asked.
 _LAST_CLAUSE = re.compile(r"[,;:]\s+")
-_ARTICLE = re.compile(r"^\s*(?:the|a|an)\s+", re.IGNORECASE)
+_LOWER_ARTICLE = re.compile(r"^\s*(?:the|a|an)\s+")  # "the Pterocarya"; "The Who" is a name
+_NEGATION = re.compile(r"\b(?:not|never|neither|nor|least|fewest|no)\b|n't\b", re.IGNORECASE)
 
 REPAIR = ("Your answer \"{answer}\" is not {wanted}, which is what the question asks for. Look again at what is "
           "given above and reply in the same form: a Reasoning line, then \"Answer: \" with the answer and the "
@@ -177,24 +179,29 @@ def short_answer(answer: str, question: str | None) -> str:
 
 
 def _picked_option(answer: str, question: str) -> str | None:
-    """The one option of "..., A or B?" that ``answer`` names, as the question writes it (its article
-    dropped), when the answer says nothing else the question did not ("The Pterocarya is larger." for
-    "Which plant is larger, the Pterocarya or the Cotula?"); None otherwise."""
-    clause = _LAST_CLAUSE.split(question.strip().rstrip("?").strip())[-1]
-    left, sep, right = clause.rpartition(" or ")
-    if not sep:
+    """The one option of "..., A or B?" that ``answer`` names, as the question writes it (a lowercase
+    article dropped: "The Who" stays whole), when the rest of the answer says nothing the asking clause
+    did not ("The Pterocarya is larger." for "Which plant is larger, the Pterocarya or the Cotula?");
+    None otherwise, and for a negated question ("Which is not a plant, ...?"), where a sentence naming
+    one option may say it is the other."""
+    clauses = _LAST_CLAUSE.split(question.strip().rstrip("?").strip())
+    left, sep, right = clauses[-1].rpartition(" or ")
+    if not sep or len(clauses) < 2 or _NEGATION.search(clauses[0]):
         return None
-    options = [_ARTICLE.sub("", o.split(",")[0]).strip() for o in (left, right)]
     words = [w.casefold() for w in _WORD.findall(answer)]
-    named = [o for o in options if (ow := [w.casefold() for w in _WORD.findall(o)]) and _holds_run(words, ow)]
-    if len(named) != 1:
+    found = [(o, at, len(ow)) for o in (_LOWER_ARTICLE.sub("", left).strip(), _LOWER_ARTICLE.sub("", right).strip())
+             if (ow := [w.casefold() for w in _WORD.findall(o)]) and (at := _run_at(words, ow)) is not None]
+    if len(found) != 1:
         return None
-    said = {w.casefold() for w in _WORD.findall(question)}
-    return named[0] if not _says_more(answer, said) else None
+    option, at, length = found[0]
+    asked = {w.casefold() for w in _WORD.findall(clauses[0])}
+    rest = " ".join(words[:at] + words[at + length:])
+    return option if not _says_more(rest, asked) else None
 
 
-def _holds_run(words: list[str], run: list[str]) -> bool:
-    return any(words[i:i + len(run)] == run for i in range(len(words) - len(run) + 1))
+def _run_at(words: list[str], run: list[str]) -> int | None:
+    """Where ``run`` first occurs in ``words``, or None."""
+    return next((i for i in range(len(words) - len(run) + 1) if words[i:i + len(run)] == run), None)
 
 
 def kind_mismatch(answer: str, question: str | None) -> str | None:

@@ -72,7 +72,7 @@ class A2RAGConfig(BaseModel):
     top_l: int = Field(30, ge=1)
     # The order of the evidence a stage hands on (the paper's stages 1-2 hand on triples; their chunks,
     # the triples' provenance, are ours). "stage" (the default): the chunks the current stage found, by
-    # its own scores (stages 1-2: cosine to the query; stage 3: stage3_order), then those the
+    # its own scores (stages 1-2: stage_chunk_order; stage 3: stage3_order), then those the
     # earlier stages found (carried in the state, §III-C), the latest stage first. "interleaved" (ours,
     # the previous retrieval="paper" order): stage by stage, each stage's best first. "shared_walk"
     # (ours, the previous default): every stage's chunks pooled and sorted by the shared walk's score.
@@ -82,8 +82,9 @@ class A2RAGConfig(BaseModel):
     # passage prior fuses them), BM25 reading the query with the names of the entities an abstaining
     # draft reached (seeds_from_draft). "cosine": dense cosine to the query alone (the earlier default),
     # under which hubs a bridge path crosses (a year, a nationality) bring passages that outrank the one
-    # the path was for. Without an LLM, top 5 of the first 100 HotpotQA dev questions' stage 1 (2)
-    # chunks: gold recall 77.3 (82.7) against cosine's 75.3 (80.1); MuSiQue's 49.6 (61.5) both. With
+    # the path was for. Without an LLM (benchmarks/a2rag_stage_order.py), the top 5 of stage 1 (2)'s
+    # chunks on HotpotQA's 100 dev questions: gold recall 77.3 (82.7) against cosine's 75.3 (80.1);
+    # MuSiQue's 50: 49.6 (61.5) either way. With
     # Qwen2.5-1.5B on the first 20 dev questions (commit 3f50bb7 against beaa1ff): HotpotQA 48.3 -> 55.8 (2
     # better: the Leland film's director, the publisher's city; 1 half worse), MuSiQue 34.2 -> 35.4 (1 better).
     stage_chunk_order: Literal["text", "cosine"] = "text"
@@ -97,8 +98,9 @@ class A2RAGConfig(BaseModel):
     # small model overlooked among five (Qwen2.5-1.5B named a film of the actor's own passage, not the one
     # of the passage naming him and the writer); `ppr`'s reader has its entity paths there. Measured with
     # Qwen2.5-1.5B on the first 20 dev questions (commit 1ad815c against 3f50bb7, with the reader's pick of
-    # an "A or B" option): HotpotQA 55.8 -> 63.3 (that film and the larger plant right), MuSiQue 35.4
-    # either way (2 answers better, 2 worse).
+    # an "A or B" option, which won back the larger plant the text order had cut to a sentence): HotpotQA
+    # 55.8 -> 63.3 (that film, and the plant), MuSiQue 35.4 either way (2 answers better, 2 worse). The
+    # notes' title says "the question's entities"; it lists the seeds a draft reached too (measured so).
     seed_notes: bool = True
     # The answer step. "shared" (the default): the one reader (methods/reader.py) over the stage's
     # passages with its facts as notes. "paper": the ANSWER template (facts, then passages).

@@ -23,7 +23,6 @@ from thinkgraph.methods.reader import numbered_passages
 from thinkgraph.models import NodeType, TraceStep
 from thinkgraph.retrieval.evidence import ScoredPassage, passages_from_scores
 from thinkgraph.retrieval.fusion import fuse_ranks, hybrid_scores, interleaved
-from thinkgraph.retrieval.hybrid import HYBRID_DENSE_WEIGHT
 from thinkgraph.retrieval.views import IndexView
 
 STAGES = ("local", "bridge", "ppr")
@@ -31,7 +30,7 @@ DENSE_FALLBACK = "dense_fallback"  # stage 3 without any seed in the graph: dens
 ENTITY_GRAPH_MEMO = "a2rag.entity_graph"
 SEED_VOCABULARY_MEMO = "a2rag.seed_vocabulary"
 FACTS_TITLE = "Facts from the knowledge graph (subject, relation, object)"
-SEEDS_TITLE = "The question's entities each passage names"
+SEEDS_TITLE = "The question's entities each passage names"  # (reached seeds too; the measured wording)
 
 
 @dataclass
@@ -264,8 +263,8 @@ class AgenticRetriever:
 
     def _rank_by_text(self, chunk_ids: set[str], state: RetrievalState, query_vec: np.ndarray) -> list[str]:
         """The chunks that have a vector by the hybrid text score: dense cosine to the query and BM25 of
-        the query with the names the stages' drafts reached, min-max fused among these chunks (as
-        ``ppr``'s prior fuses them over all)."""
+        the query with the names the stages' drafts reached, min-max fused among these chunks as ``ppr``'s
+        prior fuses them over all (the ``[retrieval]`` settings' ``lexical`` and ``dense_weight``)."""
         chunks = self.view.vectors(NodeType.CHUNK)
         placed = [(c, row) for c in sorted(chunk_ids) if (row := chunks.position.get(c)) is not None]
         if not placed:
@@ -273,8 +272,9 @@ class AgenticRetriever:
         ids = [c for c, _ in placed]
         rows = np.array([row for _, row in placed])
         words = " ".join([state.query, *(self.graph.names[r] for r in state.reached_seeds)])
-        text = hybrid_scores(chunks.vectors[rows] @ np.asarray(query_vec, dtype=np.float32).ravel(),
-                             self.view.lexical(NodeType.CHUNK).scores(words)[rows], HYBRID_DENSE_WEIGHT)
+        lexical = self.view.lexical(NodeType.CHUNK).scores(words)[rows] if self.walk_settings.lexical else None
+        text = hybrid_scores(chunks.vectors[rows] @ np.asarray(query_vec, dtype=np.float32).ravel(), lexical,
+                             self.walk_settings.dense_weight)
         order = sorted(range(len(ids)), key=lambda i: (-float(text[i]), ids[i]))
         return [ids[i] for i in order]
 
