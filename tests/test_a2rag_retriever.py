@@ -278,3 +278,12 @@ async def test_stage_chunks_rank_by_the_hybrid_text_score_with_the_names_a_draft
         dense = await AgenticRetriever(tg.view, A2RAGConfig(stage_chunk_order="cosine")).retrieve(question)
         cosine = tg.view.vectors("chunk").cosines(dense.stage_chunks["local"], tg.view.embed_query(question))
         assert list(cosine) == sorted(cosine, reverse=True)
+        # the [retrieval] settings' lexical switch holds here too: without BM25 the text score is the dense one
+        from thinkgraph.config import RetrievalSettings
+
+        reached.append(["River Song"])
+        unlexical = await AgenticRetriever(tg.view, A2RAGConfig(), walk_settings=RetrievalSettings(lexical=False)) \
+            .retrieve(question, judge=abstains)
+        by_cosine = unlexical.stage_chunks["bridge"]
+        cosine = tg.view.vectors("chunk").cosines(by_cosine, tg.view.embed_query(question))
+        assert list(cosine) == sorted(cosine, reverse=True) and by_cosine != bridge and set(by_cosine) == set(bridge)
