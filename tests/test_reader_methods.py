@@ -321,20 +321,23 @@ def test_copied_instructions_and_placeholders_never_become_queries_or_sub_answer
     assert "..." not in queries and "Where is Acme Corp based?" in queries
 
 
+@pytest.mark.parametrize("relevance", ["text", "cosine"])
 @pytest.mark.parametrize("neighbourhood, shown", [(True, ["Alice Stone: Alice Stone founded Acme Corp in 1990.",
                                                             "Acme Corp: Acme Corp is based in Rivertown."]),
                                                    (False, ["Alice Stone: Alice Stone founded Acme Corp in 1990."])])
 async def test_kgr_reads_one_relation_past_where_the_chain_stopped(open_bridge, neighbourhood: bool,  # noqa: ANN001
-                                                                   shown: list[str]) -> None:
+                                                                   shown: list[str], relevance: str) -> None:
     """The chain touches Alice Stone only and finishes on the bridge (Finish[Acme Corp]). Its own passage
     leaves room, filled with the passages of the entities one relation away (Acme Corp's: c2, c4), the
     nearest the question first: with two passages to read, the reader is shown c1 and c2, and answers the
-    last hop. ``reader_neighbourhood=false`` reads the chain's passage alone."""
+    last hop, whether nearest is read by the text score or by cosine (``reader_relevance``).
+    ``reader_neighbourhood=false`` reads the chain's passage alone."""
     finish = "Thought: she founded it.\nAction: Finish[Acme Corp]"  # (asked again once: no observation says it)
     backend = ScriptedBackend(script=["Thought: find her.\nAction: RetrieveNode[Alice Stone]", finish, finish],
                               rules=[(READER_INSTRUCTION, reader_reply)])
     tg = open_bridge(backend)
-    answer = await tg.aask(QUESTION, "kgr", reader_passages=2, reader_neighbourhood=neighbourhood)
+    answer = await tg.aask(QUESTION, "kgr", reader_passages=2, reader_neighbourhood=neighbourhood,
+                           reader_relevance=relevance)
     final = prompt_of(backend.requests[-1])
     passages = re.findall(r"^\[\d+\] (.*)$", final.split("Passages:", 1)[1], re.MULTILINE)
     assert passages == shown

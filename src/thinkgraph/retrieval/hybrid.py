@@ -24,6 +24,26 @@ def passage_scores(view: IndexView, question: str, query_vec: np.ndarray, *, lex
     return hybrid_scores(dense, bm25, dense_weight)
 
 
+def text_scores(view: IndexView, question: str, chunk_ids: list[str], query_vec: np.ndarray | None = None, *,
+                words: str | None = None, lexical: bool = True,
+                dense_weight: float = HYBRID_DENSE_WEIGHT) -> np.ndarray:
+    """The hybrid text score of the given passages among themselves: dense cosine to the question and
+    BM25 of ``words`` (the question unless given), min-max fused over these passages as ``passage_scores``
+    fuses them over all; -inf for a passage without a vector, so that it ranks last."""
+    chunks = view.vectors(NodeType.CHUNK)
+    out = np.full(len(chunk_ids), -np.inf, dtype=np.float64)
+    placed = [(i, row) for i, c in enumerate(chunk_ids) if (row := chunks.position.get(c)) is not None]
+    if not placed:
+        return out
+    at = np.array([i for i, _ in placed])
+    rows = np.array([row for _, row in placed])
+    vec = view.embed_query(question) if query_vec is None else query_vec
+    dense = chunks.vectors[rows] @ np.asarray(vec, dtype=np.float32).ravel()
+    bm25 = view.lexical(NodeType.CHUNK).scores(words or question)[rows] if lexical else None
+    out[at] = hybrid_scores(dense, bm25, dense_weight)
+    return out
+
+
 class PassagePrior:
     """The passage prior of one query, in the order of ``view.vectors(CHUNK).ids``: ``passage_scores``
     over every passage (``candidates`` = 0, or as many as the index has), or over candidates only: the

@@ -22,7 +22,8 @@ from thinkgraph.methods.layout import Notes, evidence_block
 from thinkgraph.methods.reader import numbered_passages
 from thinkgraph.models import NodeType, TraceStep
 from thinkgraph.retrieval.evidence import ScoredPassage, passages_from_scores
-from thinkgraph.retrieval.fusion import fuse_ranks, hybrid_scores, interleaved
+from thinkgraph.retrieval.fusion import fuse_ranks, interleaved
+from thinkgraph.retrieval.hybrid import text_scores
 from thinkgraph.retrieval.views import IndexView
 
 STAGES = ("local", "bridge", "ppr")
@@ -262,21 +263,15 @@ class AgenticRetriever:
         return self._rank_by_text(chunk_ids, state, query_vec)
 
     def _rank_by_text(self, chunk_ids: set[str], state: RetrievalState, query_vec: np.ndarray) -> list[str]:
-        """The chunks that have a vector by the hybrid text score: dense cosine to the query and BM25 of
-        the query with the names the stages' drafts reached, min-max fused among these chunks as ``ppr``'s
-        prior fuses them over all (the ``[retrieval]`` settings' ``lexical`` and ``dense_weight``)."""
-        chunks = self.view.vectors(NodeType.CHUNK)
-        placed = [(c, row) for c in sorted(chunk_ids) if (row := chunks.position.get(c)) is not None]
-        if not placed:
-            return []
-        ids = [c for c, _ in placed]
-        rows = np.array([row for _, row in placed])
+        """The chunks that have a vector by the hybrid text score (retrieval/hybrid.py ``text_scores``, with
+        the ``[retrieval]`` settings' ``lexical`` and ``dense_weight``), BM25 reading the query with the
+        names the stages' drafts reached."""
+        ids = sorted(chunk_ids)
         words = " ".join([state.query, *(self.graph.names[r] for r in state.reached_seeds)])
-        lexical = self.view.lexical(NodeType.CHUNK).scores(words)[rows] if self.walk_settings.lexical else None
-        text = hybrid_scores(chunks.vectors[rows] @ np.asarray(query_vec, dtype=np.float32).ravel(), lexical,
-                             self.walk_settings.dense_weight)
-        order = sorted(range(len(ids)), key=lambda i: (-float(text[i]), ids[i]))
-        return [ids[i] for i in order]
+        text = text_scores(self.view, state.query, ids, query_vec, words=words, lexical=self.walk_settings.lexical,
+                           dense_weight=self.walk_settings.dense_weight)
+        return [ids[i] for i in sorted((i for i in range(len(ids)) if np.isfinite(text[i])),
+                                       key=lambda i: (-float(text[i]), ids[i]))]
 
     def _global_stage(self, state: RetrievalState, seeds: list[int], query_vec: np.ndarray) -> dict[str, Any]:
         """Stage 3: (paper) eqs. 9-12, PPR from the seeds with p0 proportional to 1/deg and map-back of

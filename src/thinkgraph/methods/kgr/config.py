@@ -67,6 +67,12 @@ class KGRConfig(BaseModel):
     # waterfall of the country of the Bubye River) finds the next hop. The reader read 1.1 passages a
     # MuSiQue question without it. False: the chain's passages alone.
     reader_neighbourhood: bool = True
+    # How "nearest the question" is read for those passages (ours). "text" (the default): the hybrid text
+    # score (BM25 and dense cosine fused among them, as a2rag's stages order theirs and `ppr`'s prior
+    # scores every passage; the [retrieval] settings' lexical and dense_weight). "cosine": dense cosine
+    # alone (the earlier form), under which the passages a year or nationality brings outrank the one
+    # naming the question's own words.
+    reader_relevance: Literal["text", "cosine"] = "text"
     # Ours: a step reply with no action, one that repeats an earlier step (the same action, or one that
     # finds what an earlier step found), or a Finish that is a placeholder or names what no observation
     # says is asked again once in the same conversation (a bounded repair). In a CoT chain the repair

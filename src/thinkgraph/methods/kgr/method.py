@@ -23,6 +23,7 @@ from thinkgraph.methods.run import llm_required_error
 from thinkgraph.methods.synthesis import citations_for
 from thinkgraph.models import Answer, AnswerStatus, EvidenceSubgraph, NodeType
 from thinkgraph.retrieval.evidence import passages_from_scores
+from thinkgraph.retrieval.hybrid import text_scores
 from thinkgraph.typedkg import TypedGraph
 from thinkgraph.typedkg.location import open_typed_graph
 
@@ -64,10 +65,15 @@ class KGRMethod:
         return answer
 
     def _relevance(self, question: str) -> Relevance:
-        """Passages scored by cosine to the question (a passage without a vector scores lowest)."""
-        vectors = self.ctx.view.vectors(NodeType.CHUNK)
-        query = self.ctx.view.embed_query(question)
-        return lambda ids: vectors.cosines(ids, query).tolist()
+        """Passages scored against the question (``reader_relevance``): the hybrid text score among them,
+        or cosine; a passage without a vector scores lowest."""
+        view, settings = self.ctx.view, self.ctx.settings.retrieval
+        query = view.embed_query(question)
+        if self.config.reader_relevance == "cosine":
+            vectors = view.vectors(NodeType.CHUNK)
+            return lambda ids: vectors.cosines(ids, query).tolist()
+        return lambda ids: text_scores(view, question, list(ids), query, lexical=settings.lexical,
+                                       dense_weight=settings.dense_weight).tolist()
 
     def _reads(self, graph: TypedGraph) -> bool:
         """Whether the one reader answers (reader="shared" on a corpus-built graph, which has passages)."""
