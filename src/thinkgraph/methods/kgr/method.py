@@ -65,8 +65,8 @@ class KGRMethod:
         return answer
 
     def _relevance(self, question: str) -> Relevance:
-        """Passages scored against the question (``reader_relevance``): the hybrid text score among them,
-        or cosine; a passage without a vector scores lowest."""
+        """Passages scored against the question (``reader_relevance``): cosine, or the hybrid text score
+        among them; a passage without a vector scores lowest."""
         view, settings = self.ctx.view, self.ctx.settings.retrieval
         query = view.embed_query(question)
         if self.config.reader_relevance == "cosine":
