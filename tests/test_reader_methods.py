@@ -209,7 +209,7 @@ def test_tog3_reader_paper_is_the_final_template(open_bridge) -> None:  # noqa: 
 
 
 def keep_all(request: ChatRequest) -> str:
-    return json.dumps({"keep": list(range(1, 30))})
+    return json.dumps({"reason": "all help", "keep": list(range(1, 30))})
 
 
 def test_topg_eval_stops_and_the_reader_answers_from_the_facts_passages(open_bridge) -> None:  # noqa: ANN001
@@ -234,7 +234,7 @@ def test_topg_eval_stops_and_the_reader_answers_from_the_facts_passages(open_bri
 
 def test_topg_reads_what_it_collected_at_max_iter_and_may_abstain(open_bridge) -> None:  # noqa: ANN001
     backend = ScriptedBackend(rules=[
-        ("Keep only the facts", json.dumps({"keep": []})),
+        ("Keep only the facts", json.dumps({"reason": "none helps", "keep": []})),
         ("Can the question be answered from the facts above", json.dumps({"reason": "none", "verdict": "no"})),
         ("targeted sub-questions", json.dumps({"questions": []})),
         (READER_INSTRUCTION, "Asks for: a speed\nFacts: none is about swallows.\nAnswer: Unknown")])

@@ -33,7 +33,8 @@ def facts_in(request: ChatRequest) -> list[str]:
 def keep_containing(word: str):  # noqa: ANN201
     """A Select that keeps the facts containing ``word``."""
     def reply(request: ChatRequest) -> str:
-        return json.dumps({"keep": [n for n, fact in enumerate(facts_in(request), 1) if word in fact]})
+        keep = [n for n, fact in enumerate(facts_in(request), 1) if word in fact]
+        return json.dumps({"reason": "it names the word", "keep": keep})
     return reply
 
 
@@ -97,7 +98,7 @@ async def test_two_select_choices_give_different_returned_and_cited_passages(ope
 
 
 async def test_select_prunes_without_reordering(open_bridge) -> None:  # noqa: ANN001
-    tg = open_bridge(scripted(lambda r: json.dumps({"keep": [3, 1]})))
+    tg = open_bridge(scripted(lambda r: json.dumps({"reason": "these two", "keep": [3, 1]})))
     answer = await tg.aask("Where is Acme Corp based?", method="topg", k=3, max_iter=1)
     naive = await open_bridge(None).aask("Where is Acme Corp based?", method="topg", k=3, mode="naive")
     first = next(s for s in answer.trace if s.action == "select")

@@ -26,7 +26,8 @@ def numbered(request: ChatRequest) -> dict[int, str]:
 def select(request: ChatRequest) -> str:
     """Keeps the facts about Acme Corp's town or that town's place, in prose around the JSON."""
     keep = [n for n, fact in numbered(request).items() if "based in" in fact or "lies in" in fact]
-    return f"Facts {keep} are relevant.\n{json.dumps({'keep': keep})}\nThe others concern other things."
+    reply = json.dumps({'reason': 'they say where', 'keep': keep})
+    return f"Facts {keep} are relevant.\n{reply}\nThe others concern other things."
 
 
 def stop_judgement(request: ChatRequest) -> bool:

@@ -123,7 +123,7 @@ async def test_global_mode_end_to_end(tmp_path: Path) -> None:
                 return json.dumps({"questions": ["Who founded Acme Corp?", "Where is Rivertown?"]})
             if kind == "select":
                 facts = [line for line in content.splitlines() if line.startswith("[")]
-                return json.dumps({"keep": list(range(1, len(facts) + 1))})
+                return json.dumps({"reason": "all help", "keep": list(range(1, len(facts) + 1))})
             if kind == "intermediate":
                 score = next(scores)
                 return json.dumps({"answer": f"points-{score}", "score": score})
@@ -169,7 +169,7 @@ async def test_global_falls_back_and_fails_cleanly(tmp_path: Path) -> None:
     with ThinkGraph(path, settings=Settings(), embedder=HashEmbedder()) as built:
         built.index([FIXTURES / "bridge_corpus.jsonl"], openie=FIXTURES / "bridge_openie.jsonl")
     backend = ScriptedBackend(rules=[("complementary sub-questions", "not json"),
-                                     ("Keep only the facts", json.dumps({"keep": [1]}))])
+                                     ("Keep only the facts", json.dumps({"reason": "it helps", "keep": [1]}))])
     with ThinkGraph.open(path, settings=Settings(), embedder=HashEmbedder(), backend=backend) as tg:
         # decomposition fails -> the question itself seeds; no community of >= 50 nodes -> failed
         answer = await tg.aask("Acme Corp?", method="topg", mode="global", min_facts=1, k=3,

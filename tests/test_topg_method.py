@@ -55,16 +55,27 @@ def read_citing(fact: str, answer: str):  # noqa: ANN201
     return handler
 
 
+def keeping(numbers: list[int]) -> str:
+    """Select's reply: the reason first, then the numbers kept."""
+    return json.dumps({"reason": "these facts name what the question asks about", "keep": numbers})
+
+
 def keep_all(request: ChatRequest) -> str:
-    return json.dumps({"keep": list(range(1, len(facts_in(request)) + 1))})
+    return keeping(list(range(1, len(facts_in(request)) + 1)))
 
 
 def keep_matching(*words: str):  # noqa: ANN201
     """Select: keep the facts that contain any of the words."""
     def handler(request: ChatRequest) -> str:
         facts = facts_in(request)
-        return json.dumps({"keep": [i for i, f in enumerate(facts, 1) if any(w in f for w in words)]})
+        return keeping([i for i, f in enumerate(facts, 1) if any(w in f for w in words)])
     return handler
+
+
+def schema_of(request: ChatRequest) -> dict:
+    """The JSON schema a request asks the server for, in whichever dialect it was sent."""
+    form = request.response_format or {}
+    return form.get("schema") or form["json_schema"]["schema"]
 
 
 @pytest.fixture
@@ -158,7 +169,7 @@ async def test_a_selection_that_keeps_nothing_leaves_the_entry_as_the_evidence(o
     reader="paper" the answer fails and says so; with the one reader (the default, issue 47) the reader
     answers after max_iter (here it abstains), and the entry stays the evidence all the same."""
     paper = reader == "paper"
-    script = Script(select=lambda r: json.dumps({"keep": []}),
+    script = Script(select=lambda r: keeping([]),
                     eval=lambda r: json.dumps({"answerable": False}) if paper else stop(False),
                     nextq=lambda r: json.dumps({"questions": []}), read=lambda r: "Answer: Unknown")
     tg = open_tg(script)
@@ -240,7 +251,7 @@ async def test_an_index_without_propositions_is_a_clear_error(tmp_path: Path) ->
 async def test_the_evidence_is_the_collected_facts_the_cited_first_and_not_what_select_pruned(open_tg) -> None:  # noqa: ANN001
     """reader="paper": Eval's JSON names the facts the answer rests on (with the one reader, the passages
     it cites are the citations)."""
-    script = Script(select=lambda r: json.dumps({"keep": [1]}),
+    script = Script(select=lambda r: keeping([1]),
                     eval=lambda r: json.dumps({"answerable": True, "answer": "Rivertown", "facts": [2]}),
                     nextq=lambda r: json.dumps({"questions": []}))
     tg = open_tg(script)
@@ -254,29 +265,68 @@ async def test_the_evidence_is_the_collected_facts_the_cited_first_and_not_what_
     assert [c.chunk_id for c in answer.citations] == chunks[:1] and len(answer.citations) == 1
 
 
+@pytest.mark.parametrize("form", ["reasoned", "list"])
 @pytest.mark.parametrize("most", [2, None])
-async def test_select_max_bounds_a_select_that_keeps_everything(open_tg, most: int | None) -> None:  # noqa: ANN001
+async def test_select_max_bounds_a_select_that_keeps_everything(open_tg, most: int | None, form: str) -> None:  # noqa: ANN001
     """select_max (ours, 5 by default): Select is asked for at most that many facts, best first, and the
     first ones its reply lists are kept, in Suggest's order; None is the paper's unbounded pruning (every
-    listed fact)."""
-    prompts: list[str] = []
+    listed fact). The reasoned form (the default) also caps the list in the schema the server's grammar
+    follows (maxItems); a longer list from a server without a grammar is cut the same way."""
+    requests: list[ChatRequest] = []
 
     def lax(request: ChatRequest) -> str:  # lists every fact, the last first
-        prompts.append(request.messages[0]["content"])
-        return json.dumps({"keep": list(range(len(facts_in(request)), 0, -1))})
+        requests.append(request)
+        numbers = list(range(len(facts_in(request)), 0, -1))
+        return keeping(numbers) if form == "reasoned" else json.dumps({"keep": numbers})
 
     script = Script(select=lax, eval=lambda r: stop(True), read=lambda r: "Answer: Rivertown [1]")
     tg = open_tg(script)
     answer = await tg.aask("Where is the company founded by Alice Stone based?", method="topg", k=5,
-                           select_max=most, max_iter=1)
+                           select_max=most, max_iter=1, select_form=form)
     first = next(s for s in answer.trace if s.action == "select")
+    prompt = requests[0].messages[0]["content"]
+    keep = schema_of(requests[0])["properties"]["keep"]
     if most is None:
-        assert "at most" not in prompts[0] and len(first.outputs["kept"]) == 5 and "listed" not in first.outputs
+        assert "at most" not in prompt and len(first.outputs["kept"]) == 5 and "listed" not in first.outputs
+        assert "maxItems" not in keep
     else:
-        assert "Keep at most 2: the ones that help most, best first." in prompts[0]
-        shown = [line.split("] ", 1)[1] for line in prompts[0].split("Facts:", 1)[1].splitlines()
-                 if line.startswith("[")]
+        asked = {"reasoned": "at most 2, best first", "list": "Keep at most 2: the ones that help most, best first."}
+        assert asked[form] in prompt
+        assert keep.get("maxItems") == (2 if form == "reasoned" else None)
+        shown = [line.split("] ", 1)[1] for line in prompt.split("Facts:", 1)[1].splitlines() if line.startswith("[")]
         assert first.outputs["kept"] == shown[3:5] and first.outputs["listed"] == 5
+
+
+@pytest.mark.parametrize("form", ["reasoned", "list"])
+async def test_select_form_lays_out_the_reason_first_and_the_question_last(open_tg, form: str) -> None:  # noqa: ANN001
+    """The reasoned Select (the default) shows the facts first, asks for its reason before the numbers
+    (the schema's first required property, the order a grammar writes) and ends on the question, as
+    every step of the question does (methods/layout.py); the reason is traced. ``select_form = "list"``
+    is the former request: the question first and a bare list of numbers."""
+    requests: list[ChatRequest] = []
+
+    def select(request: ChatRequest) -> str:
+        requests.append(request)
+        facts = facts_in(request)
+        numbers = [i for i, f in enumerate(facts, 1) if "Acme" in f]
+        return keeping(numbers) if form == "reasoned" else json.dumps({"keep": numbers})
+
+    script = Script(select=select, eval=lambda r: stop(True), read=lambda r: "Answer: Rivertown [1]")
+    answer = await open_tg(script).aask("Where is Acme Corp based?", method="topg", k=5, max_iter=1,
+                                        select_form=form)
+    prompt = requests[0].messages[0]["content"]
+    schema = schema_of(requests[0])
+    first = next(s for s in answer.trace if s.action == "select")
+    assert answer.status == "answered" and first.outputs["kept"]
+    assert all("Acme" in fact for fact in first.outputs["kept"])
+    if form == "reasoned":
+        assert prompt.index("Facts:") < prompt.index("Keep only the facts") < prompt.index("Question:")
+        assert prompt.rstrip().endswith("Question: Where is Acme Corp based?")
+        assert schema["required"] == ["reason", "keep"] and list(schema["properties"])[0] == "reason"
+        assert first.outputs["reason"] == "these facts name what the question asks about"
+    else:
+        assert prompt.index("Question:") < prompt.index("Facts:") and list(schema["properties"]) == ["keep"]
+        assert "reason" not in first.outputs
 
 
 async def test_each_query_is_embedded_once_per_question(open_tg, monkeypatch: pytest.MonkeyPatch) -> None:  # noqa: ANN001

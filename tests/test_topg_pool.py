@@ -111,7 +111,7 @@ async def test_suggest_local_spends_no_slot_or_select_on_collected_propositions(
 
     def select(request: ChatRequest) -> str:  # keeps every fact it is shown
         shown.append(facts_in(request))
-        return json.dumps({"keep": list(range(1, len(shown[-1]) + 1))})
+        return json.dumps({"reason": "all help", "keep": list(range(1, len(shown[-1]) + 1))})
 
     # two sub-questions per iteration: the second must not be offered what the first just collected
     # (Eval's stop judgement says "no"; after max_iter the one reader answers, issue 47: it abstains)

@@ -48,6 +48,12 @@ class ToPGConfig(BaseModel):
     # a question (median), 2.59 times `ppr`'s 13.5 s, 2,269 prompt tokens; unbounded 12.7 F1 at 48.9 s
     # (3.62 times), 3,332 tokens.
     select_max: int | None = Field(5, ge=1)
+    # Select's prompt and reply (ours). "reasoned" (the default): the suggested facts first and the question
+    # last (the one prompt layout), a one-sentence reason written before the numbers, whose count the schema
+    # bounds at select_max (the server's grammar ends the list there), as every other judgement of a small
+    # model is asked. "list": the former form, the question first and a bare {"keep": [...]} (Qwen2.5-1.5B
+    # listed every suggestion on most calls, so the bound kept Suggest's first five).
+    select_form: Literal["reasoned", "list"] = "reasoned"
     max_iter: int = 3  # Local mode iterations (the paper evaluates 1 and 3)
     # Local mode's answer. "shared" (the default): Eval is a stop judgement (reason first, "yes"/"no"
     # last) and the one reader (methods/reader.py) answers from the passages the collected facts come

@@ -19,8 +19,9 @@ from thinkgraph.methods.topg.config import ToPGConfig
 from thinkgraph.methods.topg.entry import EntryPoints
 from thinkgraph.methods.topg.global_mode import CommunityReporter, GlobalExplorer, SelectFn
 from thinkgraph.methods.topg.graph import PropositionGraph, proposition_graph
-from thinkgraph.methods.topg.prompts import EVAL, NAIVE_ANSWER, NEXT_QUESTIONS, SELECT, SELECT_MOST
+from thinkgraph.methods.topg.prompts import EVAL, NAIVE_ANSWER, NEXT_QUESTIONS
 from thinkgraph.methods.topg.reading import FactReader
+from thinkgraph.methods.topg.select import select_request
 from thinkgraph.methods.topg.suggest import Suggester
 from thinkgraph.models import Answer, AnswerStatus, EvidenceSubgraph, Node, TraceStep
 from thinkgraph.retrieval.evidence import ScoredPassage, passages_from_scores
@@ -28,10 +29,6 @@ from thinkgraph.retrieval.evidence import ScoredPassage, passages_from_scores
 # Global answers rest on hundreds of facts: they cite (and return) the passages of the first ones. Naive
 # and local answers return every passage of their facts (at most (1 + max_iter * max_next_questions) * k).
 MAX_CITED_PASSAGES = 20
-
-
-class SelectReply(BaseModel):
-    keep: list[int] = Field(default_factory=list)
 
 
 class EvalReply(BaseModel):
@@ -226,13 +223,11 @@ class ToPGMethod:
             return list(suggested)
         if not suggested:
             return []
-        bound = SELECT_MOST.format(n=most) if most is not None and most < len(suggested) else ""
-        prompt = SELECT.format(question=question, facts=self._facts(suggested), most=bound)
+        request = select_request(self.config.select_form, question, self._facts(suggested), len(suggested), most)
         try:
-            reply = await llm.json([{"role": "user", "content": prompt}], SelectReply, step="topg.select",
-                                   kind="verdict")
+            reply = await llm.json(request.messages, request.reply, step="topg.select", kind="verdict")
             listed = [n for n in dict.fromkeys(reply.keep) if 1 <= n <= len(suggested)]
-            keep = set(listed[:most] if bound else listed)
+            keep = set(listed[:request.bound] if request.bound else listed)
             kept = [p for n, p in enumerate(suggested, 1) if n in keep]
         except StructuredOutputError as exc:  # (counted by the LLM layer too)
             self.select_fallbacks += 1
@@ -245,7 +240,8 @@ class ToPGMethod:
         trace.append(TraceStep("selector", "select", {"question": question, "suggested": len(suggested),
                                                       "suggested_by": suggested_by},
                                {"kept": [self.suggester.graph.texts[p] for p in kept],
-                                **({"listed": len(listed), "most": most} if bound else {})}))
+                                **({"listed": len(listed), "most": most} if request.bound else {}),
+                                **({"reason": reason} if (reason := getattr(reply, "reason", "")) else {})}))
         return kept
 
     async def _local(self, question: str, llm: LLM) -> Answer:

@@ -12,6 +12,15 @@ Facts:
 # Select's bound (select_max): a small model asked to keep what helps kept all 20 suggestions on most calls.
 SELECT_MOST = """ Keep at most {n}: the ones that help most, best first."""
 
+# Select with its reason first (select_form="reasoned"), after the facts, the question last (layout.py).
+SELECT_REASONED = """Keep only the facts above that help answer the question: a fact about an entity the
+question names, or one that leads from such a fact towards what the question finally asks for.
+First write in one sentence what the question needs and which facts give it, then the numbers of the
+facts to keep{most}.
+Reply with JSON only: {{"reason": "one sentence", "keep": [numbers]}}"""
+
+SELECT_REASONED_MOST = """, at most {n}, best first"""
+
 # The question is restated last and the answer's kind spelled out: with only "give the answer", Qwen2.5-
 # 1.5B answered "Christopher Nolan and Sathish Kalathil" to "Are ... both film directors?" and named an
 # entity on the way of a two-hop question (HotpotQA dev, 3 of 4 wrong where `ppr` was right).
