@@ -55,12 +55,6 @@ class ToPGConfig(BaseModel):
     # listed every suggestion on most calls, so the bound kept Suggest's first five).
     select_form: Literal["reasoned", "list"] = "list"
     max_iter: int = 3  # Local mode iterations (the paper evaluates 1 and 3)
-    # The first iteration after which Eval is asked (ours; 1: Alg. 1, Eval after every iteration). Before
-    # it, the walk goes on from the pool with the question itself (no Eval, no NextQ): a small model's Eval
-    # passes a pool that holds only the first hop of a bridge question (HotpotQA dev: P(yes) 0.99 on
-    # "She was born in Young, New South Wales" for the population of that town, answered from another
-    # town's census), and Suggest-local from that pool is what reaches the second hop.
-    min_iter: int = Field(1, ge=1)
     # Local mode's answer. "shared" (the default): Eval is a stop judgement (reason first, "yes"/"no"
     # last) and the one reader (methods/reader.py) answers from the passages the collected facts come
     # from, the facts beside them; after max_iter the reader answers from what was collected (it may

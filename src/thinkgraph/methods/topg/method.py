@@ -76,7 +76,6 @@ def variant(config: ToPGConfig, *, with_llm: bool) -> str:
         steps = MODE_VARIANTS[config.mode].format(max_iter=config.max_iter, select=SELECT_VARIANTS[config.select])
         bound = f"; select_max={config.select_max}" if config.mode == "local" and config.select_max else ""
         bound += f"; select_form={config.select_form}" if config.select and config.select_form != "list" else ""
-        bound += f"; min_iter={config.min_iter}" if config.mode == "local" and config.min_iter > 1 else ""
         order = f"; reader_order={config.reader_order}" if config.mode == "local" and config.reader == "shared" else ""
         return f"{steps}{bound}{walk}; {entry}{order}"
     ranked = config.mode == "local" and config.reader_order == "walk"
@@ -296,8 +295,8 @@ class ToPGMethod:
             found += added
             rounds.append([p for p in added if p not in rounds[0]])
             pool, pool_new = pool_new, []
-            if llm is None or iteration + 1 < min(c.min_iter, c.max_iter):
-                continue  # (min_iter: the walk goes on with the question before Eval is first asked)
+            if llm is None:
+                continue
             if c.reader == "shared":
                 if (found and await self.fact_reader.answerable(llm, question, found, trace, iteration + 1)) \
                         or iteration + 1 == c.max_iter:
