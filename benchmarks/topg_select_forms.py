@@ -4,8 +4,11 @@ kept facts' passages are counted, beside those of Suggest's first ``select_max``
 every fact keeps under the bound) and of all k. One Select call a question and form; no walk, no answer.
 
     bash scripts/local_model.sh qwen-1.5b --serve --server llama-server --port 8001 &
-    .venv/bin/python benchmarks/topg_select_forms.py --index bench-out/aq/hotpotqa/index.db \\
+    .venv/bin/python benchmarks/topg_select_forms.py --index bench-out/answer_quality/hotpotqa/index.db \\
         --questions ../shared/data/hotpotqa/questions_dev.jsonl --base-url http://127.0.0.1:8001/v1 -n 20
+
+The index is one `benchmarks/answer_quality.py run` built (its default --out); an unusable reply counts as
+the method takes it, every suggestion kept (its fallback), and is counted.
 """
 
 from __future__ import annotations
@@ -14,29 +17,32 @@ import argparse
 import asyncio
 import os
 from pathlib import Path
+from typing import Literal
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 from thinkgraph.api import ThinkGraph  # noqa: E402
 from thinkgraph.config import Settings  # noqa: E402
-from thinkgraph.eval.datasets import load_questions  # noqa: E402
+from thinkgraph.errors import StructuredOutputError  # noqa: E402
+from thinkgraph.eval.datasets import Question, load_questions  # noqa: E402
 from thinkgraph.methods.topg.config import ToPGConfig  # noqa: E402
 from thinkgraph.methods.topg.graph import proposition_graph  # noqa: E402
 from thinkgraph.methods.topg.select import select_request  # noqa: E402
 from thinkgraph.methods.topg.suggest import Suggester  # noqa: E402
 from thinkgraph.models import NodeType  # noqa: E402
 
-FORMS = ("list", "reasoned")
+FORMS: tuple[Literal["list", "reasoned"], ...] = ("list", "reasoned")
 
 
-async def measure(tg: ThinkGraph, questions: list, most: int) -> None:
+async def measure(tg: ThinkGraph, questions: list[Question], most: int) -> None:
     view, llm = tg.view, tg.llm
     assert llm is not None
     graph = proposition_graph(view)
     suggester = Suggester(graph, ToPGConfig())
     doc_of = {n.id: n.props.get("doc_id") for n in view.store.iter_nodes(NodeType.CHUNK)}
-    totals = {"first": 0, "all": 0, **{f: 0 for f in FORMS}}
+    totals: dict[str, int] = {"first": 0, "all": 0, **{f: 0 for f in FORMS}}
     kept_counts: dict[str, list[int]] = {f: [] for f in FORMS}
+    fallbacks = {f: 0 for f in FORMS}
     gold_total = 0
     print(f"| question | gold | all k | Suggest's first {most} | " + " | ".join(FORMS) + " |")
     print("|---|---|---|---|" + "---|" * len(FORMS))
@@ -50,9 +56,13 @@ async def measure(tg: ThinkGraph, questions: list, most: int) -> None:
 
         row = {"all": hits(list(range(1, len(props) + 1))), "first": hits(list(range(1, min(most, len(props)) + 1)))}
         for form in FORMS:
-            request = select_request(form, q.question, facts, len(props), most)
-            reply = await llm.json(request.messages, request.reply, step="topg.select", kind="verdict")
-            listed = [n for n in dict.fromkeys(reply.keep) if 1 <= n <= len(props)][: request.bound or None]
+            request = select_request(form, q.question, facts, suggested=len(props), most=most)
+            try:
+                reply = await llm.json(request.messages, request.reply, step="topg.select", kind="verdict")
+                listed = [n for n in dict.fromkeys(reply.keep) if 1 <= n <= len(props)][: request.bound]
+            except StructuredOutputError:  # the method keeps every suggestion then
+                fallbacks[form] += 1
+                listed = list(range(1, len(props) + 1))
             row[form] = hits(listed)
             kept_counts[form].append(len(listed))
         for key, value in row.items():
@@ -64,7 +74,8 @@ async def measure(tg: ThinkGraph, questions: list, most: int) -> None:
           + " | ".join(str(totals[f]) for f in FORMS) + " |")
     for form in FORMS:
         counts = kept_counts[form]
-        print(f"{form}: {sum(counts) / max(len(counts), 1):.1f} facts kept a question")
+        print(f"{form}: {sum(counts) / max(len(counts), 1):.1f} facts kept a question, "
+              f"{fallbacks[form]} unusable replies (every suggestion kept)")
 
 
 def main() -> None:
@@ -77,7 +88,7 @@ def main() -> None:
     args = parser.parse_args()
     settings = Settings()
     settings.llm.base_url, settings.llm.model = args.base_url, args.model
-    with ThinkGraph(args.index, settings=settings) as tg:
+    with ThinkGraph.open(args.index, settings=settings) as tg:
         asyncio.run(measure(tg, load_questions(args.questions, limit=args.n), ToPGConfig().select_max or 5))
 
 

@@ -12,6 +12,7 @@ from support import FIXTURES, HashEmbedder
 from thinkgraph.api import ThinkGraph
 from thinkgraph.config import Settings
 from thinkgraph.llm.backend import ChatRequest
+from thinkgraph.methods.topg.prompts import SELECT
 from thinkgraph.testing import ScriptedBackend
 
 # "eval": the stop judgement (EVAL_STOP, reader="shared", the default) or the paper's Eval (reader="paper");
@@ -270,7 +271,7 @@ async def test_the_evidence_is_the_collected_facts_the_cited_first_and_not_what_
 async def test_select_max_bounds_a_select_that_keeps_everything(open_tg, most: int | None, form: str) -> None:  # noqa: ANN001
     """select_max (ours, 5 by default): Select is asked for at most that many facts, best first, and the
     first ones its reply lists are kept, in Suggest's order; None is the paper's unbounded pruning (every
-    listed fact). The reasoned form (the default) also caps the list in the schema the server's grammar
+    listed fact). The reasoned form (a switch) also caps the list in the schema the server's grammar
     follows (maxItems); a longer list from a server without a grammar is cut the same way."""
     requests: list[ChatRequest] = []
 
@@ -299,10 +300,10 @@ async def test_select_max_bounds_a_select_that_keeps_everything(open_tg, most: i
 
 @pytest.mark.parametrize("form", ["reasoned", "list"])
 async def test_select_form_lays_out_the_reason_first_and_the_question_last(open_tg, form: str) -> None:  # noqa: ANN001
-    """The reasoned Select (the default) shows the facts first, asks for its reason before the numbers
-    (the schema's first required property, the order a grammar writes) and ends on the question, as
-    every step of the question does (methods/layout.py); the reason is traced. ``select_form = "list"``
-    is the former request: the question first and a bare list of numbers."""
+    """The reasoned Select (``select_form = "reasoned"``) shows the facts first, asks for its reason before
+    the numbers (the schema's first required property, the order a grammar writes) and ends on the
+    question, as every step of the question does (methods/layout.py); the reason is traced. ``"list"``
+    (the default) is the former request: the question first and a bare list of numbers, word for word."""
     requests: list[ChatRequest] = []
 
     def select(request: ChatRequest) -> str:
@@ -325,8 +326,22 @@ async def test_select_form_lays_out_the_reason_first_and_the_question_last(open_
         assert schema["required"] == ["reason", "keep"] and list(schema["properties"])[0] == "reason"
         assert first.outputs["reason"] == "these facts name what the question asks about"
     else:
-        assert prompt.index("Question:") < prompt.index("Facts:") and list(schema["properties"]) == ["keep"]
-        assert "reason" not in first.outputs
+        facts = "\n".join(f"[{i}] {fact}" for i, fact in enumerate(facts_in(requests[0]), 1))
+        assert prompt == SELECT.format(question="Where is Acme Corp based?", facts=facts, most="")
+        assert list(schema["properties"]) == ["keep"] and "reason" not in first.outputs
+    assert "select_fallbacks" not in answer.stats
+
+
+async def test_a_reasoned_select_without_its_reason_keeps_every_suggestion(open_tg) -> None:  # noqa: ANN001
+    """A reply without the reason the reasoned form asks for is unusable: asked again, then every
+    suggestion is kept (Select's neutral default), traced and counted."""
+    script = Script(select=lambda r: json.dumps({"keep": [1]}), eval=lambda r: stop(True),
+                    read=lambda r: "Answer: Rivertown [1]")
+    answer = await open_tg(script).aask("Where is Acme Corp based?", method="topg", k=3, max_iter=1,
+                                        select_form="reasoned")
+    fallbacks = [s for s in answer.trace if s.action == "select.fallback"]
+    assert fallbacks and answer.stats["select_fallbacks"] == len(fallbacks)
+    assert all(s.outputs["kept"] == 3 for s in fallbacks)
 
 
 async def test_each_query_is_embedded_once_per_question(open_tg, monkeypatch: pytest.MonkeyPatch) -> None:  # noqa: ANN001

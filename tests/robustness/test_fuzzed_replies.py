@@ -118,6 +118,7 @@ def bridge(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
 METHODS: list[tuple[str, dict[str, Any]]] = [
     ("none", {}), ("naive", {}), ("ppr", {}), ("ircot", {}), ("a2rag", {"i_max": 1}),
     ("topg", {"mode": "naive"}), ("topg", {"mode": "local", "max_iter": 2}),
+    ("topg", {"mode": "local", "max_iter": 2, "select_form": "reasoned"}),
     ("topg", {"mode": "global", "breadth": 2, "global_max_iter": 1, "min_facts": 10}),
     ("tog3", {"horizon": 2}),
     ("kgr", {"strategy": "cot", "interaction": "agent", "steps": 4}),

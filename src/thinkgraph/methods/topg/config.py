@@ -48,11 +48,14 @@ class ToPGConfig(BaseModel):
     # a question (median), 2.59 times `ppr`'s 13.5 s, 2,269 prompt tokens; unbounded 12.7 F1 at 48.9 s
     # (3.62 times), 3,332 tokens.
     select_max: int | None = Field(5, ge=1)
-    # Select's prompt and reply (ours). "reasoned" (the default): the suggested facts first and the question
-    # last (the one prompt layout), a one-sentence reason written before the numbers, whose count the schema
-    # bounds at select_max (the server's grammar ends the list there), as every other judgement of a small
-    # model is asked. "list": the former form, the question first and a bare {"keep": [...]} (Qwen2.5-1.5B
-    # listed every suggestion on most calls, so the bound kept Suggest's first five).
+    # Select's prompt and reply (ours). "list" (the default, the former form): the question first and a
+    # bare {"keep": [...]}; Qwen2.5-1.5B lists every suggestion on most calls, so with select_max the first
+    # five of Suggest's order are kept. "reasoned" (a switch): the suggested facts first and the question
+    # last (the one prompt layout), a one-sentence reason written before the numbers, whose count the
+    # schema bounds at select_max (the server's grammar ends the list there). Told so to choose, Qwen kept
+    # one or two facts, often the wrong ones: on the first Select of HotpotQA's first 20 dev questions the
+    # kept facts' passages held fewer gold passages than Suggest's first five
+    # (benchmarks/topg_select_forms.py, docs/answer-quality.md), so "list" stays the default.
     select_form: Literal["reasoned", "list"] = "list"
     max_iter: int = 3  # Local mode iterations (the paper evaluates 1 and 3)
     # Local mode's answer. "shared" (the default): Eval is a stop judgement (reason first, "yes"/"no"

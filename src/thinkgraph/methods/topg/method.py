@@ -21,7 +21,7 @@ from thinkgraph.methods.topg.global_mode import CommunityReporter, GlobalExplore
 from thinkgraph.methods.topg.graph import PropositionGraph, proposition_graph
 from thinkgraph.methods.topg.prompts import EVAL, NAIVE_ANSWER, NEXT_QUESTIONS
 from thinkgraph.methods.topg.reading import FactReader
-from thinkgraph.methods.topg.select import select_request
+from thinkgraph.methods.topg.select import ReasonedSelectReply, select_request
 from thinkgraph.methods.topg.suggest import Suggester
 from thinkgraph.models import Answer, AnswerStatus, EvidenceSubgraph, Node, TraceStep
 from thinkgraph.retrieval.evidence import ScoredPassage, passages_from_scores
@@ -74,10 +74,11 @@ def variant(config: ToPGConfig, *, with_llm: bool) -> str:
     walk = "" if config.mode == "naive" or config.lam < 1 else "; lam=1: M = T_s (no query-aware transition)"
     if with_llm:
         steps = MODE_VARIANTS[config.mode].format(max_iter=config.max_iter, select=SELECT_VARIANTS[config.select])
-        bound = f"; select_max={config.select_max}" if config.mode == "local" and config.select_max else ""
-        bound += f"; select_form={config.select_form}" if config.select and config.select_form != "list" else ""
+        extras = f"; select_max={config.select_max}" if config.mode == "local" and config.select_max else ""
+        selects = config.mode != "naive" and config.select
+        extras += f"; select_form={config.select_form}" if selects and config.select_form != "list" else ""
         order = f"; reader_order={config.reader_order}" if config.mode == "local" and config.reader == "shared" else ""
-        return f"{steps}{bound}{walk}; {entry}{order}"
+        return f"{steps}{extras}{walk}; {entry}{order}"
     ranked = config.mode == "local" and config.reader_order == "walk"
     evidence = NO_LLM_WALK_EVIDENCE if ranked else NO_LLM_EVIDENCE
     return f"{NO_LLM_VARIANTS[config.mode].format(max_iter=config.max_iter)}{walk}; {entry}; {evidence}"
@@ -224,11 +225,12 @@ class ToPGMethod:
             return list(suggested)
         if not suggested:
             return []
-        request = select_request(self.config.select_form, question, self._facts(suggested), len(suggested), most)
+        request = select_request(self.config.select_form, question, self._facts(suggested), suggested=len(suggested),
+                                 most=most)
         try:
             reply = await llm.json(request.messages, request.reply, step="topg.select", kind="verdict")
             listed = [n for n in dict.fromkeys(reply.keep) if 1 <= n <= len(suggested)]
-            keep = set(listed[:request.bound] if request.bound else listed)
+            keep = set(listed[:request.bound] if request.bound is not None else listed)
             kept = [p for n, p in enumerate(suggested, 1) if n in keep]
         except StructuredOutputError as exc:  # (counted by the LLM layer too)
             self.select_fallbacks += 1
@@ -241,8 +243,8 @@ class ToPGMethod:
         trace.append(TraceStep("selector", "select", {"question": question, "suggested": len(suggested),
                                                       "suggested_by": suggested_by},
                                {"kept": [self.suggester.graph.texts[p] for p in kept],
-                                **({"listed": len(listed), "most": most} if request.bound else {}),
-                                **({"reason": reason} if (reason := getattr(reply, "reason", "")) else {})}))
+                                **({"listed": len(listed), "most": most} if request.bound is not None else {}),
+                                **({"reason": reply.reason} if isinstance(reply, ReasonedSelectReply) else {})}))
         return kept
 
     async def _local(self, question: str, llm: LLM) -> Answer:

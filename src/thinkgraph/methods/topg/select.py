@@ -1,14 +1,15 @@
 """Select's request (ToPG Eq. 2): the prompt and the reply schema for the suggested facts, in the form
-``select_form`` names. "reasoned" (ours, the default) shows the facts first and the question last (the
-one prompt layout, methods/layout.py), asks for a one-sentence reason before the numbers, and bounds the
-numbers' count in the schema (``maxItems``: a server's grammar ends the list at ``select_max``), as the
-yes/no judgements are asked (llm/judgement.py). "list" is the former form: the question first and a bare
-list of numbers. Either way the first ``select_max`` numbers listed are kept."""
+``select_form`` names. "list" (the default) asks with the question first for a bare list of numbers.
+"reasoned" (ours, a switch) shows the facts first and the question last (the one prompt layout,
+methods/layout.py), asks for a one-sentence reason before the numbers, and bounds the numbers' count in
+the schema (``maxItems``: a server's grammar ends the list at ``select_max``), as the yes/no judgements
+are asked (llm/judgement.py). Either way the first ``select_max`` numbers listed are kept."""
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, Field, create_model
 
@@ -35,21 +36,24 @@ class SelectRequest:
     bound: int | None  # the first ``bound`` numbers listed are kept (None: all listed)
 
 
+@functools.cache  # one class per bound: the LLM layer caches each class's schema
 def bounded_reply(most: int) -> type[ReasonedSelectReply]:
     """The reasoned reply whose schema caps ``keep`` at ``most`` items; a longer list from a server without
     a grammar still parses (the caller keeps its first ``most``)."""
     cap: dict[str, Any] = {"maxItems": most}
-    return create_model("ReasonedSelectReply", __base__=ReasonedSelectReply,
+    return create_model(f"ReasonedSelectReplyAtMost{most}", __base__=ReasonedSelectReply,
                         keep=(list[int], Field(json_schema_extra=cap)))
 
 
-def select_request(form: str, question: str, facts: str, suggested: int, most: int | None) -> SelectRequest:
+def select_request(form: Literal["reasoned", "list"], question: str, facts: str, *, suggested: int,
+                   most: int | None) -> SelectRequest:
     """The request for ``suggested`` facts (``facts``: numbered lines); ``most`` bounds what is kept where
     it is below the number suggested."""
     bound = most if most is not None and most < suggested else None
-    if form == "list":
-        prompt = SELECT.format(question=question, facts=facts, most=SELECT_MOST.format(n=bound) if bound else "")
-        return SelectRequest([{"role": "user", "content": prompt}], SelectReply, bound)
-    instruction = SELECT_REASONED.format(most=SELECT_REASONED_MOST.format(n=bound) if bound else "")
-    reply = bounded_reply(bound) if bound else ReasonedSelectReply
-    return SelectRequest(question_prompt(f"Facts:\n{facts}", instruction, question), reply, bound)
+    if form == "reasoned":
+        instruction = SELECT_REASONED.format(most=SELECT_REASONED_MOST.format(n=bound) if bound is not None else "")
+        reply = bounded_reply(bound) if bound is not None else ReasonedSelectReply
+        return SelectRequest(question_prompt(f"Facts:\n{facts}", instruction, question), reply, bound)
+    most_line = SELECT_MOST.format(n=bound) if bound is not None else ""
+    prompt = SELECT.format(question=question, facts=facts, most=most_line)
+    return SelectRequest([{"role": "user", "content": prompt}], SelectReply, bound)
