@@ -12,6 +12,7 @@ from support import FIXTURES, HashEmbedder
 from thinkgraph.api import ThinkGraph
 from thinkgraph.config import Settings
 from thinkgraph.llm.backend import ChatRequest
+from thinkgraph.llm.limits import MAX_ITEMS_PER_REPLY
 from thinkgraph.methods.topg.prompts import SELECT
 from thinkgraph.testing import ScriptedBackend
 
@@ -289,7 +290,7 @@ async def test_select_max_bounds_a_select_that_keeps_everything(open_tg, most: i
     keep = schema_of(requests[0])["properties"]["keep"]
     if most is None:
         assert "at most" not in prompt and len(first.outputs["kept"]) == 5 and "listed" not in first.outputs
-        assert "maxItems" not in keep
+        assert keep.get("maxItems") == (MAX_ITEMS_PER_REPLY if form == "reasoned" else None)  # no Select bound
     else:
         asked = {"reasoned": "at most 2, best first", "list": "Keep at most 2: the ones that help most, best first."}
         assert asked[form] in prompt
@@ -332,10 +333,12 @@ async def test_select_form_lays_out_the_reason_first_and_the_question_last(open_
     assert "select_fallbacks" not in answer.stats
 
 
-async def test_a_reasoned_select_without_its_reason_keeps_every_suggestion(open_tg) -> None:  # noqa: ANN001
-    """A reply without the reason the reasoned form asks for is unusable: asked again, then every
-    suggestion is kept (Select's neutral default), traced and counted."""
-    script = Script(select=lambda r: json.dumps({"keep": [1]}), eval=lambda r: stop(True),
+@pytest.mark.parametrize("reply", [{"keep": [1]}, {"reason": "a loop", "keep": list(range(1, 1001))}])
+async def test_a_reasoned_select_without_its_reason_keeps_every_suggestion(open_tg, reply: dict) -> None:  # noqa: ANN001
+    """A reply without the reason the reasoned form asks for, or one listing more numbers than any reply
+    may hold (llm/limits.py), is unusable: asked again, then every suggestion is kept (Select's neutral
+    default), traced and counted."""
+    script = Script(select=lambda r: json.dumps(reply), eval=lambda r: stop(True),
                     read=lambda r: "Answer: Rivertown [1]")
     answer = await open_tg(script).aask("Where is Acme Corp based?", method="topg", k=3, max_iter=1,
                                         select_form="reasoned")

@@ -15,6 +15,7 @@ from pydantic import BaseModel, Field, create_model
 
 from thinkgraph.llm.context import Message
 from thinkgraph.llm.judgement import REASON_CHARS
+from thinkgraph.llm.limits import bounded_list
 from thinkgraph.methods.layout import question_prompt
 from thinkgraph.methods.topg.prompts import SELECT, SELECT_MOST, SELECT_REASONED, SELECT_REASONED_MOST
 
@@ -26,7 +27,7 @@ class SelectReply(BaseModel):
 class ReasonedSelectReply(BaseModel):
     # required, and first: a schema grammar writes required properties first, in this order
     reason: str = Field(max_length=REASON_CHARS)
-    keep: list[int]
+    keep: list[int] = bounded_list()  # (required: no default) a looping reply fails and is repaired
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,7 +43,7 @@ def bounded_reply(most: int) -> type[ReasonedSelectReply]:
     a grammar still parses (the caller keeps its first ``most``)."""
     cap: dict[str, Any] = {"maxItems": most}
     return create_model(f"ReasonedSelectReplyAtMost{most}", __base__=ReasonedSelectReply,
-                        keep=(list[int], Field(json_schema_extra=cap)))
+                        keep=(list[int], bounded_list(json_schema_extra=cap)))
 
 
 def select_request(form: Literal["reasoned", "list"], question: str, facts: str, *, suggested: int,
