@@ -164,11 +164,14 @@ def test_synonymous_entities_are_one_connector(tmp_path: Path) -> None:
         assert set(after.incidence[founded].indices) & set(after.incidence[born].indices)
 
 
-async def test_global_falls_back_and_fails_cleanly(tmp_path: Path) -> None:
+@pytest.mark.parametrize("decomposition", ["not json", json.dumps({"questions": ["...", " "]})])
+async def test_global_falls_back_and_fails_cleanly(tmp_path: Path, decomposition: str) -> None:
+    """An unusable decomposition, or one that only copies the prompt's placeholder, leaves the question
+    itself to seed."""
     path = tmp_path / "g.db"
     with ThinkGraph(path, settings=Settings(), embedder=HashEmbedder()) as built:
         built.index([FIXTURES / "bridge_corpus.jsonl"], openie=FIXTURES / "bridge_openie.jsonl")
-    backend = ScriptedBackend(rules=[("complementary sub-questions", "not json"),
+    backend = ScriptedBackend(rules=[("complementary sub-questions", decomposition),
                                      ("Keep only the facts", json.dumps({"reason": "it helps", "keep": [1]}))])
     with ThinkGraph.open(path, settings=Settings(), embedder=HashEmbedder(), backend=backend) as tg:
         # decomposition fails -> the question itself seeds; no community of >= 50 nodes -> failed
@@ -177,6 +180,7 @@ async def test_global_falls_back_and_fails_cleanly(tmp_path: Path) -> None:
     assert answer.status == "failed" and "no community" in answer.message
     decompose = next(s for s in answer.trace if s.action == "decompose")
     assert decompose.outputs["questions"] == []
+    assert [s.inputs["question"] for s in answer.trace if s.action == "select"] == ["Acme Corp?"]
     assert [s.outputs["chosen"] for s in answer.trace if s.action == "communities"] == [0]
 
 

@@ -96,7 +96,8 @@ class GlobalExplorer:
         try:
             reply = await self.llm.json([{"role": "user", "content": prompt}], SubQuestions, step="topg.decompose",
                                         kind="query")
-            questions = [q.strip() for q in reply.questions if q.strip()][: self.config.breadth]
+            # a placeholder ("...", the prompt's own example) asks nothing, as in Local mode's NextQ
+            questions = [q.strip() for q in reply.questions if any(ch.isalnum() for ch in q)][: self.config.breadth]
         except StructuredOutputError:
             questions = []
         self.trace.append(TraceStep("planner", "decompose", {"m": self.config.breadth}, {"questions": questions}))
