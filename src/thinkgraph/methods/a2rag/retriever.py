@@ -17,13 +17,13 @@ from thinkgraph.methods.a2rag.config import A2RAGConfig
 from thinkgraph.methods.a2rag.graph import STRUCTURAL_PREDICATES, EntityGraph, Fact, build_entity_graph
 from thinkgraph.methods.a2rag.seeds import SeedAligner, Seeds, SeedVocabulary
 from thinkgraph.methods.a2rag.stages import bridge_facts, connects, local_facts, ppr_map_back
-from thinkgraph.methods.a2rag.walk import SeededWalk, WalkScores
 from thinkgraph.methods.layout import Notes, evidence_block
 from thinkgraph.methods.reader import numbered_passages
 from thinkgraph.models import NodeType, TraceStep
 from thinkgraph.retrieval.evidence import ScoredPassage, passages_from_scores
 from thinkgraph.retrieval.fusion import fuse_ranks, interleaved
 from thinkgraph.retrieval.hybrid import text_scores
+from thinkgraph.retrieval.seeded_walk import SeededWalk, WalkScores
 from thinkgraph.retrieval.views import IndexView
 
 STAGES = ("local", "bridge", "ppr")

@@ -1,6 +1,7 @@
-"""The shared walk as A2RAG's named alternative (stage3="shared_walk", evidence_order="shared_walk"):
-the project's personalized PageRank over entities and passages (`ppr`'s, retrieval/graph.py) started
-from A2RAG's own seeds S_V rather than from the walk's own linking."""
+"""The shared walk (`ppr`'s personalized PageRank over entities and passages, retrieval/graph.py)
+started from a method's own seeds rather than from the walk's own linking of the question: A2RAG's
+seeds S_V (its stage3="shared_walk" and evidence_order="shared_walk"), the entities a kgr chain reached
+(its reader's fill, reader_fill="walk")."""
 
 from __future__ import annotations
 
