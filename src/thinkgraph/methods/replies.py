@@ -5,8 +5,9 @@ after a line of reasoning, "The answer is X [1].", the answer followed by an exp
 abstention in its variants ("Unknown.", "I don't know", "The passages do not say"), reasoning blocks.
 Each shape is read for the answer it states; nothing that states no answer is taken as one. A reply
 that is only citation markers ("[5]": the model named where the answer is, not what it is) and a reply
-cut at the completion cap are not answers: the first is asked again once with what was missing
-(``ask_answer``, a bounded repair), the second is reported as truncated with its text.
+cut at the completion cap are not answers: each is asked again once with what was missing
+(``ask_answer``, a bounded repair: the answer in words; the answer line alone); still cut at the cap, a
+reply is reported as truncated with its text.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from typing import TYPE_CHECKING, Generic, TypeVar
 
 from thinkgraph.llm.echo import echoes_instructions
 from thinkgraph.methods import answer_shape
+from thinkgraph.methods.cut_off import CUT_OFF_REPAIR, before_repetition
 from thinkgraph.methods.restatement import RESTATEMENT_REPAIR, restates_question
 from thinkgraph.models import AnswerStatus, Cost, TraceStep
 
@@ -258,7 +260,9 @@ async def ask_answer(llm: LLM, messages: list[Message], items: Sequence[T], *, s
                      prompt_template: str | tuple[str, ...], question: str | None = None) -> AskedAnswer[T]:
     """Ask for an answer and read it; a reply of passage numbers only is asked again once, with the
     model's reply and what it lacked (the bounded repair of free-text answers). Still markers only, it is
-    a failure that says so. Given the ``question``, an answer that only restates it
+    a failure that says so. A reply cut at the completion cap before its answer line is asked once for
+    the answer line alone, shown its reply up to where it began to repeat itself (``cut_off``). Given
+    the ``question``, an answer that only restates it
     (``restatement.restates_question``), cannot be of the kind it asks for (``answer_shape.kind_mismatch``)
     or states a number nothing in ``messages`` states (``answer_shape.unstated_number``) is asked again
     once, told so; the second reply stands, as its short
@@ -277,6 +281,12 @@ async def ask_answer(llm: LLM, messages: list[Message], items: Sequence[T], *, s
             repair: list[Message] = [*messages, {"role": "assistant", "content": first.text},
                                      {"role": "user", "content": MARKERS_REPAIR}]
             last = await llm.reply(repair, step=step + ".repair", kind="answer", usable=usable)
+            replies.append(last.text.strip())
+        if last.truncated and not has_answer_line(last.text):  # cut off in its reasoning (often a loop)
+            llm.meter.repairs += 1
+            cut: list[Message] = [*messages, {"role": "assistant", "content": before_repetition(last.text)},
+                                  {"role": "user", "content": CUT_OFF_REPAIR}]
+            last = await llm.reply(cut, step=step + ".cut_off", kind="answer", usable=usable)
             replies.append(last.text.strip())
         read = read_answer(last.text.strip(), items, prompt_template, truncated=last.truncated, cap=cap)
         repair_text = second_look(read, question, shown="\n".join(m["content"] for m in messages))
