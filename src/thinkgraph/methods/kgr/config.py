@@ -3,9 +3,9 @@ with the paper's defaults (§5: n = 10 steps; ToT/GoT branching k = 3 and retain
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, model_validator
 
 MIN_GRAPH_CHARS = 500  # the least graph definition worth showing (the node types and a few edge types)
 DEFINITION_CHARS_PER_TOKEN = 3  # conservative, as the agent's scratchpad bound (methods/kgr/agent.py)
@@ -61,12 +61,16 @@ class KGRConfig(BaseModel):
     # chain's own first (the passages it read, then those mentioning the entities it touched, nearest the
     # question first).
     reader_passages: int = Field(5, ge=1)
-    # Ours: the room the chain's own passages leave is filled with the passages that mention the entities
-    # one edge from what it reached (an entity's relations, the entities a passage it read mentions),
-    # nearest the question first, where a chain that stopped on a bridge entity ("Zimbabwe" for the
-    # waterfall of the country of the Bubye River) finds the next hop. The reader read 1.1 passages a
-    # MuSiQue question without it. False: the chain's passages alone.
-    reader_neighbourhood: bool = True
+    # What fills the room the chain's own passages leave (ours; the chain's passages averaged 1.1 a
+    # MuSiQue question and often stopped on the bridge entity: "Zimbabwe" for the waterfall of the country
+    # of the Bubye River). "walk": the shared walk (`ppr`'s personalized PageRank over entities and
+    # passages, retrieval/seeded_walk.py) restarted at the entities the chain reached (those of the
+    # passages it read when it touched none), with the question's passage prior, best first.
+    # "relations": the passages that mention the entities one edge from what it reached (an entity's
+    # relations, the entities a passage it read mentions), nearest the question first
+    # (``reader_relevance``). "none": the chain's passages alone. The former switch
+    # ``reader_neighbourhood`` (true / false) reads as "relations" / "none".
+    reader_fill: Literal["walk", "relations", "none"] = "relations"
     # How "nearest the question" is read for those passages (ours). "cosine" (the default): dense cosine
     # to the question. "text": the hybrid text score (BM25 and dense cosine fused among them, as a2rag's
     # stages order theirs; the [retrieval] settings' lexical and dense_weight). Measured with Qwen2.5-1.5B
@@ -93,6 +97,16 @@ class KGRConfig(BaseModel):
     # k = t = 3, agent) need 94 / 131 calls; explore mode costs several calls per step. When
     # spent, the best finished chain so far is the answer, or the outcome is "budget_reached".
     max_calls: int | None = Field(300, ge=1)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _former_neighbourhood_switch(cls, data: Any) -> Any:
+        """``reader_neighbourhood`` (the switch ``reader_fill`` replaced) as its fill."""
+        if isinstance(data, dict) and "reader_neighbourhood" in data and "reader_fill" not in data:
+            data = dict(data)
+            on = TypeAdapter(bool).validate_python(data.pop("reader_neighbourhood"))  # "false" too
+            data["reader_fill"] = "relations" if on else "none"
+        return data
 
     @property
     def tree_depth(self) -> int:

@@ -9,11 +9,13 @@ from thinkgraph.methods.kgr.names import PASSAGE_TYPE
 from thinkgraph.models import Node
 from thinkgraph.typedkg import TypedGraph
 
-__all__ = ["MENTIONED_IN", "PASSAGE_TYPE", "Relevance", "chain_nodes", "corpus_built", "grounding_passages"]
+__all__ = ["MENTIONED_IN", "PASSAGE_TYPE", "Fill", "Relevance", "chain_nodes", "corpus_built", "grounding_passages"]
 MENTIONED_IN = "mentioned_in"  # entity -> passage edges of a corpus-built typed graph
 MAX_GROUNDING_PASSAGES = 5
 # Scores passage ids by their nearness to the question (higher: nearer), one per id.
 Relevance = Callable[[Sequence[str]], Sequence[float]]
+# The passages, best first, that fill the room a chain's own passages leave, given the nodes it touched.
+Fill = Callable[[list[Node]], Sequence[str]]
 
 
 def corpus_built(graph: TypedGraph) -> bool:
@@ -33,14 +35,16 @@ def chain_nodes(graph: TypedGraph, ext_ids: list[str]) -> list[Node]:
 
 
 def grounding_passages(graph: TypedGraph, nodes: list[Node], limit: int = MAX_GROUNDING_PASSAGES, *,
-                       relevance: Relevance | None = None, neighbourhood: bool = False) -> list[str]:
+                       relevance: Relevance | None = None, neighbourhood: bool = False,
+                       fill: Fill | None = None) -> list[str]:
     """The passages an answer rests on, on a corpus-built index: the passage nodes the reasoning read,
     then the passages that mention the entities it touched (those mentioning the most of them first,
     then the nearest the question by ``relevance``); with ``neighbourhood``, the room left is filled
     with the passages that mention the entities one edge from what it reached (an entity's relations, a
     passage's mentions), nearest the question first, where a chain that stopped on a bridge entity finds
-    the next hop. An imported KG has no passages,
-    so its answers cite none (its evidence is the nodes)."""
+    the next hop; with ``fill`` (in its stead), the room left is filled with the passages it ranks
+    (kgr/fill.py: the shared walk from what the chain reached). An imported KG has no passages, so its
+    answers cite none (its evidence is the nodes)."""
     read = [n.id for n in nodes if n.type == PASSAGE_TYPE]
     touched = [node for n in nodes if n.type != PASSAGE_TYPE
                for node in [graph.lookup(n.id)] if node is not None and MENTIONED_IN in graph.edge_types_of(node)]
@@ -49,7 +53,10 @@ def grounding_passages(graph: TypedGraph, nodes: list[Node], limit: int = MAX_GR
     score = _scores(relevance, others)
     mentioned = sorted(others, key=lambda p: (-counts[p], -score.get(p, 0.0)))
     chosen = read + mentioned
-    if neighbourhood and len(chosen) < limit:
+    if fill is not None and len(chosen) < limit:
+        taken = set(chosen)
+        chosen += [p for p in fill(nodes) if p not in taken]
+    elif neighbourhood and len(chosen) < limit:
         reached = [node for n in nodes for node in [graph.lookup(n.id)] if node is not None]
         near = _mentions(graph, _related(graph, reached))
         rest = [p for p in near if p not in set(chosen)]

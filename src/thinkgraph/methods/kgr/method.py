@@ -12,6 +12,7 @@ from thinkgraph.methods.kgr.actions import GraphEnvironment
 from thinkgraph.methods.kgr.agent import AgentStepper
 from thinkgraph.methods.kgr.config import KGRConfig
 from thinkgraph.methods.kgr.explore import ExploreStepper
+from thinkgraph.methods.kgr.fill import walk_fill
 from thinkgraph.methods.kgr.finish import Finisher
 from thinkgraph.methods.kgr.grounding import Relevance, chain_nodes, corpus_built, grounding_passages
 from thinkgraph.methods.kgr.reading import read_chain
@@ -54,9 +55,12 @@ class KGRMethod:
         chain = result.best or result.last
         if not self._reads(graph) or chain is None or result.budget_reached:
             return answer
+        fill = self.config.reader_fill
         reply = await read_chain(llm, self.ctx.store, graph, question, chain, recorder.steps,
                                  self.config.reader_passages, relevance=self._relevance(question),
-                                 neighbourhood=self.config.reader_neighbourhood)
+                                 neighbourhood=fill == "relations",
+                                 fill=walk_fill(self.ctx.view, self.ctx.settings.retrieval, graph, question,
+                                                2 * self.config.reader_passages) if fill == "walk" else None)
         if reply is None:
             return answer
         answer.text, answer.status, answer.citations = reply.text, reply.status, citations_for(reply.cited)

@@ -8,7 +8,7 @@ Finish is often a node id or the bridge entity it stood on; the reader reads wha
 from __future__ import annotations
 
 from thinkgraph.llm.service import LLM
-from thinkgraph.methods.kgr.grounding import Relevance, chain_nodes, grounding_passages
+from thinkgraph.methods.kgr.grounding import Fill, Relevance, chain_nodes, grounding_passages
 from thinkgraph.methods.kgr.state import ChainState
 from thinkgraph.methods.layout import Notes
 from thinkgraph.methods.reader import ReaderInput, read
@@ -36,11 +36,12 @@ def steps_taken(chain: ChainState) -> list[str]:
 
 async def read_chain(llm: LLM, store: GraphStore, graph: TypedGraph, question: str, chain: ChainState,
                      trace: list[TraceStep], max_passages: int, *, relevance: Relevance | None = None,
-                     neighbourhood: bool = False) -> AnswerReply[ScoredPassage] | None:
+                     neighbourhood: bool = False, fill: Fill | None = None) -> AnswerReply[ScoredPassage] | None:
     """The reader's answer from what ``chain`` reached (with ``neighbourhood``, and the passages one
-    relation from it: grounding.py); None when it reached no passage (nothing to read)."""
+    relation from it; with ``fill``, the passages it ranks: grounding.py); None when it reached no
+    passage (nothing to read)."""
     ids = grounding_passages(graph, chain_nodes(graph, chain.nodes), max_passages, relevance=relevance,
-                             neighbourhood=neighbourhood)
+                             neighbourhood=neighbourhood, fill=fill)
     if not ids:
         return None
     passages = passages_from_scores(store, [(cid, 0.0) for cid in ids])
