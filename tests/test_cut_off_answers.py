@@ -26,6 +26,10 @@ LOOP = ("Reasoning: The runner-up is Eddie Irvine [1]. The game is mentioned in 
            "The race is mentioned in the passage about the race."),
     ("Reasoning: A is a town.\nA was born in B.\nA was born in  b\nmore", "Reasoning: A is a town.\nA was born in B."),
     ("Reasoning: A founded B in 1990. B is in C, which", "Reasoning: A founded B in 1990. B is in C, which"),
+    ("Reasoning: " + "The lens is named in the passage about the lens. " * 3 + "The lens",
+     "Reasoning: The lens is named in the passage about the lens."),  # the first sentence loops, after its label
+    ("The U.S. Army built it. The U.S. Navy ran it. It earned $1.5 million. The sequel earned $2.5 million.",
+     "The U.S. Army built it. The U.S. Navy ran it. It earned $1.5 million. The sequel earned $2.5 million."),
     ("", ""),
 ])
 def test_before_repetition_cuts_at_the_first_repeated_sentence(reply: str, kept: str) -> None:
@@ -68,6 +72,18 @@ def test_a_cut_off_reply_still_cut_off_after_the_repair_is_truncated() -> None:
     asked, _ = ask(backend)
     assert asked.read.status == AnswerStatus.TRUNCATED
     assert len(backend.requests) == 2  # asked once, not again
+
+
+def test_a_reply_cut_off_on_its_bare_answer_label_is_asked_for_the_answer() -> None:
+    backend = CappedOnce("Reasoning: A founded B in 1990 [1].\nAnswer:", "Answer: B [1]")
+    asked, _ = ask(backend)
+    assert asked.read.text == "B" and len(backend.requests) == 2
+
+
+def test_an_empty_reply_cut_off_is_not_repaired_with_an_empty_turn() -> None:
+    backend = CappedOnce("", "unused")
+    asked, _ = ask(backend)
+    assert asked.read.status == AnswerStatus.TRUNCATED and len(backend.requests) == 1
 
 
 def test_a_reply_cut_off_after_its_answer_line_is_not_asked_again() -> None:

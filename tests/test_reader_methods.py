@@ -321,39 +321,6 @@ def test_copied_instructions_and_placeholders_never_become_queries_or_sub_answer
     assert "..." not in queries and "Where is Acme Corp based?" in queries
 
 
-BRIDGE_SHOWN = ["Alice Stone: Alice Stone founded Acme Corp in 1990.", "Acme Corp: Acme Corp is based in Rivertown."]
-
-
-@pytest.mark.parametrize("relevance", ["text", "cosine"])
-@pytest.mark.parametrize("fill, shown", [("walk", BRIDGE_SHOWN), ("relations", BRIDGE_SHOWN),
-                                         ("none", BRIDGE_SHOWN[:1])])
-async def test_kgr_reads_one_relation_past_where_the_chain_stopped(open_bridge, fill: str,  # noqa: ANN001
-                                                                   shown: list[str], relevance: str) -> None:
-    """The chain touches Alice Stone only and finishes on the bridge (Finish[Acme Corp]). Its own passage
-    leaves room, filled (``reader_fill``) by the shared walk restarted at Alice Stone, or with the passages
-    of the entities one relation away (Acme Corp's: c2, c4), the nearest the question first: with two
-    passages to read, the reader is shown c1 and c2, and answers the last hop, whether nearest is read by
-    the text score or by cosine (``reader_relevance``). ``reader_fill="none"`` reads the chain's passage
-    alone."""
-    finish = "Thought: she founded it.\nAction: Finish[Acme Corp]"  # (asked again once: no observation says it)
-    backend = ScriptedBackend(script=["Thought: find her.\nAction: RetrieveNode[Alice Stone]", finish, finish],
-                              rules=[(READER_INSTRUCTION, reader_reply)])
-    tg = open_bridge(backend)
-    answer = await tg.aask(QUESTION, "kgr", reader_passages=2, reader_fill=fill, reader_relevance=relevance)
-    final = prompt_of(backend.requests[-1])
-    passages = re.findall(r"^\[\d+\] (.*)$", final.split("Passages:", 1)[1], re.MULTILINE)
-    assert passages == shown
-    assert answer.status == ("abstained" if fill == "none" else "answered")
-    assert answer.text == ("Unknown" if fill == "none" else "Rivertown")
-
-
-@pytest.mark.parametrize(("former", "fill"), [(True, "relations"), ("false", "none"), (False, "none")])
-def test_the_former_neighbourhood_switch_reads_as_its_fill(former: object, fill: str) -> None:
-    from thinkgraph.methods.kgr.config import KGRConfig
-
-    assert KGRConfig.model_validate({"reader_neighbourhood": former}).reader_fill == fill
-
-
 def topg_keeping_everything() -> ScriptedBackend:
     """topg with a Select that keeps every fact, an Eval that never stops and no sub-questions: one
     iteration, then the reader, which abstains."""

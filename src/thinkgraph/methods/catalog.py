@@ -79,7 +79,9 @@ class MethodRecord:
             return model.model_validate({**base, **{k: v for k, v in options.items() if k not in READER_OPTIONS}})
         except ValidationError as exc:
             first = exc.errors()[0]
-            where = ".".join(map(str, first["loc"])) or "options"
+            if not first["loc"]:  # a check of the options together (a model validator's ValueError)
+                raise ConfigError(f"{self.name} options: {first['msg'].removeprefix('Value error, ')}") from None
+            where = ".".join(map(str, first["loc"]))
             if first["type"] == "extra_forbidden":  # pydantic says "Extra inputs are not permitted"
                 known = ", ".join(sorted([*model.model_fields, *READER_OPTIONS]))
                 raise ConfigError(f"{self.name} has no option {where}; its options: {known}") from None

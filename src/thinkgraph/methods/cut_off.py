@@ -12,23 +12,27 @@ from __future__ import annotations
 
 import re
 
-# A sentence: up to its end mark, or a line. (An abbreviation's full stop cuts early; a repeat is still
-# a repeat of the same pieces.)
-_SENTENCE = re.compile(r"[^.!?\n]+[.!?]*")
+# A sentence: up to an end mark followed by a space (so "1.5" and "U.S." inside one are not ends), or a
+# line. A repeat counts from MIN_REPEAT_WORDS words on, so that a short piece ("The U.S.", "e.g.") met twice
+# is not taken for a loop; a leading label ("Reasoning:") is not part of what repeats.
+_SENTENCE = re.compile(r".+?(?:[.!?]+(?=\s)|$)", re.MULTILINE)
+_LABEL = re.compile(r"^\s*[A-Za-z][A-Za-z ]{0,20}:\s*")
+MIN_REPEAT_WORDS = 4
 
 CUT_OFF_REPAIR = ("Your reply was cut off at the length limit before it gave the answer. Do not write the "
                   "reasoning again: reply with one line that starts with \"Answer:\" and gives the answer in a "
-                  "few words, then the numbers of the passages that state it in square brackets (or \"Answer: "
-                  "Unknown\" if they do not).")
+                  "few words, with its citations in square brackets where the format above asks for them (or "
+                  "\"Answer: Unknown\" if nothing above states it).")
 
 
 def before_repetition(reply: str) -> str:
-    """``reply`` up to the first sentence that repeats an earlier one (case and spacing aside); all of
-    it when none does."""
+    """``reply`` up to the first sentence of at least MIN_REPEAT_WORDS words that repeats an earlier one
+    (case, spacing and a leading label aside); all of it when none does."""
     seen: set[str] = set()
     for match in _SENTENCE.finditer(reply):
-        key = " ".join(match.group().casefold().split()).rstrip(".!?")
-        if not key:
+        words = _LABEL.sub("", match.group()).casefold().split()
+        key = " ".join(words).rstrip(".!?")
+        if len(words) < MIN_REPEAT_WORDS:
             continue
         if key in seen:
             return reply[:match.start()].rstrip()

@@ -139,6 +139,12 @@ def has_answer_line(reply: str) -> bool:
     return any(_ANSWER_LABEL.match(line.strip()) for line in reply.splitlines())
 
 
+def answer_stated(reply: str) -> bool:
+    """Whether a reply has an answer line with something on it (a reply cut at the cap may end on the
+    label alone)."""
+    return has_answer_line(reply) and bool(answer_part(reply)[0].strip())
+
+
 def answer_part(reply: str) -> tuple[str, str | None]:
     """The part of a reply that states the answer, and the rest (reasoning, explanation) or None.
 
@@ -282,9 +288,10 @@ async def ask_answer(llm: LLM, messages: list[Message], items: Sequence[T], *, s
                                      {"role": "user", "content": MARKERS_REPAIR}]
             last = await llm.reply(repair, step=step + ".repair", kind="answer", usable=usable)
             replies.append(last.text.strip())
-        if last.truncated and not has_answer_line(last.text):  # cut off in its reasoning (often a loop)
+        said = before_repetition(last.text)
+        if last.truncated and said and not answer_stated(last.text):  # cut off in its reasoning (often a loop)
             llm.meter.repairs += 1
-            cut: list[Message] = [*messages, {"role": "assistant", "content": before_repetition(last.text)},
+            cut: list[Message] = [*messages, {"role": "assistant", "content": said},
                                   {"role": "user", "content": CUT_OFF_REPAIR}]
             last = await llm.reply(cut, step=step + ".cut_off", kind="answer", usable=usable)
             replies.append(last.text.strip())

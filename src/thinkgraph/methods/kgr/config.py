@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, model_validator
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, model_validator
 
 MIN_GRAPH_CHARS = 500  # the least graph definition worth showing (the node types and a few edge types)
 DEFINITION_CHARS_PER_TOKEN = 3  # conservative, as the agent's scratchpad bound (methods/kgr/agent.py)
@@ -102,10 +102,17 @@ class KGRConfig(BaseModel):
     @classmethod
     def _former_neighbourhood_switch(cls, data: Any) -> Any:
         """``reader_neighbourhood`` (the switch ``reader_fill`` replaced) as its fill."""
-        if isinstance(data, dict) and "reader_neighbourhood" in data and "reader_fill" not in data:
-            data = dict(data)
-            on = TypeAdapter(bool).validate_python(data.pop("reader_neighbourhood"))  # "false" too
-            data["reader_fill"] = "relations" if on else "none"
+        if not isinstance(data, dict) or "reader_neighbourhood" not in data:
+            return data
+        if "reader_fill" in data:
+            raise ValueError("reader_neighbourhood is the former name of reader_fill: give one of them")
+        data = dict(data)
+        former = data.pop("reader_neighbourhood")
+        try:
+            on = TypeAdapter(bool).validate_python(former)  # "false" too
+        except ValidationError:
+            raise ValueError(f"reader_neighbourhood (now reader_fill) is true or false, not {former!r}") from None
+        data["reader_fill"] = "relations" if on else "none"
         return data
 
     @property

@@ -37,8 +37,8 @@ def chain_seeds(graph: TypedGraph, nodes: Sequence[Node]) -> list[str]:
 
 
 def walk_fill(view: IndexView, settings: RetrievalSettings, graph: TypedGraph, question: str, depth: int) -> Fill:
-    """The ``depth`` passages the shared walk from a chain's entities ranks best, best first (none when
-    the chain reached no entity that the index knows)."""
+    """The ``depth`` passages the shared walk from a chain's entities ranks best, best first, among those
+    it scores above 0 (none when the chain reached no entity that the index knows)."""
     def fill(nodes: list[Node]) -> Sequence[str]:
         known = view.passage_entities.passage_count
         seeds = {e: 1.0 for e in chain_seeds(graph, nodes) if known(e) > 0}
@@ -46,5 +46,6 @@ def walk_fill(view: IndexView, settings: RetrievalSettings, graph: TypedGraph, q
             return []
         ranking = SeededWalk(view, settings, seeds).passage_ranking(question, view.embed_query(question))
         ids = view.vectors(NodeType.CHUNK).ids
-        return [ids[i] for i in top_indices(ranking.scores, depth)]
+        # (a local walk scores only the passages it reached: the rest, at 0, are not its to rank)
+        return [ids[i] for i in top_indices(ranking.scores, depth) if ranking.scores[i] > 0]
     return fill
