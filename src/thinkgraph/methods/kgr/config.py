@@ -61,16 +61,23 @@ class KGRConfig(BaseModel):
     # chain's own first (the passages it read, then those mentioning the entities it touched, nearest the
     # question first).
     reader_passages: int = Field(5, ge=1)
-    # What fills the room the chain's own passages leave (ours; the chain's passages averaged 1.1 a
-    # MuSiQue question and often stopped on the bridge entity: "Zimbabwe" for the waterfall of the country
-    # of the Bubye River). "walk": the shared walk (`ppr`'s personalized PageRank over entities and
-    # passages, retrieval/seeded_walk.py) restarted at the entities the chain reached (those of the
-    # passages it read when it touched none), with the question's passage prior, best first.
-    # "relations": the passages that mention the entities one edge from what it reached (an entity's
-    # relations, the entities a passage it read mentions), nearest the question first
-    # (``reader_relevance``). "none": the chain's passages alone. The former switch
-    # ``reader_neighbourhood`` (true / false) reads as "relations" / "none".
-    reader_fill: Literal["walk", "relations", "none"] = "relations"
+    # What the reader reads past the passages the chain itself read (ours; a small model's chain read 1.1
+    # passages a MuSiQue question and often stopped on the bridge entity: "Zimbabwe" for the waterfall of
+    # the country of the Bubye River). "walk" (the default): the shared walk (`ppr`'s personalized
+    # PageRank over entities and passages, retrieval/seeded_walk.py) restarted at the entities the chain
+    # touched (those of the passages it read when it touched none), with the question's passage prior,
+    # best first; it reaches a passage two relations past the chain, and weighs those that mention
+    # several of its entities itself. "relations" (the former default): the passages mentioning the
+    # chain's entities (the most of them first), then those mentioning the entities one edge from what it
+    # reached, nearest the question first (``reader_relevance``). "none": the chain's passages and those
+    # mentioning its entities alone. The former switch ``reader_neighbourhood`` (true / false) reads as
+    # "relations" / "none". Measured with Qwen2.5-1.5B on the first 20 dev questions, the same chains
+    # (commit 259078f's, replayed from the LLM cache; only the reader's call differs; 2026-12-02):
+    # HotpotQA 50.0 -> 68.3 (4 better: the Leland film's director, the luau song's writer, the runner-up's
+    # game's developer, the census town's population; 1 worse), MuSiQue 35.4 -> 39.5 (3 better, 2 worse),
+    # against `ppr`'s 64.9 and 25.3. The reader's five held a gold passage's document 72.5 % of the time
+    # on MuSiQue against 64.2 (benchmarks/results/answer_quality_414).
+    reader_fill: Literal["walk", "relations", "none"] = "walk"
     # How "nearest the question" is read for those passages (ours). "cosine" (the default): dense cosine
     # to the question. "text": the hybrid text score (BM25 and dense cosine fused among them, as a2rag's
     # stages order theirs; the [retrieval] settings' lexical and dense_weight). Measured with Qwen2.5-1.5B

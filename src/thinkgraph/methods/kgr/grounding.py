@@ -42,9 +42,10 @@ def grounding_passages(graph: TypedGraph, nodes: list[Node], limit: int = MAX_GR
     then the nearest the question by ``relevance``); with ``neighbourhood``, the room left is filled
     with the passages that mention the entities one edge from what it reached (an entity's relations, a
     passage's mentions), nearest the question first, where a chain that stopped on a bridge entity finds
-    the next hop; with ``fill`` (in its stead), the room left is filled with the passages it ranks
-    (kgr/fill.py: the shared walk from what the chain reached). An imported KG has no passages, so its
-    answers cite none (its evidence is the nodes)."""
+    the next hop. With ``fill`` (kgr/fill.py: the shared walk from what the chain reached), the passages
+    the reasoning read are followed by those ``fill`` ranks, in its order, in the stead of the mentions
+    and the neighbourhood (the mentions only where it ranks too few). An imported KG has no passages,
+    so its answers cite none (its evidence is the nodes)."""
     read = [n.id for n in nodes if n.type == PASSAGE_TYPE]
     touched = [node for n in nodes if n.type != PASSAGE_TYPE
                for node in [graph.lookup(n.id)] if node is not None and MENTIONED_IN in graph.edge_types_of(node)]
@@ -52,11 +53,10 @@ def grounding_passages(graph: TypedGraph, nodes: list[Node], limit: int = MAX_GR
     others = [p for p in counts if p not in read]
     score = _scores(relevance, others)
     mentioned = sorted(others, key=lambda p: (-counts[p], -score.get(p, 0.0)))
+    if fill is not None:  # the walk weighs the passages of several of the chain's entities itself
+        return list(dict.fromkeys([*read, *fill(nodes), *mentioned]))[:limit]
     chosen = read + mentioned
-    if fill is not None and len(chosen) < limit:
-        taken = set(chosen)
-        chosen += [p for p in fill(nodes) if p not in taken]
-    elif neighbourhood and len(chosen) < limit:
+    if neighbourhood and len(chosen) < limit:
         reached = [node for n in nodes for node in [graph.lookup(n.id)] if node is not None]
         near = _mentions(graph, _related(graph, reached))
         rest = [p for p in near if p not in set(chosen)]
