@@ -58,8 +58,7 @@ class KGRConfig(BaseModel):
     # graph has no passages, so its answer is the chain's either way.
     reader: Literal["shared", "paper"] = "shared"
     # Passages the reader reads (ours): 5, as many as `ppr`'s reader and App. A of ToG-3 give it. The
-    # chain's own first (the passages it read, then those mentioning the entities it touched, nearest the
-    # question first).
+    # passages the chain read first, then as ``reader_fill`` says.
     reader_passages: int = Field(5, ge=1)
     # What the reader reads past the passages the chain itself read (ours; a small model's chain read 1.1
     # passages a MuSiQue question and often stopped on the bridge entity: "Zimbabwe" for the waterfall of
@@ -75,14 +74,15 @@ class KGRConfig(BaseModel):
     # (commit 259078f's, replayed from the LLM cache; only the reader's call differs; 2026-12-02):
     # HotpotQA 50.0 -> 68.3 (4 better: the Leland film's director, the luau song's writer, the runner-up's
     # game's developer, the census town's population; 1 worse), MuSiQue 35.4 -> 39.5 (3 better, 2 worse),
-    # against `ppr`'s 64.9 and 25.3. The reader's five held a gold passage's document 72.5 % of the time
-    # on MuSiQue against 64.2 (benchmarks/results/answer_quality_414).
+    # against `ppr`'s 64.9 and 25.3; the gold passages among the reader's five: 87.5 % against 67.5 on
+    # HotpotQA, 72.5 against 64.2 on MuSiQue (benchmarks/kgr_reader_fill.py; records in
+    # benchmarks/results/answer_quality_414).
     reader_fill: Literal["walk", "relations", "none"] = "walk"
-    # How "nearest the question" is read for those passages (ours). "cosine" (the default): dense cosine
-    # to the question. "text": the hybrid text score (BM25 and dense cosine fused among them, as a2rag's
-    # stages order theirs; the [retrieval] settings' lexical and dense_weight). Measured with Qwen2.5-1.5B
-    # on the first 20 dev questions, the same chains (commit 5e2183d, one run, the reader's call alone
-    # differing): HotpotQA 50.0 -> 60.0 with "text" (2 better: the publisher's city, the town's
+    # How "nearest the question" is read for the passages of ``reader_fill = "relations"`` and "none"
+    # (ours). "cosine" (the default): dense cosine to the question. "text": the hybrid text score (BM25
+    # and dense cosine fused among them, as a2rag's stages order theirs; the [retrieval] settings' lexical
+    # and dense_weight). Measured with Qwen2.5-1.5B on the first 20 dev questions under the "relations"
+    # fill, the same chains (commit 5e2183d, one run, the reader's call alone differing): HotpotQA 50.0 -> 60.0 with "text" (2 better: the publisher's city, the town's
     # population), MuSiQue 30.4 -> 22.0 (1 better, 3 worse: the badlands' state, the area code, the
     # Reign of Terror's date). No net gain over 40 questions, so cosine stays the default.
     reader_relevance: Literal["text", "cosine"] = "cosine"
