@@ -80,11 +80,12 @@ class KGRConfig(BaseModel):
     reader_fill: Literal["walk", "relations", "none"] = "walk"
     # How "nearest the question" is read for the passages of ``reader_fill = "relations"`` and "none"
     # (ours). "cosine" (the default): dense cosine to the question. "text": the hybrid text score (BM25
-    # and dense cosine fused among them, as a2rag's stages order theirs; the [retrieval] settings' lexical
-    # and dense_weight). Measured with Qwen2.5-1.5B on the first 20 dev questions under the "relations"
-    # fill, the same chains (commit 5e2183d, one run, the reader's call alone differing): HotpotQA 50.0 -> 60.0 with "text" (2 better: the publisher's city, the town's
-    # population), MuSiQue 30.4 -> 22.0 (1 better, 3 worse: the badlands' state, the area code, the
-    # Reign of Terror's date). No net gain over 40 questions, so cosine stays the default.
+    # and dense cosine fused among them, as a2rag's stages order theirs; the [retrieval] settings'
+    # lexical and dense_weight). Measured with Qwen2.5-1.5B on the first 20 dev questions under the
+    # "relations" fill, the same chains (commit 5e2183d, one run, the reader's call alone differing):
+    # HotpotQA 50.0 -> 60.0 with "text" (2 better: the publisher's city, the town's population),
+    # MuSiQue 30.4 -> 22.0 (1 better, 3 worse: the badlands' state, the area code, the Reign of Terror's
+    # date). No net gain over 40 questions, so cosine stays the default.
     reader_relevance: Literal["text", "cosine"] = "cosine"
     # Ours: a step reply with no action, one that repeats an earlier step (the same action, or one that
     # finds what an earlier step found), or a Finish that is a placeholder or names what no observation
