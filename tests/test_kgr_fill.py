@@ -79,6 +79,7 @@ async def test_kgr_reads_past_where_the_chain_stopped(open_bridge, fill: str,  #
     passages = re.findall(r"^\[\d+\] (.*)$", final.split("Passages:", 1)[1], re.MULTILINE)
     assert passages == shown
     assert answer.status == ("abstained" if fill == "none" else "answered")
+    assert answer.stats["reader_fill"] == fill
     assert answer.text == ("Unknown" if fill == "none" else "Rivertown")
 
 

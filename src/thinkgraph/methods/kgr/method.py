@@ -65,7 +65,7 @@ class KGRMethod:
             return answer
         answer.text, answer.status, answer.citations = reply.text, reply.status, citations_for(reply.cited)
         answer.message = "; ".join(m for m in (answer.message, reply.message) if m) or None
-        answer.stats["reader"] = "shared"
+        answer.stats["reader"], answer.stats["reader_fill"] = "shared", fill
         return answer
 
     def _relevance(self, question: str) -> Relevance:
