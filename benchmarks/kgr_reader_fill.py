@@ -72,7 +72,7 @@ def main() -> None:
                 continue
             gold, top = set(q.supporting_ids), ppr.get(q.id, [])
             graph, nodes = reached["graph"], reached["nodes"]
-            walk = walk_fill(view, retrieval, graph, q.question, 10)
+            walk = walk_fill(view, retrieval, graph, q.question, view.embed_query(q.question), 10)
             shown = {"walk": grounding_passages(graph, nodes, 5, fill=walk),
                      "relations": grounding_passages(graph, nodes, 5, relevance=reached["relevance"],
                                                      neighbourhood=True),

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+import numpy as np
+
 from thinkgraph.config import RetrievalSettings
 from thinkgraph.graph.topk import top_indices
 from thinkgraph.methods.kgr.grounding import PASSAGE_TYPE, Fill
@@ -36,15 +38,17 @@ def chain_seeds(graph: TypedGraph, nodes: Sequence[Node]) -> list[str]:
     return list(found)
 
 
-def walk_fill(view: IndexView, settings: RetrievalSettings, graph: TypedGraph, question: str, depth: int) -> Fill:
+def walk_fill(view: IndexView, settings: RetrievalSettings, graph: TypedGraph, question: str,
+              query: np.ndarray, depth: int) -> Fill:
     """The ``depth`` passages the shared walk from a chain's entities ranks best, best first, among those
-    it scores above 0 (none when the chain reached no entity that the index knows)."""
+    it scores above 0 (none when the chain reached no entity that the index knows); ``query``: the
+    question's vector."""
     def fill(nodes: list[Node]) -> Sequence[str]:
         known = view.passage_entities.passage_count
         seeds = {e: 1.0 for e in chain_seeds(graph, nodes) if known(e) > 0}
         if not seeds:
             return []
-        ranking = SeededWalk(view, settings, seeds).passage_ranking(question, view.embed_query(question))
+        ranking = SeededWalk(view, settings, seeds).passage_ranking(question, query)
         ids = view.vectors(NodeType.CHUNK).ids
         # (a local walk scores only the passages it reached: the rest, at 0, are not its to rank)
         return [ids[i] for i in top_indices(ranking.scores, depth) if ranking.scores[i] > 0]

@@ -49,12 +49,16 @@ def grounding_passages(graph: TypedGraph, nodes: list[Node], limit: int = MAX_GR
     read = [n.id for n in nodes if n.type == PASSAGE_TYPE]
     touched = [node for n in nodes if n.type != PASSAGE_TYPE
                for node in [graph.lookup(n.id)] if node is not None and MENTIONED_IN in graph.edge_types_of(node)]
+    if fill is not None:  # the walk weighs the passages of several of the chain's entities itself
+        chosen = list(dict.fromkeys([*read, *fill(nodes)]))
+        if len(chosen) >= limit:
+            return chosen[:limit]
     counts = _mentions(graph, touched)
     others = [p for p in counts if p not in read]
     score = _scores(relevance, others)
     mentioned = sorted(others, key=lambda p: (-counts[p], -score.get(p, 0.0)))
-    if fill is not None:  # the walk weighs the passages of several of the chain's entities itself
-        return list(dict.fromkeys([*read, *fill(nodes), *mentioned]))[:limit]
+    if fill is not None:
+        return list(dict.fromkeys([*chosen, *mentioned]))[:limit]
     chosen = read + mentioned
     if neighbourhood and len(chosen) < limit:
         reached = [node for n in nodes for node in [graph.lookup(n.id)] if node is not None]

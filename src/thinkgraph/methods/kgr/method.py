@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from itertools import count
 
+import numpy as np
+
 from thinkgraph.errors import ConfigError
 from thinkgraph.llm.service import LLM
 from thinkgraph.methods.base import MethodContext
@@ -55,11 +57,11 @@ class KGRMethod:
         chain = result.best or result.last
         if not self._reads(graph) or chain is None or result.budget_reached:
             return answer
-        fill = self.config.reader_fill
+        fill, query = self.config.reader_fill, self.ctx.view.embed_query(question)
         reply = await read_chain(llm, self.ctx.store, graph, question, chain, recorder.steps,
-                                 self.config.reader_passages, relevance=self._relevance(question),
+                                 self.config.reader_passages, relevance=self._relevance(question, query),
                                  neighbourhood=fill == "relations",
-                                 fill=walk_fill(self.ctx.view, self.ctx.settings.retrieval, graph, question,
+                                 fill=walk_fill(self.ctx.view, self.ctx.settings.retrieval, graph, question, query,
                                                 2 * self.config.reader_passages) if fill == "walk" else None)
         if reply is None:
             return answer
@@ -68,11 +70,10 @@ class KGRMethod:
         answer.stats["reader"], answer.stats["reader_fill"] = "shared", fill
         return answer
 
-    def _relevance(self, question: str) -> Relevance:
-        """Passages scored against the question (``reader_relevance``): cosine, or the hybrid text score
-        among them; a passage without a vector scores lowest."""
+    def _relevance(self, question: str, query: np.ndarray) -> Relevance:
+        """Passages scored against the question (``reader_relevance``; ``query``: its vector): cosine, or
+        the hybrid text score among them; a passage without a vector scores lowest."""
         view, settings = self.ctx.view, self.ctx.settings.retrieval
-        query = view.embed_query(question)
         if self.config.reader_relevance == "cosine":
             vectors = view.vectors(NodeType.CHUNK)
             return lambda ids: vectors.cosines(ids, query).tolist()
