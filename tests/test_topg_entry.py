@@ -88,11 +88,12 @@ async def test_two_select_choices_give_different_returned_and_cited_passages(ope
     for seed, word in enumerate(("based in", "founded")):
         tg = open_bridge(scripted(keep_containing(word)))
         tg.llm.settings.seed = seed  # each model is asked: the LLM cache does not answer for the other
-        runs[word] = await tg.aask(question, method="topg", k=2, max_iter=1)
+        runs[word] = await tg.aask(question, method="topg", k=2, max_iter=1, reader_fill="none")
     based, founded = runs["based in"], runs["founded"]
     assert propositions(based) == ["Acme Corp based in Rivertown"]
     assert propositions(founded)[0] == "Alice Stone founded Acme Corp" and "founded" in propositions(founded)[-1]
-    # what the method returns and cites is what Select kept: not the entry's passages before them
+    # what the method returns and cites is what Select kept: not the entry's passages before them (the
+    # walk's passages past them, reader_fill="walk", are tests/test_topg_fill.py's)
     assert retrieved_documents(based) == [c.doc_id for c in based.citations] == ["c2"]
     assert retrieved_documents(founded) == [c.doc_id for c in founded.citations] == ["c1"]
 
@@ -138,7 +139,8 @@ async def test_without_select_every_suggestion_is_kept_with_an_llm(open_bridge) 
         raise AssertionError("Select is switched off")
 
     question = "Where is Acme Corp based?"
-    answer = await open_bridge(scripted(no_select)).aask(question, method="topg", k=2, max_iter=1, select=False)
+    answer = await open_bridge(scripted(no_select)).aask(question, method="topg", k=2, max_iter=1, select=False,
+                                                         reader_fill="none")  # the LLM-free pool has no reader
     pool = await open_bridge(None).aask(question, method="topg", k=2, max_iter=1)
     assert propositions(answer) == propositions(pool) and retrieved_documents(answer) == retrieved_documents(pool)
     assert "eval" in [s.action for s in answer.trace] and "select" not in [s.action for s in answer.trace]

@@ -65,3 +65,11 @@ def interleaved(lists: Sequence[Sequence[H]], limit: int | None = None) -> list[
             if rank < len(items):
                 out.setdefault(items[rank])
     return list(out)
+
+
+def filled(own: Sequence[H], walked: Sequence[H], limit: int, share: int) -> list[H]:
+    """A reader's ``limit`` items: ``own`` up to all but ``share`` of them (its first always), then
+    ``walked`` (a fill's), then the rest of ``own``, without repeats: ``walked`` takes at least ``share``
+    places when it has them and ``limit`` leaves them."""
+    head = list(own[: max(limit - share, 1)])
+    return list(dict.fromkeys([*head, *walked, *own]))[:limit]

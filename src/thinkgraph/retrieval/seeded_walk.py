@@ -1,20 +1,24 @@
 """The shared walk (`ppr`'s personalized PageRank over entities and passages, retrieval/graph.py)
 started from a method's own seeds rather than from the walk's own linking of the question: A2RAG's
-seeds S_V (its stage3="shared_walk" and evidence_order="shared_walk"), the entities a kgr chain reached
-(its reader's fill, reader_fill="walk")."""
+seeds S_V (its stage3="shared_walk" and evidence_order="shared_walk"), the entities a kgr chain reached,
+those of topg's first facts and those of tog3's first passages (their readers' fill, reader_fill="walk")."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import TypeVar
 
 import numpy as np
 
 from thinkgraph.config import RetrievalSettings
 from thinkgraph.graph.topk import top_indices
+from thinkgraph.models import NodeType
 from thinkgraph.retrieval.graph import GraphRetriever
 from thinkgraph.retrieval.linking import Link
 from thinkgraph.retrieval.views import IndexView
+
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -51,3 +55,27 @@ class SeededWalk(GraphRetriever):
 
     def seed_entities(self, question: str, query_vec: np.ndarray, links: Sequence[Link]) -> dict[str, float]:
         return dict(self.seeds)
+
+
+def rank_weighted(items: Sequence[T], entities: Callable[[T], Iterable[str]], power: float) -> dict[str, float]:
+    """A walk's restart from ranked items (facts, passages): each entity of an item at 1 / r**power for the
+    first item (rank r, from 1) that names it."""
+    seeds: dict[str, float] = {}
+    for rank, item in enumerate(items, 1):
+        for entity in entities(item):
+            seeds.setdefault(entity, 1.0 / rank ** power)
+    return seeds
+
+
+def walked_passages(view: IndexView, settings: RetrievalSettings, seeds: Mapping[str, float], question: str,
+                    query: np.ndarray, depth: int) -> list[str]:
+    """The ``depth`` passages the shared walk from ``seeds`` ranks best for the question (``query``: its
+    vector), best first, among those it scores above 0 (none without a seed the index knows)."""
+    known = view.passage_entities.passage_count
+    seeds = {e: w for e, w in seeds.items() if known(e) > 0}
+    if not seeds:
+        return []
+    ranking = SeededWalk(view, settings, seeds).passage_ranking(question, query)
+    ids = view.vectors(NodeType.CHUNK).ids
+    # (a local walk scores only the passages it reached: the rest, at 0, are not its to rank)
+    return [ids[i] for i in top_indices(ranking.scores, depth) if ranking.scores[i] > 0]

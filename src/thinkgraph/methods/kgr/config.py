@@ -75,7 +75,7 @@ class KGRConfig(BaseModel):
     # HotpotQA 50.0 -> 68.3 (4 better: the Leland film's director, the luau song's writer, the runner-up's
     # game's developer, the census town's population; 1 worse), MuSiQue 35.4 -> 39.5 (3 better, 2 worse),
     # against `ppr`'s 64.9 and 25.3; the gold passages among the reader's five: 87.5 % against 67.5 on
-    # HotpotQA, 72.5 against 64.2 on MuSiQue (benchmarks/kgr_reader_fill.py; records in
+    # HotpotQA, 72.5 against 64.2 on MuSiQue (benchmarks/reader_fill.py --method kgr; records in
     # benchmarks/results/answer_quality_414).
     reader_fill: Literal["walk", "relations", "none"] = "walk"
     # How "nearest the question" is read for the passages of ``reader_fill = "relations"`` and "none"

@@ -15,10 +15,9 @@ from collections.abc import Sequence
 import numpy as np
 
 from thinkgraph.config import RetrievalSettings
-from thinkgraph.graph.topk import top_indices
 from thinkgraph.methods.kgr.grounding import PASSAGE_TYPE, Fill
-from thinkgraph.models import Node, NodeType
-from thinkgraph.retrieval.seeded_walk import SeededWalk
+from thinkgraph.models import Node
+from thinkgraph.retrieval.seeded_walk import walked_passages
 from thinkgraph.retrieval.views import IndexView
 from thinkgraph.typedkg import TypedGraph
 
@@ -44,12 +43,6 @@ def walk_fill(view: IndexView, settings: RetrievalSettings, graph: TypedGraph, q
     it scores above 0 (none when the chain reached no entity that the index knows); ``query``: the
     question's vector."""
     def fill(nodes: list[Node]) -> Sequence[str]:
-        known = view.passage_entities.passage_count
-        seeds = {e: 1.0 for e in chain_seeds(graph, nodes) if known(e) > 0}
-        if not seeds:
-            return []
-        ranking = SeededWalk(view, settings, seeds).passage_ranking(question, query)
-        ids = view.vectors(NodeType.CHUNK).ids
-        # (a local walk scores only the passages it reached: the rest, at 0, are not its to rank)
-        return [ids[i] for i in top_indices(ranking.scores, depth) if ranking.scores[i] > 0]
+        seeds = dict.fromkeys(chain_seeds(graph, nodes), 1.0)
+        return walked_passages(view, settings, seeds, question, query, depth)
     return fill

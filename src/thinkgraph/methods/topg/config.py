@@ -82,6 +82,21 @@ class ToPGConfig(BaseModel):
     # (ours): the passages of what the entry, then each iteration, added, in turn (MuSiQue 26.2 -> 23.6
     # against "collected" at the time, no HotpotQA answer of the first 10 changed).
     reader_order: Literal["walk", "rounds", "collected"] = "walk"
+    # What the reader reads past its facts' passages (ours). "walk" (the default): the passages of the
+    # first facts (in the reader's order), all but reader_fill_passages of the reader's, then the passages
+    # the shared walk (`ppr`'s personalized PageRank over entities and passages,
+    # retrieval/seeded_walk.py) ranks when it restarts at the entities the first reader_passages facts
+    # name, the fact at rank r weighing 1 / r**2, with the question's passage prior (methods/topg/fill.py);
+    # then the other facts' passages. On a bridge question the pool holds the sentence that names the
+    # bridge ("Maximum Overdrive", filmed near Leland) and not the bridge's own passage, two steps away
+    # through the entity both name. "none": the facts' passages alone, the former reader. Measured with
+    # Qwen2.5-1.5B on the first 20 dev questions, the same Select and Eval calls (the reader's alone
+    # differing): HotpotQA 48.3 -> 50.8 F1 (2 better, 1 worse), MuSiQue 38.1 -> 44.4 (5 better, 2 worse);
+    # the gold passages among the reader's five on HotpotQA 75.0 % -> 90.0 (`ppr`'s 95.0;
+    # benchmarks/reader_fill.py --method topg; records in benchmarks/results/answer_quality_415).
+    reader_fill: Literal["walk", "none"] = "walk"
+    # The passages of the reader's that the walk takes at least (ours: 2, the hops of a bridge question).
+    reader_fill_passages: int = Field(2, ge=0)
     # P(yes) at or above which Eval stops the loop, where the server gives log-probabilities (ours: 0.5,
     # the point benchmarks/calibrate_verdicts.py chose on the dev questions, where P(yes) written after the
     # reason is almost always below 0.1 or above 0.9); else the written verdict decides.

@@ -17,12 +17,14 @@ from thinkgraph.methods.replies import answer_format, answer_trace, ask_answer
 from thinkgraph.methods.synthesis import citations_for
 from thinkgraph.methods.topg.config import ToPGConfig
 from thinkgraph.methods.topg.entry import EntryPoints
+from thinkgraph.methods.topg.fill import WalkFill
 from thinkgraph.methods.topg.global_mode import CommunityReporter, GlobalExplorer, SelectFn
 from thinkgraph.methods.topg.graph import PropositionGraph, proposition_graph
 from thinkgraph.methods.topg.prompts import EVAL, NAIVE_ANSWER, NEXT_QUESTIONS
 from thinkgraph.methods.topg.reading import FactReader
 from thinkgraph.methods.topg.select import ReasonedSelectReply, select_request
 from thinkgraph.methods.topg.suggest import Suggester
+from thinkgraph.methods.topg.variants import variant
 from thinkgraph.models import Answer, AnswerStatus, EvidenceSubgraph, Node, TraceStep
 from thinkgraph.retrieval.evidence import ScoredPassage, passages_from_scores
 
@@ -39,49 +41,6 @@ class EvalReply(BaseModel):
 
 class NextQuestions(BaseModel):
     questions: list[str] = Field(default_factory=list)
-
-
-# What ran, as `stats.variant` and evaluation reports name it: the entry, then the mode's own steps.
-ENTRY_VARIANTS = {
-    "ppr_passages": "entry=ppr_passages: the shared passage walk (question entity links, fact seeds, PPR over "
-                    "entities and passages with its second hop) -> the best {per} proposition(s) of each "
-                    "passage it ranks",
-    "suggest_naive": "entry: SuggestNaive (the k propositions most similar to the question)",
-    "suggest_hybrid": "entry=suggest_hybrid: SuggestNaive's cosine fused with BM25 over the propositions and "
-                      "with those naming a linked question entity",
-}
-MODE_VARIANTS = {
-    "naive": "naive: the entry's propositions answer",
-    "local": "local: Alg. 1 ({select}Suggest-local on M seeded on the pool, Eval, NextQ; max_iter={max_iter})",
-    "global": "global: Alg. 2 anchors (decomposition, {select}Rocchio walks), Alg. 3 communities, report",
-}
-NO_LLM_VARIANTS = {
-    "naive": "no LLM: the entry's propositions",
-    "local": "no LLM: Alg. 1 with every suggestion kept (no Select, Eval or NextQ), max_iter={max_iter} "
-             "Suggest-local walks on M seeded on the pool",
-    "global": "no LLM: Alg. 2 anchors from the question alone, every suggestion kept (no decomposition or "
-              "Select), communities chosen (no intermediate answers, no report)",
-}
-NO_LLM_EVIDENCE = "evidence: the passages of the propositions in the order collected"
-NO_LLM_WALK_EVIDENCE = "evidence: the passages of the propositions ranked by a walk on M among them (reader_order=walk)"
-SELECT_VARIANTS = {True: "Select, ", False: "no Select: every suggestion kept, "}
-
-
-def variant(config: ToPGConfig, *, with_llm: bool) -> str:
-    """Exactly what ran, in words: the entry points, the mode's steps (and the ablations switched on:
-    no Select, lam = 1) and, without an LLM, the evidence."""
-    entry = ENTRY_VARIANTS[config.entry].format(per=config.entry_per_passage)
-    walk = "" if config.mode == "naive" or config.lam < 1 else "; lam=1: M = T_s (no query-aware transition)"
-    if with_llm:
-        steps = MODE_VARIANTS[config.mode].format(max_iter=config.max_iter, select=SELECT_VARIANTS[config.select])
-        extras = f"; select_max={config.select_max}" if config.mode == "local" and config.select_max else ""
-        selects = config.mode != "naive" and config.select
-        extras += f"; select_form={config.select_form}" if selects and config.select_form != "list" else ""
-        order = f"; reader_order={config.reader_order}" if config.mode == "local" and config.reader == "shared" else ""
-        return f"{steps}{extras}{walk}; {entry}{order}"
-    ranked = config.mode == "local" and config.reader_order == "walk"
-    evidence = NO_LLM_WALK_EVIDENCE if ranked else NO_LLM_EVIDENCE
-    return f"{NO_LLM_VARIANTS[config.mode].format(max_iter=config.max_iter)}{walk}; {entry}; {evidence}"
 
 
 @dataclass
@@ -177,20 +136,23 @@ class ToPGMethod:
 
     def _answer(self, question: str, text: str | None, status: AnswerStatus, props: list[int],
                 trace: list[TraceStep], message: str | None = None, *, collected: Sequence[int] = (),
-                budget_reached: bool = False, cited: Sequence[ScoredPassage] | None = None) -> Answer:
+                budget_reached: bool = False, cited: Sequence[ScoredPassage] | None = None,
+                read: Sequence[str] = ()) -> Answer:
         """``props``: the facts the answer rests on, in the method's own order (Eval's, the answerer's
         citations, or s_loc as collected: the entry's by cosine, then each walk's by PPR on M); their
         passages are the citations. The evidence is those facts, then the rest of ``collected`` (what the
-        method's steps collected and Select kept), and the passages of both in that order: nothing a
-        step of the method did not collect or Select pruned, and no other ranking."""
+        method's steps collected and Select kept), and the passages the reader ``read`` (its fill's among
+        them) followed by those of the facts in that order: nothing a step of the method did not collect,
+        Select pruned or its reader did not read, and no other ranking."""
         g = self.suggester.graph
         facts = list(dict.fromkeys([*props, *collected]))
         cap = MAX_CITED_PASSAGES if self.config.mode == "global" else None
         passages = list(cited) if cited is not None else \
             passages_from_scores(self.ctx.store, [(c, 0.0) for c in self.suggester.passages_of(props)[:cap]])
         nodes = [Node(g.ids[p], "proposition", g.texts[p]) for p in facts]
+        chunks = list(dict.fromkeys([*read, *self.suggester.passages_of(facts)]))[:cap]
         nodes += [Node(n.id, "chunk", n.text, {"doc_id": n.props.get("doc_id")})
-                  for n in self.ctx.store.get_nodes(self.suggester.passages_of(facts)[:cap])]
+                  for n in self.ctx.store.get_nodes(chunks)]
         c = self.config
         stats = {"mode": c.mode, "entry": c.entry, "facts": len(props),
                  "variant": variant(c, with_llm=self.ctx.llm is not None),
@@ -317,7 +279,10 @@ class ToPGMethod:
     @cached_property
     def fact_reader(self) -> FactReader:
         c = self.config
-        return FactReader(self.suggester, self.ctx.store, c.eval_threshold, c.reader_passages, c.reader_facts)
+        fill = WalkFill(self.ctx.view, self.ctx.settings.retrieval, self.suggester.graph, self._embed) \
+            if c.reader_fill == "walk" else None
+        return FactReader(self.suggester, self.ctx.store, c.eval_threshold, c.reader_passages, c.reader_facts,
+                          fill, c.reader_fill_passages)
 
     def _reading_order(self, question: str, facts: list[int], trace: list[TraceStep]) -> list[int]:
         """The collected facts in the order the reader reads them (``reader_order = "walk"``: ranked by
@@ -337,11 +302,11 @@ class ToPGMethod:
         kept no fact, the entry's propositions are what it reads (as the paper form's evidence then)."""
         facts = self._reading_order(question, found or self._entry_props, trace)
         by_round = rounds if found and self.config.reader_order == "rounds" else [facts]
-        read = await self.fact_reader.answer(llm, question, facts, trace, by_round)
+        read, shown = await self.fact_reader.answer(llm, question, facts, trace, by_round)
         note = None if found else "Select kept no fact, so the reader read the entry's propositions"
         message = "; ".join(m for m in (read.message, note) if m) or None
         return self._answer(question, read.text, read.status, facts, trace, message, collected=facts,
-                            cited=read.cited)
+                            cited=read.cited, read=shown)
 
     async def _global(self, question: str, llm: LLM) -> Answer:
         """Alg. 2-3 and the report. Under the call budget (one call kept for the report), a budget
