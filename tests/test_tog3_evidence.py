@@ -106,6 +106,9 @@ def bridge(open_bridge):  # noqa: ANN001, ANN201
 
 
 def tog3(tg: ThinkGraph, **options: object) -> ToG3Method:
+    """ToG-3 on the index; its final reader reads its subgraphs' passages alone unless asked (these tests
+    pin what the evolution reaches; the walk's fill is test_tog3_fill.py's)."""
+    options.setdefault("reader_fill", "none")
     return ToG3Method(MethodContext(tg.store, tg.view, tg.settings, tg.llm), ToG3Config(**options))
 
 

@@ -39,6 +39,18 @@ class ToG3Config(BaseModel):
     # not "Unknown", the triples of every subgraph (the latest first) and the community summaries beside
     # them. "paper": the FINAL template of App. J.
     reader: Literal["shared", "paper"] = "shared"
+    # What the shared reader reads (ours). "walk" (the default): as many passages as the trajectory's, its
+    # own first up to all but reader_fill_passages, then those the shared walk (`ppr`'s personalized
+    # PageRank over entities and passages, retrieval/seeded_walk.py) ranks when it restarts at the
+    # entities of the trajectory's first context_passages passages (the one at rank r weighing 1 / r**2),
+    # with the question's passage prior (methods/tog3/fill.py): on a bridge question the Retriever finds
+    # the first hop, and the bridge's own passage is two steps away through the entity both name.
+    # "none": the trajectory's passages alone, the former reader. Measured LLM-free on the Retriever's
+    # passages for the question (first 20 dev): the gold passages among the five 70.0 % -> 82.5 on
+    # HotpotQA, 74.2 -> 81.7 on MuSiQue (`ppr`'s 95.0 and 85.0).
+    reader_fill: Literal["walk", "none"] = "walk"
+    # The passages of the reader's that the walk takes at least (ours: 2, the hops of a bridge question).
+    reader_fill_passages: int = Field(2, ge=0)
     max_keywords: int = 10  # keyword expansion ('^'-separated); the paper leaves the count open
     horizon: int = Field(3, ge=1)  # K (Alg. 2): at most K evolutions of query and subgraph
     max_triplets_per_chunk: int = Field(2, ge=1)  # App. A, for triplets extracted on the fly

@@ -11,6 +11,7 @@ from thinkgraph.methods.reader import ReaderInput, read
 from thinkgraph.methods.replies import AnswerReply, answer_format, answer_trace, ask_answer, is_abstention
 from thinkgraph.methods.synthesis import PROMPT_OVERHEAD_TOKENS, fit_passages, numbered_passages
 from thinkgraph.methods.tog3.agents import Retriever
+from thinkgraph.methods.tog3.fill import walk_filled
 from thinkgraph.methods.tog3.prompts import FINAL
 from thinkgraph.methods.tog3.subgraph import Subgraph, Triple, merge_types
 from thinkgraph.models import TraceStep
@@ -109,14 +110,20 @@ async def synthesise(llm: LLM, store: GraphStore, run: Trajectory, retriever: Re
 async def read_trajectory(llm: LLM, store: GraphStore, run: Trajectory, retriever: Retriever,
                           trace: list[TraceStep]) -> tuple[AnswerReply[ScoredPassage], list[ScoredPassage]]:
     """The final answer by the one reader (``reader="shared"``): the trajectory's passages (each
-    subgraph's best first), with the sub-answers that are not "Unknown", the final subgraph's triples
+    subgraph's best first; with ``reader_fill="walk"``, the shared walk's from their entities in part,
+    tog3/fill.py), with the sub-answers that are not "Unknown", the final subgraph's triples
     and the community summaries as its notes."""
     limit = retriever.config.max_triples_shown
     notes = [Notes("Sub-questions answered along the way (sub-question -> answer)", run.known_answers()),
              Notes("Facts from the knowledge graph (subject -> relation -> object)",
                    [f"{s} -> {p} -> {o}" for s, p, o in run.triples(limit)]),
              Notes("Summaries of related parts of the graph", [n.text for n in store.get_nodes(run.communities())])]
-    candidates = passages_from_scores(store, [(cid, 0.0) for cid in run.passage_ids()])
+    own = run.passage_ids()
+    ids = walk_filled(retriever, run.question, own) if retriever.config.reader_fill == "walk" else own
+    candidates = passages_from_scores(store, [(cid, 0.0) for cid in ids])
+    inputs: dict[str, object] = {"rounds": run.rounds, "evolutions": len(run.steps)}
+    if ids != own:
+        inputs["walked"] = [c for c in ids if c not in own]
     asked, shown = await read(llm, ReaderInput(run.question, candidates, notes), step="tog3.final", trace=trace,
-                              agent="responser", inputs={"rounds": run.rounds, "evolutions": len(run.steps)})
+                              agent="responser", inputs=inputs)
     return asked.read, shown
