@@ -74,6 +74,14 @@ def test_a_cut_off_reply_still_cut_off_after_the_repair_is_truncated() -> None:
     assert len(backend.requests) == 2  # asked once, not again
 
 
+def test_a_repair_that_repeats_the_request_back_is_no_answer() -> None:
+    """Gemma 270M answered the repair with its own text ("Your reply was cut off at the length limit
+    ..."), which was printed as the answer: an echo of the request is unusable, as an echo of the prompt."""
+    backend = CappedOnce(LOOP, CUT_OFF_REPAIR)
+    asked, _ = ask(backend)
+    assert asked.read.status == AnswerStatus.FAILED and asked.read.text is None
+
+
 def test_a_reply_cut_off_on_its_bare_answer_label_is_asked_for_the_answer() -> None:
     backend = CappedOnce("Reasoning: A founded B in 1990 [1].\nAnswer:", "Answer: B [1]")
     asked, _ = ask(backend)

@@ -210,7 +210,8 @@ def read_answer(reply: str, items: Sequence[T], prompt_template: str | tuple[str
     answer's line, else from the whole reply. ``prompt_template``: the prompt's template, or several when
     the prompt quotes others (a chain whose steps copied an earlier prompt)."""
     templates = (prompt_template,) if isinstance(prompt_template, str) else prompt_template
-    if any(echoes_instructions(reply, t) for t in (*templates, ANSWER_FORMAT)) \
+    # (the cut-off repair's own request among them: a weak model repeats it back as its answer)
+    if any(echoes_instructions(reply, t) for t in (*templates, ANSWER_FORMAT, CUT_OFF_REPAIR)) \
             or echoes_instructions(reply, EXAMPLE_WORDS, window=4):
         return AnswerReply(AnswerStatus.FAILED, None, list(items), ECHO_MESSAGE)
     line, rest = answer_part(reply)
