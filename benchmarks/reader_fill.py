@@ -80,7 +80,7 @@ def topg_fills(reached: dict[str, Any]) -> Shown:
         reader, facts, rounds = reached["reader"], reached["facts"], reached["rounds"]
         fill = WalkFill(tg.view, tg.settings.retrieval, reader.suggester.graph, tg.view.embed_query)
         walk = topg_reading.FactReader(reader.suggester, reader.store, reader.threshold, READER_PASSAGES,
-                                       reader.noted, fill, reader.fill_passages or 2)
+                                       reader.noted, fill, reader.fill_passages)
         none = topg_reading.FactReader(reader.suggester, reader.store, reader.threshold, READER_PASSAGES,
                                        reader.noted)
         return {"walk": walk.passage_ids(question, facts, rounds)[0],
@@ -102,12 +102,17 @@ def main() -> None:
     args = parser.parse_args()
     if not args.index.is_file():
         parser.error(f"no index at {args.index}")
+    for given in (args.records, args.questions):
+        if not given.is_file():
+            parser.error(f"no file at {given}")
     ppr = {r["qid"]: r["retrieved"][:5] for r in map(json.loads, args.records.open()) if r["label"] == "ppr"}
     reached: dict[str, Any] = {}
     shown_by_fill = FILLS[args.method](reached)
     rows: dict[str, list[tuple[float, bool]]] = {}
     skipped = 0
-    with ThinkGraph(args.index, settings=run_settings(DEAD_SERVER, args.model)) as tg:
+    settings = run_settings(DEAD_SERVER, args.model)
+    settings.llm.max_retries = 0  # a call the cache lacks skips its question at once
+    with ThinkGraph(args.index, settings=settings) as tg:
         for q in load_questions(args.questions)[: args.n]:
             reached.clear()
             try:

@@ -25,6 +25,7 @@ async def test_tog3s_reader_reads_where_the_walk_from_its_passages_leads(open_br
     shown = re.findall(r"^\[\d+\] (.*)$", reader.prompts["final"][0], re.MULTILINE)
     step = next(s for s in answer.trace if s.action == "tog3.final")
     walked = [tg.store.get_node(c).props["doc_id"] for c in step.inputs.get("walked", [])]
+    assert f"reader_fill={fill}" in answer.stats["variant"] and ("walked" in step.inputs) is (fill == "walk")
     if fill == "walk":
         assert shown[0].startswith("Alice Stone:") and any(BASED in p for p in shown) and len(shown) == 3
         assert walked[0] == "c2" and set(walked) == {"c2", "c4"}

@@ -39,7 +39,8 @@ class ToG3Config(BaseModel):
     # not "Unknown", the triples of every subgraph (the latest first) and the community summaries beside
     # them. "paper": the FINAL template of App. J.
     reader: Literal["shared", "paper"] = "shared"
-    # What the shared reader reads (ours). "walk" (the default): as many passages as the trajectory's, its
+    # What the shared reader reads (ours; reader = "paper" reads the trajectory's passages as they are;
+    # not the Retriever's fill_passages). "walk" (the default): as many passages as the trajectory's, its
     # own first up to all but reader_fill_passages, then those the shared walk (`ppr`'s personalized
     # PageRank over entities and passages, retrieval/seeded_walk.py) ranks when it restarts at the
     # entities of the trajectory's first context_passages passages (the one at rank r weighing 1 / r**2),

@@ -37,13 +37,16 @@ RETRIEVAL_FORMS = {
 
 def variant(config: ToG3Config, *, llm: bool) -> str:
     """What ran, as evaluation reports and ``stats["variant"]`` name it: with or without the agents,
-    the Retriever's form, keywords or not, communities or not."""
+    the Retriever's form, keywords or not, communities or not, and the final reader (its fill)."""
     others = "triplet and community" if config.use_communities else "triplet"
     form = RETRIEVAL_FORMS[config.retrieval].format(others=others)
     communities = "communities" if config.use_communities else "no communities"
     if not llm:
         return f"no LLM: Retriever only ({form}; no keywords; {communities}; no MACER loop)"
-    return f"MACER loop, horizon {config.horizon} ({form}; keyword expansion; {communities})"
+    reader = f"reader=shared, reader_fill={config.reader_fill}" + (
+        f", reader_fill_passages={config.reader_fill_passages}" if config.reader_fill == "walk" else "") \
+        if config.reader == "shared" else "reader=paper"
+    return f"MACER loop, horizon {config.horizon} ({form}; keyword expansion; {communities}; {reader})"
 
 
 # The run's end in words, for the answer's message (stats["outcome"] keeps the name).

@@ -118,12 +118,12 @@ async def read_trajectory(llm: LLM, store: GraphStore, run: Trajectory, retrieve
              Notes("Facts from the knowledge graph (subject -> relation -> object)",
                    [f"{s} -> {p} -> {o}" for s, p, o in run.triples(limit)]),
              Notes("Summaries of related parts of the graph", [n.text for n in store.get_nodes(run.communities())])]
-    own = run.passage_ids()
-    ids = walk_filled(retriever, run.question, own) if retriever.config.reader_fill == "walk" else own
+    own, walk = run.passage_ids(), retriever.config.reader_fill == "walk"
+    ids = walk_filled(retriever, run.question, own) if walk else own
     candidates = passages_from_scores(store, [(cid, 0.0) for cid in ids])
     inputs: dict[str, object] = {"rounds": run.rounds, "evolutions": len(run.steps)}
-    if ids != own:
-        inputs["walked"] = [c for c in ids if c not in own]
+    if walk:  # the passages the walk added, which the trajectory's own would not have given
+        inputs["walked"] = [c for c in ids if c not in own[: len(ids)]]
     asked, shown = await read(llm, ReaderInput(run.question, candidates, notes), step="tog3.final", trace=trace,
                               agent="responser", inputs=inputs)
     return asked.read, shown

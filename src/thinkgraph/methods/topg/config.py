@@ -82,7 +82,8 @@ class ToPGConfig(BaseModel):
     # (ours): the passages of what the entry, then each iteration, added, in turn (MuSiQue 26.2 -> 23.6
     # against "collected" at the time, no HotpotQA answer of the first 10 changed).
     reader_order: Literal["walk", "rounds", "collected"] = "walk"
-    # What the reader reads past its facts' passages (ours). "walk" (the default): the passages of the
+    # What the reader reads past its facts' passages (ours; local mode's shared reader: reader = "paper"
+    # and the other modes read no passages this way). "walk" (the default): the passages of the
     # first facts (in the reader's order), all but reader_fill_passages of the reader's, then the passages
     # the shared walk (`ppr`'s personalized PageRank over entities and passages,
     # retrieval/seeded_walk.py) ranks when it restarts at the entities the first reader_passages facts

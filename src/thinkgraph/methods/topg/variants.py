@@ -40,7 +40,8 @@ def variant(config: ToPGConfig, *, with_llm: bool) -> str:
         extras = f"; select_max={config.select_max}" if config.mode == "local" and config.select_max else ""
         selects = config.mode != "naive" and config.select
         extras += f"; select_form={config.select_form}" if selects and config.select_form != "list" else ""
-        order = f"; reader_order={config.reader_order}; reader_fill={config.reader_fill}" \
+        fill = f", reader_fill_passages={config.reader_fill_passages}" if config.reader_fill == "walk" else ""
+        order = f"; reader_order={config.reader_order}; reader_fill={config.reader_fill}{fill}" \
             if config.mode == "local" and config.reader == "shared" else ""
         return f"{steps}{extras}{walk}; {entry}{order}"
     ranked = config.mode == "local" and config.reader_order == "walk"
