@@ -342,7 +342,8 @@ def test_topg_reads_each_rounds_facts_in_turn(open_bridge, order: str) -> None: 
                   for row in [json.loads(line)] for t in row["triples"]}
     backend = topg_keeping_everything()
     with open_bridge(backend) as tg:
-        answer = tg.ask(QUESTION, method="topg", k=3, max_iter=1, reader_passages=2, reader_order=order)
+        answer = tg.ask(QUESTION, method="topg", k=3, max_iter=1, reader_passages=2, reader_order=order,
+                        reader_fill="none")  # the facts' passages alone (the walk's fill: test_topg_fill.py)
         titles = {n.id: n.props["doc_id"] for n in tg.store.iter_nodes("chunk")}
     selects = [s for s in answer.trace if s.action == "select"]
     entry = list(dict.fromkeys(passage_of[t] for t in selects[0].outputs["kept"]))
