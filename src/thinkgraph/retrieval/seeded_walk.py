@@ -20,6 +20,13 @@ from thinkgraph.retrieval.views import IndexView
 
 T = TypeVar("T")
 
+# The readers' fills (topg's facts, tog3's passages): the item at rank r (from 1) seeds the walk at
+# 1 / r**2 (ours; the first items are each method's judgement of what is nearest the question, the lower
+# ones name generic entities that spread an even restart), and the walk offers its best FILL_DEPTH
+# passages, more than a reader reads.
+FILL_RANK_POWER = 2
+FILL_DEPTH = 10
+
 
 @dataclass(frozen=True)
 class WalkScores:

@@ -14,10 +14,7 @@ from collections.abc import Sequence
 
 from thinkgraph.methods.tog3.agents import Retriever
 from thinkgraph.retrieval.fusion import filled
-from thinkgraph.retrieval.seeded_walk import rank_weighted, walked_passages
-
-SEED_RANK_POWER = 2  # the weight of the passage at rank r: 1 / r**2 (ours, as topg's fill weighs its facts)
-WALK_DEPTH = 10  # the walk's passages offered, best first (more than the reader reads)
+from thinkgraph.retrieval.seeded_walk import FILL_DEPTH, FILL_RANK_POWER, rank_weighted, walked_passages
 
 
 def walk_filled(retriever: Retriever, question: str, own: Sequence[str]) -> list[str]:
@@ -26,6 +23,6 @@ def walk_filled(retriever: Retriever, question: str, own: Sequence[str]) -> list
     first ``context_passages``, then the rest of its own."""
     c, view = retriever.config, retriever.view
     mentions = view.passage_entities.entities
-    seeds = rank_weighted(own[: c.context_passages], mentions, SEED_RANK_POWER)
-    walked = walked_passages(view, retriever.settings, seeds, question, view.embed_query(question), WALK_DEPTH)
+    seeds = rank_weighted(own[: c.context_passages], mentions, FILL_RANK_POWER)
+    walked = walked_passages(view, retriever.settings, seeds, question, view.embed_query(question), FILL_DEPTH)
     return filled(own, walked, max(len(own), c.context_passages), c.reader_fill_passages)

@@ -16,15 +16,8 @@ import numpy as np
 
 from thinkgraph.config import RetrievalSettings
 from thinkgraph.methods.topg.graph import PropositionGraph
-from thinkgraph.retrieval.seeded_walk import rank_weighted, walked_passages
+from thinkgraph.retrieval.seeded_walk import FILL_DEPTH, FILL_RANK_POWER, rank_weighted, walked_passages
 from thinkgraph.retrieval.views import IndexView
-
-# How fast the facts' weight in the walk's restart falls down the reader's order: the fact at rank r (from
-# 1) weighs 1 / r**2 (ours). The reader's order is the walk on M's judgement of what is nearest the
-# question; the facts below its first ones name the generic entities ("United States", "1986") that
-# spread an evenly weighted restart over every neighbouring passage.
-SEED_RANK_POWER = 2
-WALK_DEPTH = 10  # the walk's passages offered to the reader, best first (more than it reads)
 
 
 def fact_entities(view: IndexView, graph: PropositionGraph, fact: int) -> list[str]:
@@ -38,12 +31,12 @@ def fact_entities(view: IndexView, graph: PropositionGraph, fact: int) -> list[s
 
 def fact_seeds(view: IndexView, graph: PropositionGraph, facts: Sequence[int]) -> dict[str, float]:
     """The walk's restart: each entity of the facts at the weight of the first fact that names it."""
-    return rank_weighted(facts, lambda fact: fact_entities(view, graph, fact), SEED_RANK_POWER)
+    return rank_weighted(facts, lambda fact: fact_entities(view, graph, fact), FILL_RANK_POWER)
 
 
 @dataclass
 class WalkFill:
-    """The ``WALK_DEPTH`` passages the shared walk from the facts' entities ranks best, best first, among
+    """The ``FILL_DEPTH`` passages the shared walk from the facts' entities ranks best, best first, among
     those it scores above 0 (none when the facts name no entity the index knows)."""
 
     view: IndexView
@@ -53,4 +46,4 @@ class WalkFill:
 
     def __call__(self, question: str, facts: Sequence[int]) -> list[str]:
         seeds = fact_seeds(self.view, self.graph, facts)
-        return walked_passages(self.view, self.settings, seeds, question, self.embed(question), WALK_DEPTH)
+        return walked_passages(self.view, self.settings, seeds, question, self.embed(question), FILL_DEPTH)
