@@ -15,6 +15,7 @@ from thinkgraph.methods.replies import (
     answer_part,
     ask_answer,
     is_abstention,
+    marker_as_answer,
     markers_only,
     read_answer,
     split_citations,
@@ -107,6 +108,33 @@ def test_markers_only_after_the_repair_is_a_failure_that_says_so_and_is_counted(
     assert "passage numbers only" in (asked.read.message or "")
     assert len(backend.requests) == 2  # bounded: one repair
     assert llm.meter.parse_failures == 1
+
+
+FILM = "In what film did the actor play a character based on a story by the writer?"
+
+
+@pytest.mark.parametrize(("reply", "question", "number"), [
+    ("Reasoning: He played Edgar in The Aristocats [1], based on a story by the writer [2].\nAnswer: 1 [1][2]",
+     FILM, "1"),
+    ("Answer: 3.", FILM, None),  # no passage cited: nothing says the 3 is a passage's number
+    ("Reasoning: the film is in passage [2].\nAnswer: 2", FILM, "2"),  # the reply's markers when the line has none
+    ("Answer: 1 [2]", FILM, None),  # a number that is not the cited passage's
+    ("Answer: 2 [2]", "How many children did the writer have?", None),  # a number is asked for
+    ("Answer: 1 [1]", "What year did the film come out?", None),
+    ("Answer: The Aristocats [1]", FILM, None),
+])
+def test_an_answer_that_is_only_a_cited_passage_number(reply: str, question: str, number: str | None) -> None:
+    assert marker_as_answer(reply, question) == number
+
+
+def test_an_answer_that_is_a_cited_passage_number_is_asked_again_once_told_so() -> None:
+    llm, backend = _llm("Reasoning: He played Edgar in The Aristocats [1].\nAnswer: 1 [1][2]",
+                        "Answer: The Aristocats [1]")
+    asked = asyncio.run(ask_answer(llm, [{"role": "user", "content": "Q"}], ITEMS, step="answer.test",
+                                   prompt_template=TEMPLATE, question=FILM))
+    assert (asked.read.status, asked.read.text, asked.read.cited) == (AnswerStatus.ANSWERED, "The Aristocats", ["p1"])
+    assert len(backend.requests) == 2 and llm.meter.repairs == 1
+    assert '"1" is the number of a passage' in backend.requests[1].messages[-1]["content"]
 
 
 def test_a_usable_first_reply_costs_one_call() -> None:

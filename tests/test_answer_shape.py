@@ -66,6 +66,16 @@ DURANT = "What river flows through the city Kevin Durant played for before Golde
      "Pterocarya, which grows to 30 m"),  # says more: kept whole
     ("The Pterocarya or the Cotula", "Which plant is larger, the Pterocarya or the Cotula?",
      "The Pterocarya or the Cotula"),  # names both: no pick
+    # both named, compared in the asking clause's words: the sentence's subject
+    ("The Pterocarya is larger than the Cotula", "Which plant is larger, the Pterocarya or the Cotula?",
+     "Pterocarya"),
+    ("Queen has more members than The Who", "Which band has more members, The Who or Queen?", "Queen"),
+    ("The Pterocarya is not larger than the Cotula", "Which plant is larger, the Pterocarya or the Cotula?",
+     "The Pterocarya is not larger than the Cotula"),  # negated: no pick
+    ("The Cotula is smaller than the Pterocarya", "Which plant is larger, the Pterocarya or the Cotula?",
+     "The Cotula is smaller than the Pterocarya"),  # in other words than the question's: no pick
+    ("The Pterocarya is larger than the Cotula in leaves", "Which plant is larger, the Pterocarya or the Cotula?",
+     "The Pterocarya is larger than the Cotula in leaves"),  # says more after: no pick
     ("2,000 is more", "Which is more, 1,000 or 2,000?", "2,000"),  # a number's comma is no clause break
     ("The Who has more members.", "Which band has more members, The Who or Queen?", "The Who"),  # a name's article
     # a comma inside an option makes the options unclear: the rest of the answer is new, no pick

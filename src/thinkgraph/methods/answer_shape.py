@@ -43,6 +43,7 @@ from thinkgraph.names import YEAR, is_value
 MIN_COPIED_WORDS = 4  # a shorter run is the question's entity named again, not the question restated
 _WORD = re.compile(r"\w+")
 _COPULA = re.compile(r"^\s*,?\s*(?:is|was|are|were|would be|will be)\s+", re.IGNORECASE)
+_COMPARING_VERBS = frozenset(("is", "was", "are", "were", "has", "had", "have"))  # "A is larger / has more X than B"
 _LAST_COPULA = re.compile(r"\b(?:is|was|are|were)\s+", re.IGNORECASE)
 _TRAILING_JOINER = re.compile(r"[\s,;:-]+(?:(?:is|was|are|were)\s+)?(?:that|which|who|whom|where|when)?[\s,;:-]*$",
                               re.IGNORECASE)
@@ -191,12 +192,30 @@ def _picked_option(answer: str, question: str) -> str | None:
     words = [w.casefold() for w in _WORD.findall(answer)]
     found = [(o, at, len(ow)) for o in (_LOWER_ARTICLE.sub("", left).strip(), _LOWER_ARTICLE.sub("", right).strip())
              if (ow := [w.casefold() for w in _WORD.findall(o)]) and (at := _run_at(words, ow)) is not None]
+    asked = {w.casefold() for w in _WORD.findall(clauses[0])}
+    if len(found) == 2:
+        return _comparison_subject(words, found, asked)
     if len(found) != 1:
         return None
     option, at, length = found[0]
-    asked = {w.casefold() for w in _WORD.findall(clauses[0])}
     rest = " ".join(words[:at] + words[at + length:])
     return option if not _says_more(rest, asked) else None
+
+
+def _comparison_subject(words: list[str], found: list[tuple[str, int, int]], asked: set[str]) -> str | None:
+    """The option a sentence naming both puts first, when it compares it with the other in the asking
+    clause's own words ("The Pterocarya is larger than the Cotula" for "Which plant is larger, ...?"); None
+    for any other sentence (a negated one, one that says more, one that names them the other way round)."""
+    (first, at, length), (_, other_at, other_length) = sorted(found, key=lambda f: f[1])
+    between = words[at + length:other_at]
+    if words[:at] not in ([], ["the"], ["a"], ["an"]) or words[other_at + other_length:] or not between:
+        return None
+    if between[-1] in ("the", "a", "an"):
+        between = between[:-1]
+    if len(between) < 3 or between[0] not in _COMPARING_VERBS or between[-1] != "than":
+        return None
+    compared = " ".join(between[1:-1])
+    return first if not _NEGATION.search(compared) and not _says_more(compared, asked) else None
 
 
 def _run_at(words: list[str], run: list[str]) -> int | None:
@@ -214,7 +233,7 @@ def kind_mismatch(answer: str, question: str | None) -> str | None:
         return WANTED if is_value(answer) else None
     if _picks_one_of_things(question, answer):
         return WANTED
-    if _ASKS_QUANTITY.search(question) and not states_quantity(answer):
+    if asks_for_number(question) and not states_quantity(answer):
         return WANTED_NUMBER
     return None
 
@@ -229,6 +248,11 @@ def _picks_one_of_things(question: str, answer: str) -> bool:
         return False
     offered = {_plain(n) for n in _NUMBER.findall(question)}
     return not any(_plain(n) in offered for n in _NUMBER.findall(answer))
+
+
+def asks_for_number(question: str) -> bool:
+    """Whether ``question`` wants a number for its answer: a count, an amount, a year, a population, a share."""
+    return bool(_ASKS_QUANTITY.search(question))
 
 
 def states_quantity(answer: str) -> bool:

@@ -4,8 +4,9 @@ Small local instruct models answer in a handful of shapes besides the one asked 
 after a line of reasoning, "The answer is X [1].", the answer followed by an explanation, the
 abstention in its variants ("Unknown.", "I don't know", "The passages do not say"), reasoning blocks.
 Each shape is read for the answer it states; nothing that states no answer is taken as one. A reply
-that is only citation markers ("[5]": the model named where the answer is, not what it is) and a reply
-cut at the completion cap are not answers: each is asked again once with what was missing
+that is only citation markers ("[5]": the model named where the answer is, not what it is; so is
+"Answer: 1 [1]" where no number is asked for) and a reply cut at the completion cap are not answers:
+each is asked again once with what was missing
 (``ask_answer``, a bounded repair: the answer in words; the answer line alone); still cut at the cap, a
 reply is reported as truncated with its text.
 """
@@ -79,8 +80,10 @@ Answer: 1881 [1][3]
 Write "Answer: {unknown}" only if nothing above, alone or combined, gives the answer.
 Question: {question}"""
 EXAMPLE_WORDS = "Ada Kowal attended Dunmore College, and Dunmore College was founded in 1881"  # the example's
-MARKERS_REPAIR = ("Your reply gave numbers in square brackets but not the answer itself. Reply again with one "
-                  "line: \"Answer: \" followed by the answer in words, then the numbers in square brackets.")
+_REPLY_AGAIN = ("Reply again with one line: \"Answer: \" followed by the answer in a few words (what the question "
+                "asks for, not a sentence), then the numbers in square brackets.")
+MARKERS_REPAIR = "Your reply gave numbers in square brackets but not the answer itself. " + _REPLY_AGAIN
+MARKER_NUMBER_REPAIR = "Your answer \"{number}\" is the number of a passage, not the answer itself. " + _REPLY_AGAIN
 
 
 @dataclass(frozen=True, slots=True)
@@ -202,6 +205,18 @@ def markers_only(reply: str) -> bool:
     return bool(_CITE.search(reply)) and not any(ch.isalnum() for ch in text)
 
 
+def marker_as_answer(reply: str, question: str | None) -> str | None:
+    """The number, when a reply's answer is only the number of a passage it cites and the question asks
+    for no number ("Answer: 1 [1][2]" for "In what film ...?": the worked example's "1881 [1][3]"
+    copied with the passage's number for the answer); None otherwise."""
+    line, _ = answer_part(reply)
+    number = without_markers(line).strip(" .*")
+    if not number.isdigit() or (question is not None and answer_shape.asks_for_number(question)):
+        return None
+    cited = _CITE.findall(line) or _CITE.findall(reply)
+    return number if int(number) in {int(n) for n in cited} else None
+
+
 def read_answer(reply: str, items: Sequence[T], prompt_template: str | tuple[str, ...], *, truncated: bool = False,
                 cap: int | None = None) -> AnswerReply[T]:
     """The one reading of an answer reply that every answerer shares: a reply echoing the prompt is a
@@ -265,8 +280,9 @@ class AskedAnswer(Generic[T]):
 
 async def ask_answer(llm: LLM, messages: list[Message], items: Sequence[T], *, step: str,
                      prompt_template: str | tuple[str, ...], question: str | None = None) -> AskedAnswer[T]:
-    """Ask for an answer and read it; a reply of passage numbers only is asked again once, with the
-    model's reply and what it lacked (the bounded repair of free-text answers). Still markers only, it is
+    """Ask for an answer and read it; a reply of passage numbers only, or one whose answer is only the
+    number of a passage it cites (``marker_as_answer``), is asked again once, with the model's reply and
+    what it lacked (the bounded repair of free-text answers). Still markers only, it is
     a failure that says so. A reply cut at the completion cap before its answer line is asked once for
     the answer line alone, shown its reply up to where it began to repeat itself (``cut_off``). Given
     the ``question``, an answer that only restates it
@@ -283,10 +299,12 @@ async def ask_answer(llm: LLM, messages: list[Message], items: Sequence[T], *, s
         first = await llm.reply(messages, step=step, kind="answer", usable=usable)
         replies = [first.text.strip()]
         last = first
-        if markers_only(first.text) and not first.truncated:
+        number = marker_as_answer(first.text, question)
+        if (markers_only(first.text) or number is not None) and not first.truncated:
             llm.meter.repairs += 1
+            told = MARKERS_REPAIR if number is None else MARKER_NUMBER_REPAIR.format(number=number)
             repair: list[Message] = [*messages, {"role": "assistant", "content": first.text},
-                                     {"role": "user", "content": MARKERS_REPAIR}]
+                                     {"role": "user", "content": told}]
             last = await llm.reply(repair, step=step + ".repair", kind="answer", usable=usable)
             replies.append(last.text.strip())
         said = before_repetition(last.text)
