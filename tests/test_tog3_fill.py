@@ -35,16 +35,17 @@ async def test_tog3s_reader_reads_where_the_walk_from_its_passages_leads(open_br
 
 
 @pytest.mark.parametrize("own, walked, limit, share, expected", [
-    (["a", "b", "c", "d", "e"], ["x", "b", "y"], 5, 2, ["a", "b", "c", "x", "y"]),  # the walk's repeat of b: no place
-    (["a", "b", "c", "d", "e"], ["x", "y", "z"], 5, 2, ["a", "b", "c", "x", "y"]),
-    (["a", "b", "c"], ["x", "y", "z"], 5, 2, ["a", "b", "c", "x", "y"]),  # room left: the walk fills it
+    (["a", "b", "c", "d", "e"], ["x", "b", "y"], 5, 2, ["a", "x", "y", "b", "c"]),  # the walk's b: own's place
+    (["a", "b", "c", "d", "e"], ["x", "y", "z"], 5, 2, ["a", "x", "y", "b", "c"]),
+    (["a", "b", "c"], ["x", "y", "z"], 5, 2, ["a", "x", "y", "b", "c"]),  # room left: the walk fills it
+    (["a", "b", "c", "d", "e"], ["x"], 5, 2, ["a", "x", "b", "c", "d"]),  # too few walked: own's next fill in
     (["a", "b", "c", "d"], [], 3, 2, ["a", "b", "c"]),  # nothing walked: own as before
     (["a", "b"], ["x", "y"], 2, 2, ["a", "x"]),  # own's first always stays
     ([], ["x", "y"], 2, 1, ["x", "y"]),
     (["a", "b", "c"], ["x"], 3, 0, ["a", "b", "c"]),  # share 0: the walk only fills room
 ])
-def test_filled_gives_the_walk_its_share_after_owns_first(own: list[str], walked: list[str], limit: int,
-                                                          share: int, expected: list[str]) -> None:
+def test_filled_gives_the_walk_its_share_after_owns_first_item(own: list[str], walked: list[str], limit: int,
+                                                               share: int, expected: list[str]) -> None:
     assert filled(own, walked, limit, share) == expected
 
 

@@ -48,7 +48,10 @@ class ToG3Config(BaseModel):
     # the first hop, and the bridge's own passage is two steps away through the entity both name.
     # "none": the trajectory's passages alone, the former reader. Measured LLM-free on the Retriever's
     # passages for the question (first 20 dev): the gold passages among the five 70.0 % -> 82.5 on
-    # HotpotQA, 74.2 -> 81.7 on MuSiQue (`ppr`'s 95.0 and 85.0).
+    # HotpotQA, 74.2 -> 81.7 on MuSiQue (`ppr`'s 95.0 and 85.0). Since 2026-12-02 the walk's passages are
+    # read second, after the trajectory's first (the next hop beside the entry; retrieval/fusion.py
+    # `filled`): with Qwen2.5-1.5B at K = 1, the same calls but the reader's, HotpotQA 50.8 -> 59.2 F1
+    # (2 better, 1 worse) against reading them last.
     reader_fill: Literal["walk", "none"] = "walk"
     # The passages of the reader's that the walk takes at least (ours: 2, the hops of a bridge question).
     reader_fill_passages: int = Field(2, ge=0)

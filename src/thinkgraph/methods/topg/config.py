@@ -66,9 +66,14 @@ class ToPGConfig(BaseModel):
     # Passages the shared reader reads: those of the first collected facts in the reader's order
     # (reader_order) (ours: 5, as `ppr` reads; reader_facts of the facts are noted beside them).
     reader_passages: int = Field(5, ge=1)
-    # The collected facts noted beside those passages, the first in the reader's order (ours; 30 until
-    # measured otherwise).
-    reader_facts: int = Field(30, ge=0)
+    # The collected facts noted beside those passages, the first in the reader's order (ours: 0, none;
+    # 30 before 2026-12-02). A fact shown apart from its passage misleads a small reader: beside the Leland
+    # question "The film was directed by Andrew Neel and Luke Meyer." (another film's passage) was named,
+    # and a fact on Tibetan translations answered Haymo of Faversham's era's language. Measured with
+    # Qwen2.5-1.5B on the first 20 dev questions, the same Select and Eval calls, the walk's passages
+    # second (reader_fill): HotpotQA 44.2 -> 68.3 F1 with no facts (5 better, 1 worse), MuSiQue 38.7 ->
+    # 45.8 (3 better, 1 worse) (docs/answer-quality.md, sixteenth session).
+    reader_facts: int = Field(0, ge=0)
     # The order of those passages (and of the facts noted beside them). "walk" (the default, ours): the
     # collected facts ranked by PPR on M among themselves, restarting at each by its c~
     # (Suggester.rank_collected): a fact near the question, and one the walk reaches from such facts
@@ -84,7 +89,7 @@ class ToPGConfig(BaseModel):
     reader_order: Literal["walk", "rounds", "collected"] = "walk"
     # What the reader reads past its facts' passages (ours; local mode's shared reader: reader = "paper"
     # and the other modes read no passages this way). "walk" (the default): the passages of the
-    # first facts (in the reader's order), all but reader_fill_passages of the reader's, then the passages
+    # first facts (in the reader's order), all but reader_fill_passages of the reader's, and the passages
     # the shared walk (`ppr`'s personalized PageRank over entities and passages,
     # retrieval/seeded_walk.py) ranks when it restarts at the entities the first reader_passages facts
     # name, the fact at rank r weighing 1 / r**2, with the question's passage prior (methods/topg/fill.py);
@@ -94,7 +99,10 @@ class ToPGConfig(BaseModel):
     # Qwen2.5-1.5B on the first 20 dev questions, the same Select and Eval calls (the reader's alone
     # differing): HotpotQA 48.3 -> 50.8 F1 (2 better, 1 worse), MuSiQue 38.1 -> 44.4 (5 better, 2 worse);
     # the gold passages among the reader's five on HotpotQA 75.0 % -> 90.0 (`ppr`'s 95.0;
-    # benchmarks/reader_fill.py --method topg; records in benchmarks/results/answer_quality_415).
+    # benchmarks/reader_fill.py --method topg; records in benchmarks/results/answer_quality_415). Since
+    # 2026-12-02 the walk's passages are read second, after the first fact's (the next hop beside the
+    # entry; retrieval/fusion.py `filled`): with no facts noted, HotpotQA 54.6 -> 68.3 (3 better, 0 worse),
+    # MuSiQue 42.0 -> 45.8 (1 / 1) against reading them after all the facts' own.
     reader_fill: Literal["walk", "none"] = "walk"
     # The passages of the reader's that the walk takes at least (ours: 2, the hops of a bridge question).
     reader_fill_passages: int = Field(2, ge=0)

@@ -1,9 +1,10 @@
 """ToPG's stop and answer with the one reader (``reader="shared"``): Eval asks only whether the collected
 facts answer the question, its reason first and "yes"/"no" last (P(yes) against ``eval_threshold``
 where the server gives log-probabilities); the answer is then read by the shared reader from the
-passages the facts come from, in the facts' order, with the facts beside them, and (``reader_fill =
-"walk"``) the passages the shared walk from the first facts' entities reaches (topg/fill.py). The paper's Eval, which
-writes the answer inside its JSON verdict from the bare propositions, is ``reader="paper"``."""
+passages the facts come from, in the facts' order (``reader_facts`` of the facts beside them: none by
+default), the first of them followed (``reader_fill = "walk"``) by the passages the shared walk from the
+first facts' entities reaches (topg/fill.py). The paper's Eval, which writes the answer inside its JSON
+verdict from the bare propositions, is ``reader="paper"``."""
 
 from __future__ import annotations
 
@@ -73,7 +74,8 @@ class FactReader:
                     rounds: Sequence[Sequence[int]] = ()) -> tuple[list[str], set[str]]:
         """The passages the reader reads, and those of them the walk added: the facts' passages (each
         round's in turn with ``rounds``); with a fill, those of the first facts up to all but
-        ``fill_passages`` of the reader's, then the walk's from the first facts' entities, then the rest."""
+        ``fill_passages`` of the reader's and the walk's from the first facts' entities, the walk's after
+        the first (``fusion.filled``), then the rest."""
         own = interleaved([self.suggester.passages_of(r) for r in rounds or [found]])
         if self.fill is None:
             return own[: self.passages], set()
