@@ -295,6 +295,20 @@ def test_a2rag_never_verifies_a_draft_that_copies_the_preamble_or_was_cut(open_b
     assert "cut off at the completion cap" in answer.message
 
 
+def test_tog3_leaves_a_round_answer_the_reflector_judged_insufficient_out_of_the_known(open_bridge) -> None:  # noqa: ANN001
+    """The Reflector judged round one's answer insufficient: the reader is not told it as known (a small
+    reader copies it), and the sub-question's answer is."""
+    backend = tog3_backend((READER_INSTRUCTION, reader_reply))
+    responses = iter(["Harbor Mills", "Acme Corp"])
+    backend.rules[1] = ("Answer the query using only the context", lambda r: next(responses))
+    with open_bridge(backend) as tg:
+        answer = tg.ask(QUESTION, method="tog3", horizon=1, use_communities=False)
+    reflect = next(s for s in answer.trace if s.action == "sufficiency")
+    assert reflect.outputs["reward"] == 0 and "no Reflector call" not in reflect.outputs["reason"]
+    notes = prompt_of(backend.requests[-1]).split("Sub-questions answered along the way", 1)[1].split("\n\n", 1)[0]
+    assert "- Which company did Alice Stone found? -> Acme Corp" in notes and "Harbor Mills" not in notes
+
+
 def test_copied_instructions_and_placeholders_never_become_queries_or_sub_answers(open_bridge) -> None:  # noqa: ANN001
     """tog3's keywords and Responser, topg's NextQ: what a weak model copies from the prompt (Gemma 3
     270M did each) is dropped, not searched for or handed to the reader as a sub-answer."""

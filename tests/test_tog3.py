@@ -121,8 +121,9 @@ async def test_insufficient_then_sufficient_after_one_evolution(index_path: Path
     assert "- How is Skarn reached? -> By ferry from Kestrel Bay." in final
     unknown = "- From which town does the ferry to Skarn leave? -> Unknown"
     assert (unknown in final) == (reader == "paper")
-    if reader == "shared":
+    if reader == "shared":  # round two's answer, judged sufficient, is known; round one's abstention is not
         assert "Sub-questions answered along the way (sub-question -> answer):" in final
+        assert "- From which town does the ferry to Skarn leave? -> Kestrel Bay" in final
     tg.close()
 
 

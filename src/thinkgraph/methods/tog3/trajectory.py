@@ -54,9 +54,13 @@ class Trajectory:
         return out
 
     def known_answers(self) -> list[str]:
-        """The sub-questions answered along the way, "Unknown" (an abstention) left out: an unanswered
-        sub-question tells the reader nothing but invites it to abstain."""
-        pairs = [(self.question, a) for a in self.answers] + [(s.sub_query, s.sub_answer) for s in self.steps]
+        """The sub-questions answered along the way, and the answer to the question the Reflector judged
+        sufficient, "Unknown" (an abstention) left out: an unanswered sub-question tells the reader nothing
+        but invites it to abstain. A round's answer the Reflector judged insufficient is left out too:
+        shown as known, a small reader took it for the answer ("Christopher Nolan" for the director of the
+        film shot near Leland, where the passages it read named Stephen King)."""
+        accepted = self.answers[-1:] if self.outcome == "sufficient" else []
+        pairs = [(self.question, a) for a in accepted] + [(s.sub_query, s.sub_answer) for s in self.steps]
         return list(dict.fromkeys(f"{q} -> {a}" for q, a in pairs if a.strip() and not is_abstention(a)))
 
     def passage_ids(self) -> list[str]:
