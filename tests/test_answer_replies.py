@@ -121,6 +121,11 @@ FILM = "In what film did the actor play a character based on a story by the writ
     ("Answer: 1 [2]", FILM, None),  # a number that is not the cited passage's
     ("Answer: 2 [2]", "How many children did the writer have?", None),  # a number is asked for
     ("Answer: 1 [1]", "What year did the film come out?", None),
+    ("Answer: 3 [3]", "How old was the writer when the film came out?", None),  # may want a bare number
+    ("Answer: 2 [2]", "Which episode did the actor first appear in?", None),
+    ("Answer: 1 [1]", "What place did the team finish in?", None),
+    ("Answer: ² [2]", FILM, None),  # a superscript is no passage's number (and no int)
+    ("Answer: ① [1]", FILM, None),
     ("Answer: The Aristocats [1]", FILM, None),
 ])
 def test_an_answer_that_is_only_a_cited_passage_number(reply: str, question: str, number: str | None) -> None:
@@ -135,6 +140,22 @@ def test_an_answer_that_is_a_cited_passage_number_is_asked_again_once_told_so() 
     assert (asked.read.status, asked.read.text, asked.read.cited) == (AnswerStatus.ANSWERED, "The Aristocats", ["p1"])
     assert len(backend.requests) == 2 and llm.meter.repairs == 1
     assert '"1" is the number of a passage' in backend.requests[1].messages[-1]["content"]
+
+
+def test_a_passage_number_again_after_the_repair_is_a_failure_that_says_so() -> None:
+    llm, backend = _llm("Answer: 1 [1][2]", "Answer: 1 [1]")
+    asked = asyncio.run(ask_answer(llm, [{"role": "user", "content": "Q"}], ITEMS, step="answer.test",
+                                   prompt_template=TEMPLATE, question=FILM))
+    assert asked.read.status == AnswerStatus.FAILED and "passage numbers" in (asked.read.message or "")
+    assert len(backend.requests) == 2 and llm.meter.parse_failures == 1
+
+
+def test_a_comparison_sentence_with_its_citation_is_read_as_its_subject() -> None:
+    llm, _ = _llm("Reasoning: Pterocarya trees grow to 30 m [1].\nAnswer: The Pterocarya is larger than the Cotula [1]")
+    asked = asyncio.run(ask_answer(llm, [{"role": "user", "content": "Q"}], ITEMS, step="answer.test",
+                                   prompt_template=TEMPLATE,
+                                   question="Which plant is larger, the Pterocarya or the Cotula?"))
+    assert (asked.read.text, asked.read.cited) == ("Pterocarya", ["p1"])
 
 
 def test_a_usable_first_reply_costs_one_call() -> None:

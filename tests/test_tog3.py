@@ -16,6 +16,8 @@ from thinkgraph.methods.base import MethodContext
 from thinkgraph.methods.run import run_method
 from thinkgraph.methods.tog3 import ToG3Config, ToG3Method
 from thinkgraph.methods.tog3.agents import parse_triples
+from thinkgraph.methods.tog3.subgraph import Subgraph
+from thinkgraph.methods.tog3.trajectory import Trajectory
 from thinkgraph.testing import ScriptedBackend
 
 NEEDLES = {"keywords": "Give up to", "respond": "Answer the query using only the context",
@@ -248,3 +250,16 @@ async def test_through_the_real_http_client(index_path: Path, settings: Settings
             answer = await tg.aask("Who trained Lena Sorensen?", method="tog3", horizon=2)
     assert answer.text == "Joseph Okafor" and answer.cost.calls == 4
     assert answer.cost.prompt_tokens == 44  # the server reports 11 prompt tokens per call
+
+
+@pytest.mark.parametrize(("outcome", "known"), [
+    ("sufficient", ["Q? -> second draft", "Sub? -> sub answer"]),  # the accepted round answer, the last
+    ("horizon", ["Sub? -> sub answer"]),  # every round judged insufficient
+    ("reflector_stop", ["Sub? -> sub answer"]),
+    ("budget_reached", ["Sub? -> sub answer"]),
+])
+def test_known_answers_keep_only_the_round_answer_the_reflector_accepted(outcome: str, known: list[str]) -> None:
+    run = Trajectory("Q?", answers=["first draft", "second draft"], outcome=outcome)
+    run.add_step("Sub?", "sub answer", "first draft", 0, Subgraph())
+    run.add_step("Other?", "Unknown", "second draft", 0, Subgraph())
+    assert run.known_answers() == known

@@ -43,6 +43,8 @@ async def test_tog3s_reader_reads_where_the_walk_from_its_passages_leads(open_br
     (["a", "b"], ["x", "y"], 2, 2, ["a", "x"]),  # own's first always stays
     ([], ["x", "y"], 2, 1, ["x", "y"]),
     (["a", "b", "c"], ["x"], 3, 0, ["a", "b", "c"]),  # share 0: the walk only fills room
+    (["a", "b", "c"], ["x", "x", "y", "a"], 3, 5, ["a", "x", "y"]),  # share above the limit; repeats once
+    (["a", "b", "c"], ["x"], 0, 2, []),  # no room at all
 ])
 def test_filled_gives_the_walk_its_share_after_owns_first_item(own: list[str], walked: list[str], limit: int,
                                                                share: int, expected: list[str]) -> None:

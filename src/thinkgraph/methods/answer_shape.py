@@ -250,6 +250,19 @@ def _picks_one_of_things(question: str, answer: str) -> bool:
     return not any(_plain(n) in offered for n in _NUMBER.findall(answer))
 
 
+# Questions whose answer may be a bare number, more widely than ``asks_for_number``: "how old / long / far",
+# "what number did he wear", "which episode", "what place did they finish in".
+_MAY_WANT_NUMBER = re.compile(r"\bhow\s+\w+|\b(?:numbers?|place|rank(?:ed|ing)?|age|position|episodes?|seasons?|"
+                              r"chapters?|volumes?|tracks?|floors?|grades?|scores?|seeds?|picks?|rounds?|levels?|"
+                              r"pages?|editions?|versions?|laps?|innings|minutes?|hours?|days?|weeks?|months?|"
+                              r"years?|decades?|centur(?:y|ies))\b", re.IGNORECASE)
+
+
+def may_want_number(question: str) -> bool:
+    """Whether ``question``'s answer may be a bare number (see ``_MAY_WANT_NUMBER``)."""
+    return asks_for_number(question) or bool(_MAY_WANT_NUMBER.search(question))
+
+
 def asks_for_number(question: str) -> bool:
     """Whether ``question`` wants a number for its answer: a count, an amount, a year, a population, a share."""
     return bool(_ASKS_QUANTITY.search(question))

@@ -32,8 +32,9 @@ T = TypeVar("T")
 UNKNOWN = "Unknown"
 ECHO_MESSAGE = "the model repeated the prompt's instructions instead of answering"
 TRUNCATED_MESSAGE = "the answer was cut off at the completion cap ([llm.max_tokens] answer = {cap} tokens)"
-MARKERS_ONLY_MESSAGE = "the model replied with passage numbers only, not an answer"
+MARKERS_ONLY_MESSAGE = "the model replied with passage numbers only, not an answer"  # or a passage's number
 _CITE = re.compile(r"\[(\d+)\]")
+_ASCII_NUMBER = re.compile(r"[0-9]+")  # (str.isdigit takes "²" too, which int() refuses)
 _SPACE_BEFORE_PUNCTUATION = re.compile(r"\s+([.,;:!?])")
 _CITE_GROUP = re.compile(r"\[\s*\d+(?:\s*[,;]\s*\d+)+\s*\]")  # "[1, 3]" written for "[1][3]"
 # The labelled answer line ("Answer: X", "**Final answer:** X"); the last one wins (a model may restate).
@@ -206,12 +207,12 @@ def markers_only(reply: str) -> bool:
 
 
 def marker_as_answer(reply: str, question: str | None) -> str | None:
-    """The number, when a reply's answer is only the number of a passage it cites and the question asks
-    for no number ("Answer: 1 [1][2]" for "In what film ...?": the worked example's "1881 [1][3]"
-    copied with the passage's number for the answer); None otherwise."""
+    """The number, when a reply's answer is only the number of a passage it cites and the question can
+    want no bare number ("Answer: 1 [1][2]" for "In what film ...?": the worked example's "1881 [1][3]"
+    copied with the passage's number for the answer; ``answer_shape.may_want_number``); None otherwise."""
     line, _ = answer_part(reply)
     number = without_markers(line).strip(" .*")
-    if not number.isdigit() or (question is not None and answer_shape.asks_for_number(question)):
+    if not _ASCII_NUMBER.fullmatch(number) or (question is not None and answer_shape.may_want_number(question)):
         return None
     cited = _CITE.findall(line) or _CITE.findall(reply)
     return number if int(number) in {int(n) for n in cited} else None
@@ -282,8 +283,8 @@ async def ask_answer(llm: LLM, messages: list[Message], items: Sequence[T], *, s
                      prompt_template: str | tuple[str, ...], question: str | None = None) -> AskedAnswer[T]:
     """Ask for an answer and read it; a reply of passage numbers only, or one whose answer is only the
     number of a passage it cites (``marker_as_answer``), is asked again once, with the model's reply and
-    what it lacked (the bounded repair of free-text answers). Still markers only, it is
-    a failure that says so. A reply cut at the completion cap before its answer line is asked once for
+    what it lacked (the bounded repair of free-text answers). Still markers only (or a passage's number),
+    it is a failure that says so. A reply cut at the completion cap before its answer line is asked once for
     the answer line alone, shown its reply up to where it began to repeat itself (``cut_off``). Given
     the ``question``, an answer that only restates it
     (``restatement.restates_question``), cannot be of the kind it asks for (``answer_shape.kind_mismatch``)
@@ -324,7 +325,7 @@ async def ask_answer(llm: LLM, messages: list[Message], items: Sequence[T], *, s
             replies.append(last.text.strip())
     read = shortened(read_answer(last.text.strip(), items, prompt_template, truncated=last.truncated, cap=cap),
                      question)
-    if read.status == AnswerStatus.ANSWERED and markers_only(last.text):
+    if read.status == AnswerStatus.ANSWERED and (markers_only(last.text) or marker_as_answer(last.text, question)):
         read = AnswerReply(AnswerStatus.FAILED, None, read.cited, MARKERS_ONLY_MESSAGE, read.reasoning)
     if read.status == AnswerStatus.FAILED:  # unusable after the repair: counted with the structured ones
         llm.meter.parse_failures += 1

@@ -76,5 +76,5 @@ def filled(own: Sequence[H], walked: Sequence[H], limit: int, share: int) -> lis
     own passage fourth and named another passage's film (docs/answer-quality.md, sixteenth session)."""
     head = list(own[: max(limit - share, 1)])
     chosen = list(dict.fromkeys([*head, *walked, *own]))[:limit]
-    entry, fill = head[:1], set(walked) - set(head)
+    entry, fill = (head[:1] if limit > 0 else []), set(walked) - set(head)
     return [*entry, *(x for x in chosen if x in fill), *(x for x in chosen if x not in fill and x not in entry)]

@@ -19,8 +19,8 @@ from thinkgraph.retrieval.seeded_walk import FILL_DEPTH, FILL_RANK_POWER, rank_w
 
 def walk_filled(retriever: Retriever, question: str, own: Sequence[str]) -> list[str]:
     """The passages the final reader reads: as many as the trajectory's own (``context_passages`` at least),
-    the first of them up to all but ``reader_fill_passages``, then the walk's from the entities of its
-    first ``context_passages``, then the rest of its own."""
+    its own up to all but ``reader_fill_passages`` and the walk's from the entities of its first
+    ``context_passages``, in the order ``fusion.filled`` gives: its first, the walk's, then its others."""
     c, view = retriever.config, retriever.view
     mentions = view.passage_entities.entities
     seeds = rank_weighted(own[: c.context_passages], mentions, FILL_RANK_POWER)

@@ -115,8 +115,9 @@ async def read_trajectory(llm: LLM, store: GraphStore, run: Trajectory, retrieve
                           trace: list[TraceStep]) -> tuple[AnswerReply[ScoredPassage], list[ScoredPassage]]:
     """The final answer by the one reader (``reader="shared"``): the trajectory's passages (each
     subgraph's best first; with ``reader_fill="walk"``, the shared walk's from their entities in part,
-    tog3/fill.py), with the sub-answers that are not "Unknown", the final subgraph's triples
-    and the community summaries as its notes."""
+    tog3/fill.py), with the sub-answers that are not "Unknown" and the round answer the Reflector judged
+    sufficient (``Trajectory.known_answers``), the final subgraph's triples and the community summaries
+    as its notes."""
     limit = retriever.config.max_triples_shown
     notes = [Notes("Sub-questions answered along the way (sub-question -> answer)", run.known_answers()),
              Notes("Facts from the knowledge graph (subject -> relation -> object)",
