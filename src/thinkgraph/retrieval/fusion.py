@@ -71,8 +71,8 @@ def filled(own: Sequence[H], walked: Sequence[H], limit: int, share: int) -> lis
     """A reader's ``limit`` items without repeats: ``own`` up to all but ``share`` of them (its first
     always), ``walked`` (a fill's) in the places left, and the rest of ``own`` in any still left;
     ``walked`` takes at least ``share`` places when it has them and ``limit`` leaves them. In the order
-    a chain is read: ``own``'s first (the entry), the walk's (where the entry's entities lead: the next
-    hop), then ``own``'s others. With the walk's after all of ``own``'s, Qwen2.5-1.5B read the bridge's
+    a chain is read: ``own``'s first (the entry), the walk's (where the walk from ``own``'s first items
+    leads: the next hop), then ``own``'s others. With the walk's after all of ``own``'s, Qwen2.5-1.5B read the bridge's
     own passage fourth and named another passage's film (docs/answer-quality.md, sixteenth session)."""
     head = list(own[: max(limit - share, 1)])
     chosen = list(dict.fromkeys([*head, *walked, *own]))[:limit]
