@@ -45,7 +45,7 @@ from thinkgraph.eval.runner import EvalRunner, MethodSpec  # noqa: E402
 DATASETS = {"musique": ("musique", "openie_gpt35.jsonl"), "hotpotqa": ("hotpotqa", None)}
 # Each method at its defaults for a small local model (docs/local-models.md says why each setting).
 # tog3 at horizon K = 1: at the paper's K = 3 one question takes 10-20 minutes here (docs/answer-quality.md).
-# kgr at 5 steps, not the paper's n = 10: 2.99 times `ppr`'s seconds on MuSiQue's first 20 against 4.85, at
+# kgr at 5 steps, not the paper's n = 10: 2.81-2.99 times `ppr`'s seconds on MuSiQue's first 20 against 4.85, at
 # 34.9 F1 against 39.5 there (`ppr` 25.3) and 70.0 against 68.3 on HotpotQA's (docs/local-models.md).
 METHODS = ["none", "naive", "ppr", "ircot", "a2rag", "topg", "tog3:horizon=1", "kgr:steps=5"]
 STATUSES = ("answered", "abstained", "failed", "truncated", "error")
