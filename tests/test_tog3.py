@@ -17,7 +17,7 @@ from thinkgraph.methods.run import run_method
 from thinkgraph.methods.tog3 import ToG3Config, ToG3Method
 from thinkgraph.methods.tog3.agents import parse_triples
 from thinkgraph.methods.tog3.subgraph import Subgraph
-from thinkgraph.methods.tog3.trajectory import Trajectory
+from thinkgraph.methods.tog3.trajectory import Trajectory, restates
 from thinkgraph.testing import ScriptedBackend
 
 NEEDLES = {"keywords": "Give up to", "respond": "Answer the query using only the context",
@@ -263,3 +263,23 @@ def test_known_answers_keep_only_the_round_answer_the_reflector_accepted(outcome
     run.add_step("Sub?", "sub answer", "first draft", 0, Subgraph())
     run.add_step("Other?", "Unknown", "second draft", 0, Subgraph())
     assert run.known_answers() == known
+
+
+@pytest.mark.parametrize(("sub_query", "same"), [
+    ("Who did Barry Wesson's team play in the World Series last year?", True),
+    ("Which team did Barry Wesson's team play in the World Series last year", True),  # other wording
+    ("Which team did Barry Wesson play for?", False),  # a part of the question
+    ("Who won the World Series last year?", False),
+])
+def test_a_sub_query_restates_the_question_when_it_has_the_same_content_words(sub_query: str, same: bool) -> None:
+    assert restates(sub_query, "Who did Barry Wesson's team play in the World Series last year?") is same
+
+
+def test_known_answers_leave_out_a_restated_question_and_an_answer_of_the_wrong_kind() -> None:
+    q = "Which of the two tornado outbreaks killed the most people?"
+    run = Trajectory(q, answers=["484"], outcome="sufficient")  # accepted, but a count is no outbreak
+    run.add_step("Which tornado outbreak killed the most people of the two?", "The 1998 outbreak", "484", 0,
+                 Subgraph())  # the question again: a draft answer no Reflector judged
+    run.add_step("How many people did the 1998 outbreak kill?", "36", "484", 0, Subgraph())
+    run.add_step("Where did the 1998 outbreak start?", "1985", "484", 0, Subgraph())  # a year for "where"
+    assert run.known_answers() == ["How many people did the 1998 outbreak kill? -> 36"]

@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from thinkgraph.llm.service import LLM
+from thinkgraph.methods import answer_shape
 from thinkgraph.methods.layout import Notes
 from thinkgraph.methods.reader import ReaderInput, read
 from thinkgraph.methods.replies import AnswerReply, answer_format, answer_trace, ask_answer, is_abstention
@@ -15,8 +16,21 @@ from thinkgraph.methods.tog3.fill import walk_filled
 from thinkgraph.methods.tog3.prompts import FINAL
 from thinkgraph.methods.tog3.subgraph import Subgraph, Triple, merge_types
 from thinkgraph.models import TraceStep
+from thinkgraph.retrieval.compaction import stems
 from thinkgraph.retrieval.evidence import ScoredPassage, passages_from_scores
 from thinkgraph.store.base import GraphStore
+
+
+def restates(sub_query: str, question: str) -> bool:
+    """Whether an evolved sub-query asks the question again: the same content words (as stems), in any
+    order or wording ("Which team did X's team play ...?" for "Who did X's team play ...?")."""
+    return stems(sub_query) == stems(question)
+
+
+def usable(answer: str, question: str) -> bool:
+    """Whether an answer tells the reader something: not empty, no abstention, of the kind asked for."""
+    return bool(answer.strip()) and not is_abstention(answer) \
+        and answer_shape.kind_mismatch(answer_shape.short_answer(answer, question), question) is None
 
 
 @dataclass
@@ -58,10 +72,16 @@ class Trajectory:
         sufficient, "Unknown" (an abstention) left out: an unanswered sub-question tells the reader nothing
         but invites it to abstain. A round's answer the Reflector judged insufficient is left out too:
         shown as known, a small reader took it for the answer ("Christopher Nolan" for the director of the
-        film shot near Leland, where the passages it read named Stephen King)."""
+        film shot near Leland, where the passages it read named Stephen King). So is the answer to a
+        sub-question that restates the question (``restates``; Fig. 14 allows it): one more draft answer to
+        the question, which no Reflector accepted (Qwen2.5-1.5B restated the question in 20 of the 33
+        evolutions on the first 20 + 20 dev questions, and answered Leland's again "Christopher Nolan").
+        An answer that cannot be of the kind its question asks for (``answer_shape.kind_mismatch``: "484"
+        for "Which of the two tornado outbreaks killed the most people?") is left out, accepted or not."""
         accepted = self.answers[-1:] if self.outcome == "sufficient" else []
-        pairs = [(self.question, a) for a in accepted] + [(s.sub_query, s.sub_answer) for s in self.steps]
-        return list(dict.fromkeys(f"{q} -> {a}" for q, a in pairs if a.strip() and not is_abstention(a)))
+        pairs = [(self.question, a) for a in accepted] + [
+            (s.sub_query, s.sub_answer) for s in self.steps if not restates(s.sub_query, self.question)]
+        return list(dict.fromkeys(f"{q} -> {a}" for q, a in pairs if usable(a, q)))
 
     def passage_ids(self) -> list[str]:
         """Passages of every subgraph, interleaved by rank (each subgraph's best first), once each."""
