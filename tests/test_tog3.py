@@ -40,12 +40,14 @@ class Script:
         self.replies = replies
         self.calls: list[str] = []
         self.prompts: list[str] = []
+        self.requests: list[str] = []  # each call's last message
         self.backend = ScriptedBackend(rules=[(n, self._reply(FINAL_KINDS.get(k, k))) for k, n in NEEDLES.items()])
 
     def _reply(self, kind: str):  # noqa: ANN202
         def reply(request: ChatRequest) -> str:
             self.calls.append(kind)
             self.prompts.append(request.messages[0]["content"])
+            self.requests.append(request.messages[-1]["content"])
             r = self.replies.get(kind)
             if r is None:
                 raise AssertionError(f"unexpected {kind} call")
@@ -126,6 +128,29 @@ async def test_insufficient_then_sufficient_after_one_evolution(index_path: Path
     if reader == "shared":  # round two's answer, judged sufficient, is known; round one's abstention is not
         assert "Sub-questions answered along the way (sub-question -> answer):" in final
         assert "- From which town does the ferry to Skarn leave? -> Kestrel Bay" in final
+    tg.close()
+
+
+@pytest.mark.parametrize(("again", "evolved", "sub_query"), [
+    (True, ["Next question: From which town does the ferry to Skarn leave?", "Next question: How is Skarn reached?"],
+     "How is Skarn reached?"),  # asked again once, told why: the part of the question it depends on
+    (True, ["Next question: Which town does the ferry to Skarn leave from?"] * 2,
+     "Which town does the ferry to Skarn leave from?"),  # restated twice: the second reply stands
+    (False, ["Next question: From which town does the ferry to Skarn leave?"],
+     "From which town does the ferry to Skarn leave?"),  # the paper's prompt allows the question itself
+])
+async def test_a_next_question_that_restates_the_question_is_asked_again_once(
+        index_path: Path, again: bool, evolved: list[str], sub_query: str) -> None:
+    script = Script(keywords=["kw"], respond=["Unknown", "By ferry from Kestrel Bay."], evolve=list(evolved),
+                    extract=[EXTRACTION], refine=["None"], final=["Kestrel Bay"])
+    tg, m = method(index_path, script, horizon=1, restated_query_again=again)
+    answer = await run_method(m, "From which town does the ferry to Skarn leave?")
+    assert script.calls.count("evolve") == len(evolved)
+    step = next(s for s in answer.trace if s.action == "evolve_query")
+    assert step.outputs["sub_query"] == sub_query and ("restated" in step.outputs) == again
+    told = [r for call, r in zip(script.calls, script.requests, strict=True) if call == "evolve"][1:]
+    assert [("asks the original question again" in r) for r in told] == [True] * (len(evolved) - 1)
+    assert [s.inputs["query"] for s in answer.trace if s.action == "retrieve"][1] == sub_query
     tg.close()
 
 

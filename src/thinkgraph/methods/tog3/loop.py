@@ -20,9 +20,9 @@ from thinkgraph.methods.synthesis import citations_for
 from thinkgraph.methods.tog3.agents import Retriever
 from thinkgraph.methods.tog3.config import ToG3Config
 from thinkgraph.methods.tog3.constructor import Constructor
-from thinkgraph.methods.tog3.prompts import EVOLVE_QUERY, REASONING, RESPOND, SUFFICIENCY
+from thinkgraph.methods.tog3.prompts import EVOLVE_AGAIN, EVOLVE_QUERY, REASONING, RESPOND, SUFFICIENCY
 from thinkgraph.methods.tog3.subgraph import Subgraph
-from thinkgraph.methods.tog3.trajectory import Trajectory, read_trajectory, synthesise
+from thinkgraph.methods.tog3.trajectory import Trajectory, read_trajectory, restates, synthesise
 from thinkgraph.models import Answer, AnswerStatus, Edge, EdgeType, EvidenceSubgraph, Node, NodeType, TraceStep
 from thinkgraph.retrieval.evidence import passages_from_scores
 
@@ -204,12 +204,20 @@ class ToG3Method:
         return reward
 
     async def _evolve_query(self, llm: LLM, run: Trajectory, graph: Subgraph, trace: list[TraceStep]) -> str | None:
+        """The Reflector's next question (Alg. 2 line 8), or None for its STOP. One that restates the
+        question is asked again once, told why (``restated_query_again``); the second reply stands."""
         steps = self._reasoning(run)
         instruction = EVOLVE_QUERY.format(reasoning=f"\n{steps}" if steps else " None")
         messages = question_prompt(self.retriever.context(graph), instruction, run.question)
         reply = (await llm.text(messages, step="tog3.evolve_query", kind="query")).strip()
         sub_query = parse_sub_query(reply)
-        trace.append(TraceStep("reflector", "evolve_query", {}, {"sub_query": sub_query}, prompt="EVOLVE_QUERY"))
+        outputs: dict[str, object] = {"sub_query": sub_query}
+        if self.config.restated_query_again and sub_query is not None and restates(sub_query, run.question):
+            messages += [{"role": "assistant", "content": reply}, {"role": "user", "content": EVOLVE_AGAIN}]
+            reply = (await llm.text(messages, step="tog3.evolve_query.again", kind="query")).strip()
+            sub_query = parse_sub_query(reply)
+            outputs = {"sub_query": sub_query, "restated": outputs["sub_query"]}
+        trace.append(TraceStep("reflector", "evolve_query", {}, outputs, prompt="EVOLVE_QUERY"))
         return sub_query
 
 

@@ -43,6 +43,13 @@ Next question: Who founded Brightwell Lighting?
 Reasoning so far:{reasoning}
 Reply with "Next question: <the question>" only."""
 
+# Asked once when the next question asks the original one again (ToG3Config.restated_query_again): the
+# same question retrieves the same subgraph, so the round would find nothing new.
+EVOLVE_AGAIN = """Your next question asks the original question again, and searching with it would find the
+same context as above. Write a question about one part of the original question instead: the entity or fact
+it depends on that the context above does not state yet. If no such part is left, reply exactly None.
+Reply with "Next question: <the question>" only."""
+
 REFINE = """Below is a sub-graph of a knowledge graph as triples "subject -> relation -> object", and a query.
 Refine it: remove triples unrelated to the query or noisy, write entity names consistently, and add
 a missing link only when the given triples strongly support it. Reply with the refined triples in the
