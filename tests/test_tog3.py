@@ -298,6 +298,7 @@ def test_known_answers_keep_only_the_round_answer_the_reflector_accepted(outcome
 ])
 def test_a_sub_query_restates_the_question_when_it_has_the_same_content_words(sub_query: str, same: bool) -> None:
     assert restates(sub_query, "Who did Barry Wesson's team play in the World Series last year?") is same
+    assert not restates("Who is it?", "What is it?")  # no content word: nothing restated
 
 
 def test_known_answers_leave_out_a_restated_question_and_an_answer_of_the_wrong_kind() -> None:

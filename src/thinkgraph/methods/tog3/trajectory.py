@@ -23,8 +23,10 @@ from thinkgraph.store.base import GraphStore
 
 def restates(sub_query: str, question: str) -> bool:
     """Whether an evolved sub-query asks the question again: the same content words (as stems), in any
-    order or wording ("Which team did X's team play ...?" for "Who did X's team play ...?")."""
-    return stems(sub_query) == stems(question)
+    order or wording ("Which team did X's team play ...?" for "Who did X's team play ...?"). A sub-query
+    with no content word restates nothing."""
+    words = stems(sub_query)
+    return bool(words) and words == stems(question)
 
 
 def usable(answer: str, question: str) -> bool:
