@@ -37,8 +37,10 @@ class ToG3Config(BaseModel):
     # The final answer step (a* = pi_resp^final(q, H_K)). "shared" (the default): the one reader
     # (methods/reader.py) over the trajectory's passages, with the sub-answers that are not "Unknown" and
     # the round's answer the Reflector judged sufficient (one it judged insufficient is left out, since
-    # 2026-12-02: shown as known, the reader copied it), the triples of every subgraph (the latest first)
-    # and the community summaries beside them. "paper": the FINAL template of App. J, which shows H whole.
+    # 2026-12-02: shown as known, the reader copied it; so is the answer to a sub-question that restates
+    # the question, and one of the wrong kind: Trajectory.known_answers), the triples of every subgraph
+    # (the latest first) and the community summaries beside them. "paper": the FINAL template of App. J,
+    # which shows H whole.
     reader: Literal["shared", "paper"] = "shared"
     # What the shared reader reads (ours; reader = "paper" reads the trajectory's passages as they are;
     # not the Retriever's fill_passages). "walk" (the default): as many passages as the trajectory's, its
