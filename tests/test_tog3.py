@@ -132,10 +132,16 @@ async def test_insufficient_then_sufficient_after_one_evolution(index_path: Path
 
 
 @pytest.mark.parametrize(("again", "evolved", "sub_query"), [
-    (True, ["Next question: From which town does the ferry to Skarn leave?", "Next question: How is Skarn reached?"],
-     "How is Skarn reached?"),  # asked again once, told why: the part of the question it depends on
-    (True, ["Next question: Which town does the ferry to Skarn leave from?"] * 2,
-     "Which town does the ferry to Skarn leave from?"),  # restated twice: the second reply stands
+    (True, ["Next question: Which town does the ferry to Skarn leave from?", "Next question: How is Skarn reached?"],
+     "How is Skarn reached?"),  # the question reworded: asked again once, told why, and a part of it comes back
+    (True, ["Question: From which town does the ferry to Skarn leave?"] * 2,
+     "From which town does the ferry to Skarn leave?"),  # restated twice (a label is no word of it): it stands
+    (True, ["Next question: From which town does the ferry to Skarn leave?", "None"],
+     "From which town does the ferry to Skarn leave?"),  # a STOP after being told: the restated question stands
+    (True, ["Next question: From which town does the ferry to Skarn leave?",
+            "Write a question about one part of the original question instead: the entity or fact it depends on"],
+     "From which town does the ferry to Skarn leave?"),  # a copy of the prompt: the same
+    (True, ["Next question: When does the ferry to Skarn leave town?"], "When does the ferry to Skarn leave town?"),
     (False, ["Next question: From which town does the ferry to Skarn leave?"],
      "From which town does the ferry to Skarn leave?"),  # the paper's prompt allows the question itself
 ])
@@ -145,12 +151,25 @@ async def test_a_next_question_that_restates_the_question_is_asked_again_once(
                     extract=[EXTRACTION], refine=["None"], final=["Kestrel Bay"])
     tg, m = method(index_path, script, horizon=1, restated_query_again=again)
     answer = await run_method(m, "From which town does the ferry to Skarn leave?")
-    assert script.calls.count("evolve") == len(evolved)
+    assert script.calls.count("evolve") == len(evolved) and answer.stats["outcome"] == "horizon"
     step = next(s for s in answer.trace if s.action == "evolve_query")
-    assert step.outputs["sub_query"] == sub_query and ("restated" in step.outputs) == again
-    told = [r for call, r in zip(script.calls, script.requests, strict=True) if call == "evolve"][1:]
-    assert [("asks the original question again" in r) for r in told] == [True] * (len(evolved) - 1)
+    assert step.outputs["sub_query"] == sub_query and ("restated" in step.outputs) == (len(evolved) == 2)
+    told = [r for call, r in zip(script.calls, script.requests, strict=True) if call == "evolve"]
+    assert ["asks the original question again" in r for r in told] == [False, True][: len(evolved)]
     assert [s.inputs["query"] for s in answer.trace if s.action == "retrieve"][1] == sub_query
+    tg.close()
+
+
+async def test_the_evolution_is_traced_when_the_budget_ends_the_loop_at_its_second_call(index_path: Path) -> None:
+    script = Script(keywords=["kw"], respond=["Unknown"], evolve=["Next question: From which town does the ferry "
+                                                                  "to Skarn leave?"], final=["Unknown"])
+    tg, m = method(index_path, script, horizon=1, max_calls=4)  # keywords, respond, evolve; one kept for the reader
+    answer = await run_method(m, "From which town does the ferry to Skarn leave?")
+    assert script.calls == ["keywords", "respond", "evolve", "final"] and answer.stats["outcome"] == "budget_reached"
+    step = next(s for s in answer.trace if s.action == "evolve_query")
+    assert step.outputs == {"sub_query": "From which town does the ferry to Skarn leave?",
+                            "restated": "From which town does the ferry to Skarn leave?"}
+    assert step.prompt == "EVOLVE_QUERY, EVOLVE_AGAIN"
     tg.close()
 
 
@@ -295,6 +314,8 @@ def test_known_answers_keep_only_the_round_answer_the_reflector_accepted(outcome
     ("Which team did Barry Wesson's team play in the World Series last year", True),  # other wording
     ("Which team did Barry Wesson play for?", False),  # a part of the question
     ("Who won the World Series last year?", False),
+    ("When did Barry Wesson's team play in the World Series last year?", False),  # a time, not a team
+    ("Who did Barry Wesson's team not play in the World Series last year?", False),
 ])
 def test_a_sub_query_restates_the_question_when_it_has_the_same_content_words(sub_query: str, same: bool) -> None:
     assert restates(sub_query, "Who did Barry Wesson's team play in the World Series last year?") is same

@@ -71,9 +71,10 @@ class ToG3Config(BaseModel):
     # extraction of every newly reached chunk needs about 35; the rest is room for repaired replies.
     # When spent, the loop stops and the final answer is synthesised from the trajectory so far.
     max_calls: int | None = Field(80, ge=1)
-    # A next question that restates the original one (the same content words; Fig. 14 allows "the same
-    # as the original question") is asked again once, told why (ours): it retrieves the same subgraph, so
-    # the round finds nothing new. Qwen2.5-1.5B restated the question in 20 of 33 evolutions on the first
+    # A next question that restates the original one (the same content words, asking for the same kind of
+    # thing; Fig. 14 allows "the same as the original question") is asked again once, told why (ours): it
+    # retrieves the same subgraph, so the round finds nothing new. A STOP or a copy of the prompt in reply
+    # leaves the restated question standing, so this never ends the loop earlier than the paper's prompt. Qwen2.5-1.5B restated the question in 20 of 33 evolutions on the first
     # 20 + 20 dev questions; asked again (at K = 1), it wrote a new question for 5 of 21 and F1 rose
     # HotpotQA 59.2 -> 59.6, MuSiQue 40.2 -> 42.7 (1 better, none worse, each). False: the restated
     # question stands, as the paper's prompt lets it.

@@ -4,6 +4,7 @@ evolutions; then a final answer synthesised from the whole trajectory H_K and it
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -204,27 +205,45 @@ class ToG3Method:
         return reward
 
     async def _evolve_query(self, llm: LLM, run: Trajectory, graph: Subgraph, trace: list[TraceStep]) -> str | None:
-        """The Reflector's next question (Alg. 2 line 8), or None for its STOP. One that restates the
-        question is asked again once, told why (``restated_query_again``); the second reply stands."""
+        """The Reflector's next question (Alg. 2 line 8), or None for its STOP; a copy of the prompt names
+        no question, and the question itself (which Fig. 14 allows) is retrieved. One that restates the
+        question is asked again once, told why (``restated_query_again``). The second reply stands, unless
+        it is a STOP or a copy of the prompt: then the restated question does, so that asking again never
+        ends the loop where the paper's prompt would have gone on."""
         steps = self._reasoning(run)
         instruction = EVOLVE_QUERY.format(reasoning=f"\n{steps}" if steps else " None")
         messages = question_prompt(self.retriever.context(graph), instruction, run.question)
         reply = (await llm.text(messages, step="tog3.evolve_query", kind="query")).strip()
-        sub_query = parse_sub_query(reply)
+        sub_query = run.question if _echoes(reply) else parse_sub_query(reply)
         outputs: dict[str, object] = {"sub_query": sub_query}
-        if self.config.restated_query_again and sub_query is not None and restates(sub_query, run.question):
-            messages += [{"role": "assistant", "content": reply}, {"role": "user", "content": EVOLVE_AGAIN}]
-            reply = (await llm.text(messages, step="tog3.evolve_query.again", kind="query")).strip()
-            sub_query = parse_sub_query(reply)
-            outputs = {"sub_query": sub_query, "restated": outputs["sub_query"]}
-        trace.append(TraceStep("reflector", "evolve_query", {}, outputs, prompt="EVOLVE_QUERY"))
+        try:
+            if self.config.restated_query_again and sub_query is not None and restates(sub_query, run.question):
+                outputs["restated"] = sub_query
+                messages += [{"role": "assistant", "content": reply}, {"role": "user", "content": EVOLVE_AGAIN}]
+                reply = (await llm.text(messages, step="tog3.evolve_query.again", kind="query")).strip()
+                sub_query = (None if _echoes(reply) else parse_sub_query(reply)) or sub_query
+                outputs["sub_query"] = sub_query
+        finally:  # the step is traced even when the call budget ends the loop at the second call
+            trace.append(TraceStep("reflector", "evolve_query", {}, outputs,
+                                   prompt="EVOLVE_QUERY" + (", EVOLVE_AGAIN" if "restated" in outputs else "")))
         return sub_query
+
+
+def _echoes(reply: str) -> bool:
+    """Whether a reply copies our instructions (a weak model's), not a question."""
+    return any(echoes_instructions(reply, t) for t in (PREAMBLE, EVOLVE_QUERY, EVOLVE_AGAIN))
+
+
+# A label before a question ("Question:", "Original question:", "Sub-question:"), not part of it; "Next
+# question:" marks the Reflector's answer and is read first.
+_LABEL = re.compile(r"^(?:the\s+)?(?:original\s+|new\s+|sub-?\s*)?question\s*:\s*", re.IGNORECASE)
 
 
 def parse_sub_query(reply: str) -> str | None:
     """The evolved sub-query in a reply ("Next question: ..." or the first line that is not a
     preamble), or None for the Reflector's STOP."""
-    lines = [ln.replace("*", "").strip() for ln in reply.splitlines() if ln.replace("*", "").strip()]
+    lines = [_LABEL.sub("", ln.replace("*", "").strip()) for ln in reply.splitlines()]
+    lines = [ln for ln in lines if ln]
     labelled = next((ln for ln in lines if ln.casefold().startswith("next question:")), None)
     line = labelled.split(":", 1)[1].strip() if labelled else next(
         (ln for ln in lines if ln.endswith("?") or ln.strip(".'\"").casefold() == "none"), lines[0] if lines else "")

@@ -3,6 +3,7 @@ the final synthesis a* = pi_resp^final(q, H_K) over the evidence of every subgra
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 from thinkgraph.llm.service import LLM
@@ -20,17 +21,31 @@ from thinkgraph.retrieval.compaction import stems
 from thinkgraph.retrieval.evidence import ScoredPassage, passages_from_scores
 from thinkgraph.store.base import GraphStore
 
+# What a question asks for, coarsely: a time, a place, a reason, a manner or amount, else a thing (who,
+# what, which: "Which team did ...?" asks what "Who did ...?" asks), or yes/no (no wh-word).
+_WH_WORD = re.compile(r"\b(who|whom|whose|what|which|when|where|why|how)\b", re.IGNORECASE)
+_ASKS = {"when": "time", "where": "place", "why": "reason", "how": "manner"}
+_NEGATED = re.compile(r"\b(?:not|never|no)\b|n't\b", re.IGNORECASE)
+
+
+def _asks(text: str) -> tuple[str, bool]:
+    found = _WH_WORD.search(text)
+    word = found.group(1).casefold() if found else ""
+    return _ASKS.get(word, "thing" if word else "yes/no"), bool(_NEGATED.search(text))
+
 
 def restates(sub_query: str, question: str) -> bool:
-    """Whether an evolved sub-query asks the question again: the same content words (as stems), in any
-    order or wording ("Which team did X's team play ...?" for "Who did X's team play ...?"). A sub-query
-    with no content word restates nothing."""
+    """Whether an evolved sub-query asks the question again: the same content words (as stems) in any
+    order or wording ("Which team did X's team play ...?" for "Who did X's team play ...?"), asking for
+    the same kind of thing (a time is not a person: "When was Jaws directed?" is not "Who directed
+    Jaws?"), negated alike. A sub-query with no content word restates nothing."""
     words = stems(sub_query)
-    return bool(words) and words == stems(question)
+    return bool(words) and words == stems(question) and _asks(sub_query) == _asks(question)
 
 
 def usable(answer: str, question: str) -> bool:
-    """Whether an answer tells the reader something: not empty, no abstention, of the kind asked for."""
+    """Whether an answer tells the reader something: not empty, no abstention, and not of a kind its
+    question rules out (``answer_shape.kind_mismatch``: a bare date for "who", no number for "how many")."""
     return bool(answer.strip()) and not is_abstention(answer) \
         and answer_shape.kind_mismatch(answer_shape.short_answer(answer, question), question) is None
 
