@@ -144,6 +144,9 @@ async def test_insufficient_then_sufficient_after_one_evolution(index_path: Path
     (True, ["Next question: When does the ferry to Skarn leave town?"], "When does the ferry to Skarn leave town?"),
     (False, ["Next question: From which town does the ferry to Skarn leave?"],
      "From which town does the ferry to Skarn leave?"),  # the paper's prompt allows the question itself
+    (False, ["The query at the end is the original question. Write the next question that can be answered from"
+             " a knowledge source like the context above"],
+     "From which town does the ferry to Skarn leave?"),  # a copy of the prompt names no question: the question
 ])
 async def test_a_next_question_that_restates_the_question_is_asked_again_once(
         index_path: Path, again: bool, evolved: list[str], sub_query: str) -> None:
