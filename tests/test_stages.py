@@ -237,6 +237,27 @@ async def test_an_ask_that_saw_a_complete_version_answers_though_a_writer_change
             await tg.aask("Who founded the observatory?", method="naive")
 
 
+async def test_an_ask_answers_when_the_writer_finishes_between_its_two_reads(
+        tmp_path: Path, settings: Settings, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The ask reads the stages (missing), then the writers: by then the writer has recorded its stages
+    and taken its mark off. The stages are complete, and the ask answers (it had failed with a 503)."""
+    from thinkgraph.index import stages
+
+    with ThinkGraph(tmp_path / "i.db", settings=settings, embedder=HashEmbedder()) as tg:
+        await tg.aindex([SAMPLE_CORPUS])
+        with tg.store.transaction():
+            version = stages.bump_graph_version(tg.store)  # the writer's commit; its stages not built yet
+
+        def writer_done(store: object) -> list[int]:  # the writer finishes just before the ask looks
+            for stage in stages.DERIVED_STAGES:
+                stages.record_stage(tg.store, stage, version)
+            return []
+
+        monkeypatch.setattr(stages, "_writers", writer_done)
+        answer = await tg.aask("Who founded the observatory?", method="naive")
+        assert answer.citations and not stages.missing_stages(tg.store)
+
+
 async def test_an_index_without_passages_says_so_instead_of_answering(tmp_path: Path, settings: Settings) -> None:
     """e.g. `index -e llm` killed before its first commit: documents pending, nothing to retrieve."""
     from thinkgraph.models import DocumentRecord

@@ -150,7 +150,9 @@ async def wait_until_complete(store: GraphStore, timeout_s: float | None = None)
         if not missing or time.monotonic() >= deadline:
             return missing
         if not any(process_alive(p) for p in _writers(store)):  # (our own pid: a writer thread, as a service's)
-            return missing
+            # Looked at again: a writer records its stages before it takes its mark off, so one that
+            # finished between the two reads left them complete (a service's ask had failed with 503).
+            return missing_stages(store)
         await asyncio.sleep(0.05)
 
 
