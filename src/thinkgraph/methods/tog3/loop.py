@@ -178,7 +178,7 @@ class ToG3Method:
         instruction = RESPOND.format(reasoning=REASONING.format(steps=steps) if steps else "")
         messages = question_prompt(self.retriever.context(graph), instruction, query)
         answer = (await llm.text(messages, step="tog3.respond", kind="answer")).strip()
-        if any(echoes_instructions(answer, t) for t in (PREAMBLE, RESPOND)):
+        if _echoes(answer, RESPOND):
             answer = UNKNOWN  # a copy of the prompt answers nothing (and must not reach the reader as one)
         trace.append(TraceStep("responser", "respond", {"query": query, "history": len(run.steps),
                                                         "sub_query": query != run.question},
@@ -214,14 +214,15 @@ class ToG3Method:
         instruction = EVOLVE_QUERY.format(reasoning=f"\n{steps}" if steps else " None")
         messages = question_prompt(self.retriever.context(graph), instruction, run.question)
         reply = (await llm.text(messages, step="tog3.evolve_query", kind="query")).strip()
-        sub_query = run.question if _echoes(reply) else parse_sub_query(reply)
+        sub_query = run.question if _echoes(reply, EVOLVE_QUERY) else parse_sub_query(reply)
         outputs: dict[str, object] = {"sub_query": sub_query}
         try:
             if self.config.restated_query_again and sub_query is not None and restates(sub_query, run.question):
                 outputs["restated"] = sub_query
                 messages += [{"role": "assistant", "content": reply}, {"role": "user", "content": EVOLVE_AGAIN}]
                 reply = (await llm.text(messages, step="tog3.evolve_query.again", kind="query")).strip()
-                sub_query = (None if _echoes(reply) else parse_sub_query(reply)) or sub_query
+                echoed = _echoes(reply, EVOLVE_QUERY, EVOLVE_AGAIN)
+                sub_query = (None if echoed else parse_sub_query(reply)) or sub_query
                 outputs["sub_query"] = sub_query
         finally:  # the step is traced even when the call budget ends the loop at the second call
             trace.append(TraceStep("reflector", "evolve_query", {}, outputs,
@@ -229,9 +230,9 @@ class ToG3Method:
         return sub_query
 
 
-def _echoes(reply: str) -> bool:
-    """Whether a reply copies our instructions (a weak model's), not a question."""
-    return any(echoes_instructions(reply, t) for t in (PREAMBLE, EVOLVE_QUERY, EVOLVE_AGAIN))
+def _echoes(reply: str, *templates: str) -> bool:
+    """Whether a reply copies the shared preamble or one of the step's templates (a weak model's)."""
+    return any(echoes_instructions(reply, t) for t in (PREAMBLE, *templates))
 
 
 # A label before a question ("Question:", "Original question:", "Sub-question:"), not part of it; "Next
