@@ -82,6 +82,29 @@ def test_answer_part_keeps_the_reasoning_apart() -> None:
     assert rest == "Reasoning: A founded B [1], B is in C [2]."
 
 
+@pytest.mark.parametrize(("reply", "line"), [
+    # reasoning alone, no "Answer:" line: its last "the answer is X" sentence, to the sentence's end
+    ("Reasoning: The film is set in North Dakota [4]. We conclude that the answer is the part where the police are. "
+     "The answer is the Badlands. [4]", "the Badlands"),
+    ("Reasoning: He was born in 1901 [1]. The answer is the U.S. Army [2].", "the U.S. Army [2]"),  # no cut at "U.S."
+    ("Thought: the count is given. The answer is 3.5 million people", "3.5 million people"),
+    # no answer stated: the reasoning stays the answer part, as before
+    ("Reasoning: Passage [4] names it. The answer is [4].", "Reasoning: Passage [4] names it. The answer is [4]."),
+    ("Reasoning: passage 2 names the founder.", "Reasoning: passage 2 names the founder."),
+    # a line that is not reasoning still wins
+    ("Reasoning: the answer is Rome [1].\nParis [2]", "Paris [2]"),
+])
+def test_a_reply_of_reasoning_alone_is_read_for_the_answer_it_states(reply: str, line: str) -> None:
+    assert answer_part(reply)[0] == line
+
+
+def test_an_answer_stated_in_reasoning_alone_keeps_its_citation() -> None:
+    read = read_answer("Reasoning: The film is set in North Dakota [4], whose west holds them. The answer is the "
+                       "Badlands. [4]", ITEMS, TEMPLATE)
+    assert (read.status, read.text, read.cited) == (AnswerStatus.ANSWERED, "the Badlands", ["p4"])
+    assert read.reasoning is not None and read.reasoning.startswith("Reasoning: The film")
+
+
 def test_a_marker_past_the_items_is_dropped_from_text_and_citations() -> None:
     assert split_citations("Oslo [9] [2].", ITEMS) == ("Oslo.", ["p2"])
 

@@ -8,7 +8,7 @@ import asyncio
 import pytest
 
 from support import scripted_llm
-from thinkgraph.methods.answer_shape import kind_mismatch, short_answer, unstated_number
+from thinkgraph.methods.answer_shape import kind_mismatch, restating_sentence, short_answer, unstated_number
 from thinkgraph.methods.reader import ReaderInput, read
 from thinkgraph.methods.replies import ask_answer
 from thinkgraph.models import AnswerStatus, TraceStep
@@ -184,6 +184,46 @@ def test_an_answer_of_the_wrong_kind_is_asked_again_once_and_the_second_reply_st
     assert repair[1] == {"role": "assistant", "content": "Reasoning: The band formed in 1975 [2].\nAnswer: 1975 [2]"}
     assert '"1975" is not the person, place or thing it asks for' in repair[2]["content"]
     assert repair[2]["content"].endswith(question)  # the question last
+
+
+HAYMO = "What language were books being translated into during the era of Haymo of Faversham?"
+
+
+@pytest.mark.parametrize(("answer", "question", "restating"), [
+    ("The books were being translated into several languages during the era of Haymo of Faversham, including "
+     "Latin", HAYMO, True),
+    ("The Bubye River is a tributary of the Limpopo River in the country where the Bubye River flows",
+     "What is the name of the waterfall in the country where the Bubye River flows?", True),
+    ("Latin", HAYMO, False),  # short
+    ("Latin, the language of the scholars of Paris", HAYMO, False),  # long, but copies no run of the question
+    ("books being translated into Latin", HAYMO, False),  # a copied run, but a few words
+    # an explanation is a sentence, and may well repeat the question's words
+    ("Because the books were being translated into Latin during the era of Haymo of Faversham",
+     "Why were books being translated into Latin during the era of Haymo of Faversham?", False),
+    ("The books were being translated into Latin during the era of Haymo of Faversham by hand",
+     "How were books being translated into Latin during the era of Haymo of Faversham?", False),
+    ("The books were being translated into Latin during the era of Haymo of Faversham in numbers",
+     "How many books were being translated into Latin during the era of Haymo of Faversham?", True),
+    ("The books were being translated", None, False),
+])
+def test_restating_sentence(answer: str, question: str | None, restating: bool) -> None:
+    assert restating_sentence(answer, question) is restating
+
+
+def test_a_long_sentence_around_the_question_is_asked_again_once_for_the_words_that_answer() -> None:
+    first = ("Reasoning: Haymo taught in Paris [1], where Aristotle was translated into Latin [2].\nAnswer: The books "
+             "were being translated into several languages during the era of Haymo of Faversham, including Latin [2]")
+    llm, backend = _llm(first, "Reasoning: The translations were into Latin [2].\nAnswer: Latin [2]")
+    asked = asyncio.run(ask_answer(llm, [{"role": "user", "content": "Q"}], ITEMS, step="answer.test",
+                                   prompt_template=TEMPLATE, question=HAYMO))
+    assert (asked.read.status, asked.read.text, asked.read.cited) == (AnswerStatus.ANSWERED, "Latin", ["p2"])
+    assert len(backend.requests) == 2 and llm.meter.repairs == 1
+    repair = backend.requests[1].messages[2]["content"]
+    assert "is a whole sentence that repeats the question" in repair and repair.endswith(HAYMO)
+    again, backend = _llm(first.replace("[2]", "[1]"), first)  # still a sentence: the second reply stands
+    asked = asyncio.run(ask_answer(again, [{"role": "user", "content": "Q"}], ITEMS, step="answer.test",
+                                   prompt_template=TEMPLATE, question=HAYMO))
+    assert asked.read.text is not None and asked.read.text.endswith("including Latin") and len(backend.requests) == 2
 
 
 def test_a_second_answer_of_the_wrong_kind_stands_bounded_to_one_repair() -> None:

@@ -45,6 +45,11 @@ _REASONING_LABEL = re.compile(r"^[\s*#>-]*(?:reasoning|thought|thoughts|explanat
                               re.IGNORECASE)
 _LEAD_IN = re.compile(r"^(?:so,?\s+|therefore,?\s+|thus,?\s+)?(?:the\s+(?:final\s+|short\s+)?answer\s+"
                       r"(?:to\s+the\s+question\s+)?is\s*[:：]?\s*)", re.IGNORECASE)
+# "... we conclude that the answer is X. [4]" inside a reply of reasoning alone; the sentence ends at a full
+# stop before a space or the end, not inside "U.S." or "3.5".
+_ANSWER_IN_REASONING = re.compile(r"\bthe\s+(?:final\s+|short\s+)?answer\s+(?:to\s+the\s+question\s+)?is\s*[:：]?\s*",
+                                  re.IGNORECASE)
+_SENTENCE_END = re.compile(r"(?<![A-Z])(?<!\b[A-Z][a-z])[.!?](?=\s|$)|\n")
 # Where an explanation starts after the answer on the same line.
 _EXPLANATION = re.compile(r"\s+(?:\(?explanation\s*:|because\b|this is because\b|as (?:stated|mentioned) in\b|"
                           r"according to (?:the )?passages?\b)", re.IGNORECASE)
@@ -164,7 +169,11 @@ def answer_part(reply: str) -> tuple[str, str | None]:
             line = lines[at].strip(" *")
         rest = [ln for i, ln in enumerate(lines) if i not in (labelled[-1], at)]
     else:
-        body = [ln for ln in lines if not _REASONING_LABEL.match(ln)] or lines
+        body = [ln for ln in lines if not _REASONING_LABEL.match(ln)]
+        stated = _stated_in_reasoning(" ".join(lines)) if not body else None
+        if stated is not None:  # reasoning alone, ending "... The answer is X."
+            return stated, " ".join(lines)
+        body = body or lines
         line = body[0] if body else ""
         rest = [ln for ln in lines if ln is not line]
     line = _LEAD_IN.sub("", line.strip(" *")).strip()
@@ -178,6 +187,17 @@ def answer_part(reply: str) -> tuple[str, str | None]:
     return line, ("\n".join(rest) or None)
 
 
+
+
+def _stated_in_reasoning(text: str) -> str | None:
+    """The answer a reply of reasoning alone (no "Answer:" line) states in its last "the answer is X"
+    sentence, up to the sentence's end; None when it states none, or only passage numbers ("the answer is
+    [4]")."""
+    for found in reversed(list(_ANSWER_IN_REASONING.finditer(text))):
+        stated = _SENTENCE_END.split(text[found.end():], maxsplit=1)[0].strip(" *\"")
+        if any(ch.isalnum() for ch in _CITE.sub("", stated)):
+            return stated
+    return None
 
 
 def answer_so_far(raw: str) -> str:
@@ -254,8 +274,9 @@ def shortened(read: AnswerReply[T], question: str | None) -> AnswerReply[T]:
 
 def second_look(read: AnswerReply[T], question: str | None, shown: str = "") -> str | None:
     """The repair to ask once when an answer cannot be what was asked: it only restates the question
-    (``restatement``), it is not of the kind the question wants (``answer_shape.kind_mismatch``), or it
-    states a number that nothing ``shown`` to the model states (``answer_shape.unstated_number``)."""
+    (``restatement``), it is not of the kind the question wants (``answer_shape.kind_mismatch``), it
+    states a number that nothing ``shown`` to the model states (``answer_shape.unstated_number``), or it
+    is a long sentence around the question's own words (``answer_shape.restating_sentence``)."""
     if read.status != AnswerStatus.ANSWERED or read.text is None or not question:
         return None
     asked = " ".join(question.split())
@@ -266,7 +287,11 @@ def second_look(read: AnswerReply[T], question: str | None, shown: str = "") -> 
     if wanted is not None:
         return answer_shape.REPAIR.format(answer=short, wanted=wanted, question=asked)
     number = answer_shape.unstated_number(short, shown) if shown else None
-    return None if number is None else answer_shape.NUMBER_REPAIR.format(number=number, question=asked)
+    if number is not None:
+        return answer_shape.NUMBER_REPAIR.format(number=number, question=asked)
+    if answer_shape.restating_sentence(short, question):
+        return answer_shape.SENTENCE_REPAIR.format(answer=short, question=asked)
+    return None
 
 
 @dataclass
