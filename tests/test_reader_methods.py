@@ -201,6 +201,19 @@ def test_tog3_reads_the_trajectory_with_its_known_sub_answers(open_bridge) -> No
     assert not any("Judge whether the context" in prompt_of(r) for r in backend.requests)
 
 
+@pytest.mark.parametrize("reader_notes", ["all", "answers"])
+def test_tog3_reader_notes_switch(open_bridge, reader_notes: str) -> None:  # noqa: ANN001
+    """"all": the subgraph's triples and community summaries beside the sub-answers; "answers": the
+    sub-answers alone."""
+    backend = tog3_backend((READER_INSTRUCTION, reader_reply))
+    with open_bridge(backend) as tg:
+        answer = tg.ask(QUESTION, method="tog3", horizon=1, reader_notes=reader_notes)
+    final = prompt_of(backend.requests[-1])
+    assert answer.text == "Rivertown" and "- Which company did Alice Stone found? -> Acme Corp" in final
+    assert ("Facts from the knowledge graph" in final) is (reader_notes == "all")
+    assert ("Summaries of related parts of the graph" in final) is (reader_notes == "all")
+
+
 def test_tog3_reader_paper_is_the_final_template(open_bridge) -> None:  # noqa: ANN001
     backend = tog3_backend(("reasoning trajectory and the evidence", "Answer: Rivertown [1]"))
     with open_bridge(backend) as tg:

@@ -42,6 +42,11 @@ class ToG3Config(BaseModel):
     # (the latest first) and the community summaries beside them. "paper": the FINAL template of App. J,
     # which shows H whole.
     reader: Literal["shared", "paper"] = "shared"
+    # What the shared reader is shown beside the passages (ours; reader = "paper" shows H and the
+    # subgraph as App. J does). "all" (the default): the sub-answers (Trajectory.known_answers), the
+    # subgraph's triples and the community summaries. "answers": the sub-answers alone; the triples come
+    # from the passages the reader reads, and the summaries are long.
+    reader_notes: Literal["all", "answers"] = "all"
     # What the shared reader reads (ours; reader = "paper" reads the trajectory's passages as they are;
     # not the Retriever's fill_passages). "walk" (the default): as many passages as the trajectory's, its
     # own first up to all but reader_fill_passages, then those the shared walk (`ppr`'s personalized

@@ -153,13 +153,15 @@ async def read_trajectory(llm: LLM, store: GraphStore, run: Trajectory, retrieve
     """The final answer by the one reader (``reader="shared"``): the trajectory's passages (each
     subgraph's best first; with ``reader_fill="walk"``, the shared walk's from their entities in part,
     tog3/fill.py), with the sub-answers that are not "Unknown" and the round answer the Reflector judged
-    sufficient (``Trajectory.known_answers``), the final subgraph's triples and the community summaries
-    as its notes."""
+    sufficient (``Trajectory.known_answers``), and with ``reader_notes="all"`` the final subgraph's triples and
+    the community summaries, as its notes."""
     limit = retriever.config.max_triples_shown
-    notes = [Notes("Sub-questions answered along the way (sub-question -> answer)", run.known_answers()),
-             Notes("Facts from the knowledge graph (subject -> relation -> object)",
-                   [f"{s} -> {p} -> {o}" for s, p, o in run.triples(limit)]),
-             Notes("Summaries of related parts of the graph", [n.text for n in store.get_nodes(run.communities())])]
+    notes = [Notes("Sub-questions answered along the way (sub-question -> answer)", run.known_answers())]
+    if retriever.config.reader_notes == "all":
+        notes += [Notes("Facts from the knowledge graph (subject -> relation -> object)",
+                        [f"{s} -> {p} -> {o}" for s, p, o in run.triples(limit)]),
+                  Notes("Summaries of related parts of the graph",
+                        [n.text for n in store.get_nodes(run.communities())])]
     own, walk = run.passage_ids(), retriever.config.reader_fill == "walk"
     ids = walk_filled(retriever, run.question, own) if walk else own
     candidates = passages_from_scores(store, [(cid, 0.0) for cid in ids])
