@@ -129,6 +129,13 @@ def test_an_option_given_twice_is_refused(sample_index: Path) -> None:
     assert done.returncode == ExitCode.USAGE and done.stderr.startswith("error: option 'horizon' is given twice")
 
 
+def test_several_settings_in_one_option_are_refused_with_the_form_that_works(sample_index: Path) -> None:
+    done = run("-i", str(sample_index), "ask", "Who trained Lena?", "-m", "tog3", "-o", "horizon=1,reader=paper")
+    assert done.returncode == ExitCode.USAGE, done.stderr
+    assert done.stderr.startswith("error: option 'horizon=1,reader=paper' holds more than one setting")
+    assert "(-o horizon=1 -o reader=paper)" in done.stderr
+
+
 def test_the_question_length_limit_is_a_setting(sample_index: Path, tmp_path: Path) -> None:
     config = tmp_path / "thinkgraph.toml"
     config.write_text("[ask]\nmax_question_chars = 12\n", encoding="utf-8")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import sys
 from typing import Any
 
@@ -59,12 +60,19 @@ def _positive_int(name: str, value: object) -> int:
     return value
 
 
+# "-o horizon=1,reader=paper": several settings in one -o (as answer_quality.py's method labels write them)
+_ANOTHER_SETTING = re.compile(r",\s*[A-Za-z_]\w*\s*=")
+
+
 def _parse_options(pairs: list[str]) -> dict[str, Any]:
     options: dict[str, Any] = {}
     for pair in pairs:
         key, sep, raw = pair.partition("=")
         if not sep or not key.strip():
             raise UsageError(f"option {pair!r} is not KEY=VALUE")
+        if _ANOTHER_SETTING.search(raw):
+            raise UsageError(f"option {pair!r} holds more than one setting: give each its own -o "
+                             f"(-o {pair.replace(',', ' -o ')})")
         if key.strip() in options:  # which one would win is not for the reader to guess
             raise UsageError(f"option {key.strip()!r} is given twice")
         try:
