@@ -56,6 +56,11 @@ def test_unknown_names_and_bad_options_are_one_line_errors() -> None:
         catalog.get("ircot").make_config(settings, {"max_step": 3})
     with pytest.raises(ConfigError, match="ppr option damping: Input should be less than 1"):
         catalog.get("ppr").make_config(settings, {"damping": 7})
+    with pytest.raises(ConfigError, match=r"tog3 option restated_query_again: Input should be a valid boolean.*"
+                                          r"\(given 'maybe'\)$"):
+        catalog.get("tog3").make_config(settings, {"restated_query_again": "maybe"})
+    with pytest.raises(ConfigError, match=r"\(given 7\)$"):
+        catalog.get("ppr").make_config(settings, {"damping": 7})
     with pytest.raises(ConfigError, match="kg-textrag option top_k"):
         catalog.get("kg-textrag").make_config(settings, {"top_k": 0})
     with pytest.raises(ConfigError, match="top_k must be at least 1"):

@@ -85,7 +85,7 @@ class MethodRecord:
             if first["type"] == "extra_forbidden":  # pydantic says "Extra inputs are not permitted"
                 known = ", ".join(sorted([*model.model_fields, *READER_OPTIONS]))
                 raise ConfigError(f"{self.name} has no option {where}; its options: {known}") from None
-            raise ConfigError(f"{self.name} option {where}: {first['msg']}") from None
+            raise ConfigError(f"{self.name} option {where}: {_said(first)}") from None
 
     def needs(self, config: BaseModel) -> frozenset[IndexPart]:
         """What this configuration reads: ``reads`` less the parts switched off."""
@@ -170,6 +170,11 @@ def top_k_options(name: str, top_k: int | None, options: Mapping[str, Any]) -> d
     return {**dict.fromkeys(get(name).top_k, top_k), **options}
 
 
+
+def _said(error: Any) -> str:
+    """pydantic's message with the value given ("maybe" for a boolean), which it leaves out."""
+    return f"{error['msg']} (given {error['input']!r})" if "input" in error else error["msg"]
+
 def run_settings(settings: Settings, options: Mapping[str, Any]) -> Settings:
     """The settings of one run: ``settings`` with the options every method takes for its reader
     ([reader], config.READER_OPTIONS) applied; ``settings`` itself when the options hold none."""
@@ -184,7 +189,7 @@ def run_settings(settings: Settings, options: Mapping[str, Any]) -> Settings:
         reader = ReaderSettings.model_validate({**settings.reader.model_dump(), **given})
     except ValidationError as exc:
         first = exc.errors()[0]
-        raise ConfigError(f"option {'.'.join(map(str, first['loc']))}: {first['msg']}") from None
+        raise ConfigError(f"option {'.'.join(map(str, first['loc']))}: {_said(first)}") from None
     return settings.model_copy(update={"reader": reader})
 
 
