@@ -93,6 +93,21 @@ def test_answer_part_keeps_the_reasoning_apart() -> None:
     ("Reasoning: passage 2 names the founder.", "Reasoning: passage 2 names the founder."),
     # a line that is not reasoning still wins
     ("Reasoning: the answer is Rome [1].\nParis [2]", "Paris [2]"),
+    # a sentence that says where the answer is, or what it is like, states none: an earlier one does
+    ("Reasoning: The answer is Adela Morrow [2]. I checked that the answer is correct.", "Adela Morrow [2]"),
+    ("Reasoning: Passage 2 says Adela Morrow founded it, so the answer is in passage [2].",
+     "Reasoning: Passage 2 says Adela Morrow founded it, so the answer is in passage [2]."),
+    ("Reasoning: Therefore the answer is clear: Adela Morrow [2].", "Adela Morrow [2]"),
+    ('Reasoning: Passage 1 says "the answer is obvious" but passage 2 names Adela Morrow [2].',
+     'Reasoning: Passage 1 says "the answer is obvious" but passage 2 names Adela Morrow [2].'),  # a quotation
+    # the sentence ends at its line, and an explanation after the answer is cut as on an answer line
+    ("Reasoning: The answer is Adela Morrow [2]\nThought: she was a shipbuilder.", "Adela Morrow [2]"),
+    ("Reasoning: the answer is Adela Morrow [2] because passage 2 says so", "Adela Morrow [2]"),
+    # markup around it is no part of it
+    ("Reasoning: The answer is **Adela Morrow** [2].", "Adela Morrow [2]"),
+    ('Reasoning: The answer is "Adela Morrow" [2].', "Adela Morrow [2]"),
+    ("Reasoning: The answer is 東京大学 [2]。", "東京大学 [2]"),
+    ("Reasoning: The answer is e.g. Tolkien [1].", "e.g. Tolkien [1]"),
 ])
 def test_a_reply_of_reasoning_alone_is_read_for_the_answer_it_states(reply: str, line: str) -> None:
     assert answer_part(reply)[0] == line
@@ -103,6 +118,12 @@ def test_an_answer_stated_in_reasoning_alone_keeps_its_citation() -> None:
                        "Badlands. [4]", ITEMS, TEMPLATE)
     assert (read.status, read.text, read.cited) == (AnswerStatus.ANSWERED, "the Badlands", ["p4"])
     assert read.reasoning is not None and read.reasoning.startswith("Reasoning: The film")
+
+
+@pytest.mark.parametrize("reply", ["", "   ", "Reasoning:", "Answer:", "**Answer:**", "Reasoning: \nAnswer: ."])
+def test_a_reply_that_states_nothing_is_a_failure_that_says_so(reply: str) -> None:
+    read = read_answer(reply, ITEMS, TEMPLATE)
+    assert (read.status, read.text, read.message) == (AnswerStatus.FAILED, None, "the model's reply stated nothing")
 
 
 def test_a_marker_past_the_items_is_dropped_from_text_and_citations() -> None:

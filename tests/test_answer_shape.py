@@ -28,6 +28,13 @@ DURANT = "What river flows through the city Kevin Durant played for before Golde
      "Are Christopher Nolan and Sathish Kalathil both film directors?", "Yes"),
     ("No.", "Is Paris the capital of Spain?", "No"),
     ("San Antonio River", DURANT, "San Antonio River"),  # already short
+    # a sentence naming an option and saying more is not cut (the cut would keep what follows "was")
+    ("The Harbor Hill Observatory was founded first, in 1887, before the Skarn Lighthouse",
+     "Which was founded first, the Harbor Hill Observatory or the Skarn Lighthouse?",
+     "The Harbor Hill Observatory was founded first, in 1887, before the Skarn Lighthouse"),
+    ("The Harbor Hill Observatory is older, founded in 1887",
+     "Which is older, the Harbor Hill Observatory or the Skarn Lighthouse?",
+     "The Harbor Hill Observatory is older, founded in 1887"),
     ("Rivertown is where the company that Alice Stone founded is based.",
      "Where is the company that Alice Stone founded based?", "Rivertown"),
     # what follows the copy says nothing new: the answer is before it
@@ -205,9 +212,27 @@ HAYMO = "What language were books being translated into during the era of Haymo 
     ("The books were being translated into Latin during the era of Haymo of Faversham in numbers",
      "How many books were being translated into Latin during the era of Haymo of Faversham?", True),
     ("The books were being translated", None, False),
+    # an answer that opens with words of its own answers first
+    ("Jurassic Park and Schindler's List, both made by the director of Jaws in 1993",
+     "What film did the director of Jaws make in 1993?", False),
+    # a yes/no question's answer is read as yes or no (short_answer), never asked for "the words that answer"
+    ("Christopher Nolan and Sathish Kalathil are both film directors of India",
+     "Are Christopher Nolan and Sathish Kalathil both film directors?", False),
 ])
 def test_restating_sentence(answer: str, question: str | None, restating: bool) -> None:
     assert restating_sentence(answer, question) is restating
+
+
+def test_the_copied_run_is_found_in_time_on_a_looping_reply() -> None:
+    """A reply that loops on one word, against a question of that word: the run is still the longest (the
+    first MAX_RUN_WORDS words read), found row by row, not by trying every pair of starts."""
+    from thinkgraph.methods.answer_shape import MAX_RUN_WORDS, _copied_run
+
+    question = "What is " + "the " * 900 + "name?"
+    reply = "the " * 5000
+    assert _copied_run(reply, question) == (0, len("the " * MAX_RUN_WORDS) - 1)
+    assert _copied_run("a b c the name is X", "What is the name of it?") == (0, 0)  # two words: no run
+    assert _copied_run("so the name of it is X", "What is the name of it?") == (3, 17)
 
 
 def test_a_long_sentence_around_the_question_is_asked_again_once_for_the_words_that_answer() -> None:

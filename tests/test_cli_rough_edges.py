@@ -134,6 +134,10 @@ def test_several_settings_in_one_option_are_refused_with_the_form_that_works(sam
     assert done.returncode == ExitCode.USAGE, done.stderr
     assert done.stderr.startswith("error: option 'horizon=1,reader=paper' holds more than one setting")
     assert "(-o horizon=1 -o reader=paper)" in done.stderr
+    listed = run("-i", str(sample_index), "ask", "Who?", "-m", "tog3", "-o", "x=[1,2], y=3")
+    assert listed.returncode == ExitCode.USAGE and "(-o x=[1,2] -o y=3)" in listed.stderr  # a comma inside a value
+    quoted = run("-i", str(sample_index), "ask", "Who?", "-m", "tog3", "-o", 'reader_notes="a,b=c"')
+    assert "more than one setting" not in quoted.stderr and "reader_notes" in quoted.stderr  # one JSON string
 
 
 def test_the_question_length_limit_is_a_setting(sample_index: Path, tmp_path: Path) -> None:

@@ -62,6 +62,15 @@ def _positive_int(name: str, value: object) -> int:
 
 # "-o horizon=1,reader=paper": several settings in one -o (as answer_quality.py's method labels write them)
 _ANOTHER_SETTING = re.compile(r",\s*[A-Za-z_]\w*\s*=")
+_ANOTHER_SETTING_START = re.compile(r",(?=\s*[A-Za-z_]\w*\s*=)")
+
+
+def _is_json(raw: str) -> bool:
+    try:
+        json.loads(raw)
+    except json.JSONDecodeError:
+        return False
+    return True
 
 
 def _parse_options(pairs: list[str]) -> dict[str, Any]:
@@ -70,9 +79,9 @@ def _parse_options(pairs: list[str]) -> dict[str, Any]:
         key, sep, raw = pair.partition("=")
         if not sep or not key.strip():
             raise UsageError(f"option {pair!r} is not KEY=VALUE")
-        if _ANOTHER_SETTING.search(raw):
-            raise UsageError(f"option {pair!r} holds more than one setting: give each its own -o "
-                             f"(-o {pair.replace(',', ' -o ')})")
+        if _ANOTHER_SETTING.search(raw) and not _is_json(raw):  # ('"a,b=c"' is one JSON string)
+            settings = " ".join(f"-o {part.strip()}" for part in _ANOTHER_SETTING_START.split(pair) if part.strip())
+            raise UsageError(f"option {pair!r} holds more than one setting: give each its own -o ({settings})")
         if key.strip() in options:  # which one would win is not for the reader to guess
             raise UsageError(f"option {key.strip()!r} is given twice")
         try:

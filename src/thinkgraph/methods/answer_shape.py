@@ -8,7 +8,8 @@ State." for "What river flows through the city ...?", or "Yes, both Christopher 
 Kalathil are film directors." The answer is the part the question did not say (``short_answer``):
 before a copied run of the question's words, or after the "is" that follows one; "yes"/"no" for a
 plain yes/no question; the option it names of the two a "..., A or B?" question offers, when it says
-nothing else new ("The Pterocarya is larger." -> "Pterocarya"; not for a negated question). Only a
+nothing else new ("The Pterocarya is larger." -> "Pterocarya"; not for a negated question); a sentence that
+names an option and says more is not cut ("A was founded first, in 1887, before B" keeps A). Only a
 one-sentence answer is cut, so that a long answer keeps all it says, and a run that continues a name ("The
 Band of the Royal Marines", "Return of the King of the North") is not a copy to cut.
 
@@ -25,11 +26,13 @@ Jurassic") to refuse one, so "when" questions are not, nor "how old / long / far
 forties", "a decade", "the semifinals"), and a quantity is accepted in words too ("twelve", "a dozen",
 "several"). ("None" is read as an abstention before this.)
 
-A sentence that copies a run of the question and still runs on after ``short_answer`` ("The books were being
-translated into several languages during the era of Haymo of Faversham, including Latin and ...") is asked
-again once for only the words that answer (``restating_sentence``), unless the question asks why or how, or
-for an explanation or description: the format asks for "a few words", and the records held 17 such answers
-of 12 words or more (every method, Qwen2.5-Coder-1.5B), none scoring above 0.2 F1.
+A sentence of eight words or more that opens with the question's words, copies a run of them and still runs on
+after ``short_answer`` ("The books were being translated into several languages during the era of Haymo of
+Faversham, including Latin and ...") is asked again once for only the words that answer
+(``restating_sentence``), unless the question asks why or how, for an explanation or description, or yes or
+no: the format asks for "a few words", and the answer-quality records held 11 such answers (every method,
+Qwen2.5-Coder-1.5B), none scoring above 0.1 F1. A sentence that opens with words of its own ("Jurassic Park
+and Schindler's List, both made by the director of Jaws in 1993") answers first and is left alone.
 
 A number of three or more digits is read, not worked out: a population, a year, a sum of money. One
 that nothing the model was shown states ("30,457" for a town whose passage says 6,960) was made up, and
@@ -46,6 +49,7 @@ import unicodedata
 
 from thinkgraph.names import YEAR, is_value
 
+MAX_RUN_WORDS = 400  # the answer's words searched for a copied run (an answer is capped near 300 words)
 MIN_COPIED_WORDS = 4  # a shorter run is the question's entity named again, not the question restated
 _WORD = re.compile(r"\w+")
 _COPULA = re.compile(r"^\s*,?\s*(?:is|was|are|were|would be|will be)\s+", re.IGNORECASE)
@@ -115,6 +119,7 @@ WANTED_NUMBER = "the number it asks for (an answer with no number in it is not)"
 
 # A sentence of this many words or more that copies a run of the question is no short answer (see the module).
 LONG_ANSWER_WORDS = 8  # ours: the format asks for "a few words"; a copied run is 4 of them
+RESTATED_OPENING_WORDS = 4  # ours: "The books were being translated into ..." opens with the question's words
 # Questions whose answer is an explanation or a description, which a sentence is: "why", "how" (not "how many /
 # much / old ..."), "explain", "describe".
 _ASKS_EXPLANATION = re.compile(r"^\s*why\b|^\s*how\b(?!\s+(?:many|much|old|long|far|tall|big|large|high|often|"
@@ -174,13 +179,16 @@ def short_answer(answer: str, question: str | None) -> str:
     if not answer or not question:
         return answer
     yes_no = _YES_NO_ANSWER.match(answer)
-    if yes_no and _YES_NO_QUESTION.match(question) and not _NOT_YES_NO.search(question):
+    if yes_no and _is_yes_no(question):
         return yes_no.group(1).capitalize()
     if _SENTENCE_BREAK.search(answer.strip()):
         return answer  # more than one sentence: a long answer keeps what it says
     picked = _picked_option(answer, question)
     if picked is not None:
         return picked
+    offered = _offered(question)
+    if offered is not None and _named_options(answer, offered[1]):
+        return answer  # names an option in a sentence no cut reads safely: "A was founded first, before B"
     start, end = _copied_run(answer, question)
     if end - start == 0 or _continues_a_name(answer[:start], answer[start:end]):
         return answer
@@ -201,14 +209,12 @@ def _picked_option(answer: str, question: str) -> str | None:
     did not ("The Pterocarya is larger." for "Which plant is larger, the Pterocarya or the Cotula?");
     None otherwise, and for a negated question ("Which is not a plant, ...?"), where a sentence naming
     one option may say it is the other."""
-    clauses = _LAST_CLAUSE.split(question.strip().rstrip("?").strip())
-    left, sep, right = clauses[-1].rpartition(" or ")
-    if not sep or len(clauses) < 2 or _NEGATION.search(clauses[0]):
+    offered = _offered(question)
+    if offered is None or _NEGATION.search(offered[0]):
         return None
+    found = _named_options(answer, offered[1])
+    asked = {w.casefold() for w in _WORD.findall(offered[0])}
     words = [w.casefold() for w in _WORD.findall(answer)]
-    found = [(o, at, len(ow)) for o in (_LOWER_ARTICLE.sub("", left).strip(), _LOWER_ARTICLE.sub("", right).strip())
-             if (ow := [w.casefold() for w in _WORD.findall(o)]) and (at := _run_at(words, ow)) is not None]
-    asked = {w.casefold() for w in _WORD.findall(clauses[0])}
     if len(found) == 2:
         return _comparison_subject(words, found, asked)
     if len(found) != 1:
@@ -216,6 +222,22 @@ def _picked_option(answer: str, question: str) -> str | None:
     option, at, length = found[0]
     rest = " ".join(words[:at] + words[at + length:])
     return option if not _says_more(rest, asked) else None
+
+
+def _offered(question: str) -> tuple[str, tuple[str, str]] | None:
+    """The asking clause and the two options of "..., A or B?" (a lowercase article dropped), or None."""
+    clauses = _LAST_CLAUSE.split(question.strip().rstrip("?").strip())
+    left, sep, right = clauses[-1].rpartition(" or ")
+    if not sep or len(clauses) < 2:
+        return None
+    return clauses[0], (_LOWER_ARTICLE.sub("", left).strip(), _LOWER_ARTICLE.sub("", right).strip())
+
+
+def _named_options(answer: str, options: tuple[str, str]) -> list[tuple[str, int, int]]:
+    """The options ``answer`` names: each with the word it starts at and its length in words."""
+    words = [w.casefold() for w in _WORD.findall(answer)]
+    return [(o, at, len(ow)) for o in options
+            if (ow := [w.casefold() for w in _WORD.findall(o)]) and (at := _run_at(words, ow)) is not None]
 
 
 def _comparison_subject(words: list[str], found: list[tuple[str, int, int]], asked: set[str]) -> str | None:
@@ -255,12 +277,21 @@ def kind_mismatch(answer: str, question: str | None) -> str | None:
 
 
 def restating_sentence(answer: str, question: str | None) -> bool:
-    """Whether ``answer`` is a sentence of ``LONG_ANSWER_WORDS`` words or more around a copied run of the
-    question's words, where the question asks for no explanation (see the module)."""
-    if not answer or not question or _ASKS_EXPLANATION.search(question):
+    """Whether ``answer`` is a sentence of ``LONG_ANSWER_WORDS`` words or more that copies a run of the
+    question's words and opens with the question's words (its first ``RESTATED_OPENING_WORDS``, function words
+    aside), where the question asks for no explanation and is no yes/no question (see the module)."""
+    if not answer or not question or _ASKS_EXPLANATION.search(question) or _is_yes_no(question):
         return False
     start, end = _copied_run(answer, question)
-    return end > start and len(_WORD.findall(answer)) >= LONG_ANSWER_WORDS
+    said = {w.casefold() for w in _WORD.findall(question)}
+    opening = _WORD.findall(answer)[:RESTATED_OPENING_WORDS]  # the question's words, not the answer's own:
+    # "Jurassic Park and Schindler's List, both made by the director of Jaws in 1993" answers first
+    return end > start and len(_WORD.findall(answer)) >= LONG_ANSWER_WORDS and \
+        not _says_more(" ".join(opening), said)
+
+
+def _is_yes_no(question: str) -> bool:
+    return bool(_YES_NO_QUESTION.match(question)) and not _NOT_YES_NO.search(question)
 
 
 def _picks_one_of_things(question: str, answer: str) -> bool:
@@ -333,18 +364,22 @@ def _copied_run(answer: str, question: str) -> tuple[int, int]:
     """The character span of the answer's longest run of the question's words in order (at least
     ``MIN_COPIED_WORDS``), or (0, 0). The question's wh-word, and the word after "what", "which", "whose" or
     "how", are left out of the run: in "What river flows through ..." "river" is the answer's own head
-    noun ("The San Antonio River flows through ...")."""
+    noun ("The San Antonio River flows through ..."). Only the answer's first ``MAX_RUN_WORDS`` words are
+    searched (a longer reply is no short answer), by the longest common run of words, row by row."""
     said = [m.group().casefold() for m in _WORD.finditer(question)]
     said = said[2:] if said[:1] and said[0] in _WH_WITH_NOUN else said[1:]
-    spans = [(m.start(), m.end(), m.group().casefold()) for m in _WORD.finditer(answer)]
-    best = (0, 0, 0)  # length, first word, last word
-    for i in range(len(spans)):
-        for j in range(len(said)):
-            k = 0
-            while i + k < len(spans) and j + k < len(said) and spans[i + k][2] == said[j + k]:
-                k += 1
-            if k > best[0]:
-                best = (k, i, i + k - 1)
+    spans = [(m.start(), m.end(), m.group().casefold()) for m in _WORD.finditer(answer)][:MAX_RUN_WORDS]
+    at: dict[str, list[int]] = {}
+    for j, word in enumerate(said):
+        at.setdefault(word, []).append(j)
+    best = (0, 0)  # length, last word
+    previous: dict[int, int] = {}  # run length ending at (the answer's word before, question's word j)
+    for i, (_, _, word) in enumerate(spans):
+        current = {j: previous.get(j - 1, 0) + 1 for j in at.get(word, ())}
+        for length in current.values():
+            if length > best[0]:
+                best = (length, i)
+        previous = current
     if best[0] < MIN_COPIED_WORDS:
         return 0, 0
-    return spans[best[1]][0], spans[best[2]][1]
+    return spans[best[1] - best[0] + 1][0], spans[best[1]][1]

@@ -32,6 +32,7 @@ T = TypeVar("T")
 UNKNOWN = "Unknown"
 ECHO_MESSAGE = "the model repeated the prompt's instructions instead of answering"
 TRUNCATED_MESSAGE = "the answer was cut off at the completion cap ([llm.max_tokens] answer = {cap} tokens)"
+EMPTY_MESSAGE = "the model's reply stated nothing"
 MARKERS_ONLY_MESSAGE = "the model replied with passage numbers only, not an answer"  # or a passage's number
 _CITE = re.compile(r"\[(\d+)\]")
 _ASCII_NUMBER = re.compile(r"[0-9]+")  # (str.isdigit takes "²" too, which int() refuses)
@@ -45,11 +46,19 @@ _REASONING_LABEL = re.compile(r"^[\s*#>-]*(?:reasoning|thought|thoughts|explanat
                               re.IGNORECASE)
 _LEAD_IN = re.compile(r"^(?:so,?\s+|therefore,?\s+|thus,?\s+)?(?:the\s+(?:final\s+|short\s+)?answer\s+"
                       r"(?:to\s+the\s+question\s+)?is\s*[:：]?\s*)", re.IGNORECASE)
-# "... we conclude that the answer is X. [4]" inside a reply of reasoning alone; the sentence ends at a full
-# stop before a space or the end, not inside "U.S." or "3.5".
-_ANSWER_IN_REASONING = re.compile(r"\bthe\s+(?:final\s+|short\s+)?answer\s+(?:to\s+the\s+question\s+)?is\s*[:：]?\s*",
+# "... we conclude that the answer is X. [4]" inside a reply of reasoning alone (not inside a quotation); the
+# sentence ends at a full stop before a space or the end, not inside "U.S.", "Dr.", "e.g." or "3.5".
+_ANSWER_IN_REASONING = re.compile(r"(?<![\"'\u201c\u2018])\bthe\s+(?:final\s+|short\s+)?answer\s+"
+                                  r"(?:to\s+the\s+question\s+)?is\s*(?:(?:clearly|simply|obviously)\s+)?(?:(?:clear|simple|obvious)\s*[:：]\s*)?[:：]?\s*",
                                   re.IGNORECASE)
-_SENTENCE_END = re.compile(r"(?<![A-Z])(?<!\b[A-Z][a-z])[.!?](?=\s|$)|\n")
+_SENTENCE_END = re.compile(r"(?<![A-Z])(?<!\b[A-Z][a-z])(?<!\.[a-z])[.!?](?=\s|$)|[。！？]|\n")
+# What such a sentence says of the answer rather than stating it: "the answer is in passage [2]", "... is
+# found in passage 2", "... is based on the passages", "... is correct".
+_REMARK = re.compile(r"^(?:(?:found|given|stated|shown|mentioned|contained|located|listed)\s+(?:in|on|by)\b|"
+                     r"(?:in|from|within|based\s+on|according\s+to)\s+(?:the\s+)?(?:passages?|context|evidence|text|"
+                     r"facts?)\b|(?:correct|right|wrong|incorrect|clear|obvious|simple|straightforward|as\s+follows)\b)",
+                     re.IGNORECASE)
+_TRAILING_MARKERS = re.compile(r"^(.*?)((?:\s*\[\d+\])*)\s*$", re.DOTALL)
 # Where an explanation starts after the answer on the same line.
 _EXPLANATION = re.compile(r"\s+(?:\(?explanation\s*:|because\b|this is because\b|as (?:stated|mentioned) in\b|"
                           r"according to (?:the )?passages?\b)", re.IGNORECASE)
@@ -170,12 +179,12 @@ def answer_part(reply: str) -> tuple[str, str | None]:
         rest = [ln for i, ln in enumerate(lines) if i not in (labelled[-1], at)]
     else:
         body = [ln for ln in lines if not _REASONING_LABEL.match(ln)]
-        stated = _stated_in_reasoning(" ".join(lines)) if not body else None
+        stated = _stated_in_reasoning("\n".join(lines)) if not body else None
         if stated is not None:  # reasoning alone, ending "... The answer is X."
-            return stated, " ".join(lines)
-        body = body or lines
-        line = body[0] if body else ""
-        rest = [ln for ln in lines if ln is not line]
+            line, rest = stated, lines
+        else:
+            line = (body or lines or [""])[0]
+            rest = [ln for ln in lines if ln is not line]
     line = _LEAD_IN.sub("", line.strip(" *")).strip()
     cut = _EXPLANATION.search(line) or _CITED_THEN_MORE.search(line)
     if cut and cut.start() > 0:
@@ -191,12 +200,15 @@ def answer_part(reply: str) -> tuple[str, str | None]:
 
 def _stated_in_reasoning(text: str) -> str | None:
     """The answer a reply of reasoning alone (no "Answer:" line) states in its last "the answer is X"
-    sentence, up to the sentence's end; None when it states none, or only passage numbers ("the answer is
-    [4]")."""
+    sentence, up to the sentence's end, without the markup around it; a sentence that says where the answer
+    is or what it is like ("the answer is in passage [2]", "... is correct") states none, nor one that only
+    gives passage numbers ("the answer is [4]"). None when no sentence states one."""
     for found in reversed(list(_ANSWER_IN_REASONING.finditer(text))):
-        stated = _SENTENCE_END.split(text[found.end():], maxsplit=1)[0].strip(" *\"")
-        if any(ch.isalnum() for ch in _CITE.sub("", stated)):
-            return stated
+        sentence = _SENTENCE_END.split(text[found.end():], maxsplit=1)[0]
+        words, markers = _TRAILING_MARKERS.match(sentence).groups()  # type: ignore[union-attr]  # (.*? matches)
+        words = words.replace("**", "").replace("__", "").strip(" *_`\"'\u201c\u201d\u2018\u2019")
+        if any(ch.isalnum() for ch in _CITE.sub("", words)) and not _REMARK.match(words):
+            return words + markers
     return None
 
 
@@ -259,6 +271,8 @@ def read_answer(reply: str, items: Sequence[T], prompt_template: str | tuple[str
     if truncated:
         return AnswerReply(AnswerStatus.TRUNCATED, text or None, cited,
                            TRUNCATED_MESSAGE.format(cap=cap if cap is not None else "?"), rest)
+    if not _CITE.search(reply) and not any(ch.isalnum() for ch in _REASONING_LABEL.sub("", text)):
+        return AnswerReply(AnswerStatus.FAILED, None, list(items), EMPTY_MESSAGE)  # "", "Reasoning:"
     if is_abstention(text):
         return AnswerReply(AnswerStatus.ABSTAINED, text, cited, None, rest)
     return AnswerReply(AnswerStatus.ANSWERED, text, cited, None, rest)
