@@ -123,7 +123,7 @@ def test_an_answer_stated_in_reasoning_alone_keeps_its_citation() -> None:
 @pytest.mark.parametrize("reply", ["", "   ", "Reasoning:", "Answer:", "**Answer:**", "Reasoning: \nAnswer: ."])
 def test_a_reply_that_states_nothing_is_a_failure_that_says_so(reply: str) -> None:
     read = read_answer(reply, ITEMS, TEMPLATE)
-    assert (read.status, read.text, read.message) == (AnswerStatus.FAILED, None, "the model's reply stated nothing")
+    assert (read.status, read.text, read.message) == (AnswerStatus.FAILED, None, "the model returned an empty answer")
 
 
 def test_a_marker_past_the_items_is_dropped_from_text_and_citations() -> None:

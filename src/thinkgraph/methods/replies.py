@@ -32,7 +32,7 @@ T = TypeVar("T")
 UNKNOWN = "Unknown"
 ECHO_MESSAGE = "the model repeated the prompt's instructions instead of answering"
 TRUNCATED_MESSAGE = "the answer was cut off at the completion cap ([llm.max_tokens] answer = {cap} tokens)"
-EMPTY_MESSAGE = "the model's reply stated nothing"
+EMPTY_ANSWER_MESSAGE = "the model returned an empty answer"  # (methods/run.py gives it to any empty answer)
 MARKERS_ONLY_MESSAGE = "the model replied with passage numbers only, not an answer"  # or a passage's number
 _CITE = re.compile(r"\[(\d+)\]")
 _ASCII_NUMBER = re.compile(r"[0-9]+")  # (str.isdigit takes "²" too, which int() refuses)
@@ -272,7 +272,7 @@ def read_answer(reply: str, items: Sequence[T], prompt_template: str | tuple[str
         return AnswerReply(AnswerStatus.TRUNCATED, text or None, cited,
                            TRUNCATED_MESSAGE.format(cap=cap if cap is not None else "?"), rest)
     if not _CITE.search(reply) and not any(ch.isalnum() for ch in _REASONING_LABEL.sub("", text)):
-        return AnswerReply(AnswerStatus.FAILED, None, list(items), EMPTY_MESSAGE)  # "", "Reasoning:"
+        return AnswerReply(AnswerStatus.FAILED, None, list(items), EMPTY_ANSWER_MESSAGE)  # "", "Reasoning:"
     if is_abstention(text):
         return AnswerReply(AnswerStatus.ABSTAINED, text, cited, None, rest)
     return AnswerReply(AnswerStatus.ANSWERED, text, cited, None, rest)

@@ -17,6 +17,7 @@ from thinkgraph.config import DEFAULT_MAX_QUESTION_CHARS
 from thinkgraph.errors import ConfigError, InputError
 from thinkgraph.methods import catalog
 from thinkgraph.methods.base import OUT_OF_SCOPE
+from thinkgraph.methods.replies import EMPTY_ANSWER_MESSAGE
 from thinkgraph.models import Answer, AnswerStatus, Cost, Edge, TraceStep
 
 if TYPE_CHECKING:
@@ -24,7 +25,6 @@ if TYPE_CHECKING:
     from thinkgraph.retrieval.views import IndexView
     from thinkgraph.store.base import GraphStore
 
-EMPTY_ANSWER_MESSAGE = "the model returned an empty answer"
 _MARKUP = re.compile(r"</?[A-Za-z_][\w-]*>|\[/?INST\]")
 _WORD_CHARACTER = re.compile(r"[^\W_]")  # a letter or digit of any script
 
