@@ -61,7 +61,6 @@ def _positive_int(name: str, value: object) -> int:
 
 
 # "-o horizon=1,reader=paper": several settings in one -o (as answer_quality.py's method labels write them)
-_ANOTHER_SETTING = re.compile(r",\s*[A-Za-z_]\w*\s*=")
 _ANOTHER_SETTING_START = re.compile(r",(?=\s*[A-Za-z_]\w*\s*=)")
 
 
@@ -79,7 +78,7 @@ def _parse_options(pairs: list[str]) -> dict[str, Any]:
         key, sep, raw = pair.partition("=")
         if not sep or not key.strip():
             raise UsageError(f"option {pair!r} is not KEY=VALUE")
-        if _ANOTHER_SETTING.search(raw) and not _is_json(raw):  # ('"a,b=c"' is one JSON string)
+        if _ANOTHER_SETTING_START.search(raw) and not _is_json(raw):  # ('"a,b=c"' is one JSON string)
             settings = " ".join(f"-o {part.strip()}" for part in _ANOTHER_SETTING_START.split(pair) if part.strip())
             raise UsageError(f"option {pair!r} holds more than one setting: give each its own -o ({settings})")
         if key.strip() in options:  # which one would win is not for the reader to guess
