@@ -333,3 +333,13 @@ def test_known_answers_leave_out_a_restated_question_and_an_answer_of_the_wrong_
     run.add_step("How many people did the 1998 outbreak kill?", "36", "484", 0, Subgraph())
     run.add_step("Where did the 1998 outbreak start?", "1985", "484", 0, Subgraph())  # a year for "where"
     assert run.known_answers() == ["How many people did the 1998 outbreak kill? -> 36"]
+
+
+def test_a_sub_query_that_poses_the_questions_own_choice_restates_it() -> None:
+    q = "Which singer is American, Mark King or Nick Hexum?"
+    assert restates("Who is American, Mark King or Nick Hexum?", q)  # other words, the same two options
+    assert not restates("What nationality is Mark King?", q)  # one part of the choice
+    run = Trajectory(q, answers=["Mark King"], outcome="horizon")  # the Reflector rejected "Mark King"
+    run.add_step("Who is American, Mark King or Nick Hexum?", "Mark King", "Mark King", 0, Subgraph())
+    run.add_step("What nationality is Mark King?", "English", "Mark King", 0, Subgraph())
+    assert run.known_answers() == ["What nationality is Mark King? -> English"]

@@ -186,8 +186,8 @@ def short_answer(answer: str, question: str | None) -> str:
     picked = _picked_option(answer, question)
     if picked is not None:
         return picked
-    offered = _offered(question)
-    if offered is not None and _named_options(answer, offered[1]):
+    offered = offered_options(question)
+    if offered is not None and named_options(answer, offered[1]):
         return answer  # names an option in a sentence no cut reads safely: "A was founded first, before B"
     start, end = _copied_run(answer, question)
     if end - start == 0 or _continues_a_name(answer[:start], answer[start:end]):
@@ -209,10 +209,10 @@ def _picked_option(answer: str, question: str) -> str | None:
     did not ("The Pterocarya is larger." for "Which plant is larger, the Pterocarya or the Cotula?");
     None otherwise, and for a negated question ("Which is not a plant, ...?"), where a sentence naming
     one option may say it is the other."""
-    offered = _offered(question)
+    offered = offered_options(question)
     if offered is None or _NEGATION.search(offered[0]):
         return None
-    found = _named_options(answer, offered[1])
+    found = named_options(answer, offered[1])
     asked = {w.casefold() for w in _WORD.findall(offered[0])}
     words = [w.casefold() for w in _WORD.findall(answer)]
     if len(found) == 2:
@@ -224,7 +224,7 @@ def _picked_option(answer: str, question: str) -> str | None:
     return option if not _says_more(rest, asked) else None
 
 
-def _offered(question: str) -> tuple[str, tuple[str, str]] | None:
+def offered_options(question: str) -> tuple[str, tuple[str, str]] | None:
     """The asking clause and the two options of "..., A or B?" (a lowercase article dropped), or None."""
     clauses = _LAST_CLAUSE.split(question.strip().rstrip("?").strip())
     left, sep, right = clauses[-1].rpartition(" or ")
@@ -233,7 +233,12 @@ def _offered(question: str) -> tuple[str, tuple[str, str]] | None:
     return clauses[0], (_LOWER_ARTICLE.sub("", left).strip(), _LOWER_ARTICLE.sub("", right).strip())
 
 
-def _named_options(answer: str, options: tuple[str, str]) -> list[tuple[str, int, int]]:
+def is_negated(text: str) -> bool:
+    """Whether ``text`` says "not", "never", "neither", "least" or the like."""
+    return bool(_NEGATION.search(text))
+
+
+def named_options(answer: str, options: tuple[str, str]) -> list[tuple[str, int, int]]:
     """The options ``answer`` names: each with the word it starts at and its length in words."""
     words = [w.casefold() for w in _WORD.findall(answer)]
     return [(o, at, len(ow)) for o in options

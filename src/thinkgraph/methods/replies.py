@@ -20,7 +20,7 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Generic, TypeVar
 
 from thinkgraph.llm.echo import echoes_instructions
-from thinkgraph.methods import answer_shape
+from thinkgraph.methods import answer_shape, choice
 from thinkgraph.methods.cut_off import CUT_OFF_REPAIR, before_repetition
 from thinkgraph.methods.restatement import RESTATEMENT_REPAIR, restates_question
 from thinkgraph.models import AnswerStatus, Cost, TraceStep
@@ -289,8 +289,10 @@ def shortened(read: AnswerReply[T], question: str | None) -> AnswerReply[T]:
 def second_look(read: AnswerReply[T], question: str | None, shown: str = "") -> str | None:
     """The repair to ask once when an answer cannot be what was asked: it only restates the question
     (``restatement``), it is not of the kind the question wants (``answer_shape.kind_mismatch``), it
-    states a number that nothing ``shown`` to the model states (``answer_shape.unstated_number``), or it
-    is a long sentence around the question's own words (``answer_shape.restating_sentence``)."""
+    states a number that nothing ``shown`` to the model states (``answer_shape.unstated_number``), it
+    picks the option of "..., A or B?" its own reasoning says is not the one asked for
+    (``choice.contradicted_choice``), or it is a long sentence around the question's own words
+    (``answer_shape.restating_sentence``)."""
     if read.status != AnswerStatus.ANSWERED or read.text is None or not question:
         return None
     asked = " ".join(question.split())
@@ -303,6 +305,9 @@ def second_look(read: AnswerReply[T], question: str | None, shown: str = "") -> 
     number = answer_shape.unstated_number(short, shown) if shown else None
     if number is not None:
         return answer_shape.NUMBER_REPAIR.format(number=number, question=asked)
+    clause = choice.contradicted_choice(short, read.reasoning, question)
+    if clause is not None:
+        return choice.CHOICE_REPAIR.format(clause=clause, answer=short, question=asked)
     if answer_shape.restating_sentence(short, question):
         return answer_shape.SENTENCE_REPAIR.format(answer=short, question=asked)
     return None

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 
 from thinkgraph.llm.service import LLM
 from thinkgraph.methods import answer_shape
+from thinkgraph.methods.choice import same_choice
 from thinkgraph.methods.layout import Notes
 from thinkgraph.methods.reader import ReaderInput, read
 from thinkgraph.methods.replies import AnswerReply, answer_format, answer_trace, ask_answer, is_abstention
@@ -38,7 +39,11 @@ def restates(sub_query: str, question: str) -> bool:
     """Whether an evolved sub-query asks the question again: the same content words (as stems) in any
     order or wording ("Which team did X's team play ...?" for "Who did X's team play ...?"), asking for
     the same kind of thing (a time is not a person: "When was Jaws directed?" is not "Who directed
-    Jaws?"), negated alike. A sub-query with no content word restates nothing."""
+    Jaws?"), negated alike, or one that offers the question's own two options (``choice.same_choice``: "Who
+    is American, Mark King or Nick Hexum?" for "Which singer is American, ...?": it poses the whole choice,
+    and its answer is one more draft of the question's). A sub-query with no content word restates nothing."""
+    if same_choice(sub_query, question):
+        return True
     words = stems(sub_query)
     return bool(words) and words == stems(question) and _asks(sub_query) == _asks(question)
 
