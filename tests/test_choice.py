@@ -37,7 +37,7 @@ def test_reasoned_option(reasoning: str, question: str, option: str | None) -> N
     found = reasoned_option(reasoning, question)
     assert (found[0] if found else None) == option
     if found:
-        assert option in found[1] and "[" not in found[1]  # the clause, without its citations
+        assert option is not None and option in found[1] and "[" not in found[1]  # the clause, without its citations
 
 
 def test_contradicted_choice_only_when_the_answer_names_the_other_option() -> None:
@@ -81,3 +81,30 @@ def test_an_answer_that_follows_its_reasoning_costs_no_repair() -> None:
     asked = asyncio.run(ask_answer(llm, [{"role": "user", "content": "Q"}], ["p1", "p2"], step="answer.test",
                                    prompt_template=TEMPLATE, question=SINGER))
     assert asked.read.text == "Nick Hexum" and len(backend.requests) == 1 and llm.meter.repairs == 0
+
+
+def test_the_choice_replies_benchmark_counts_cached_replies(tmp_path, capsys) -> None:  # type: ignore[no-untyped-def]
+    import json
+    import sqlite3
+    import sys
+
+    from support import load_benchmark
+
+    bench = load_benchmark("choice_replies")
+    (tmp_path / "hotpotqa").mkdir()
+    (tmp_path / "hotpotqa" / "questions_dev.jsonl").write_text(
+        json.dumps({"question": SINGER}) + "\n" + json.dumps({"question": "Who wrote Brand?"}) + "\n")
+    index = tmp_path / "index.db"
+    with sqlite3.connect(index) as db:
+        db.execute("CREATE TABLE llm_cache (key TEXT PRIMARY KEY, value TEXT NOT NULL, created REAL NOT NULL)")
+        for n, reply in enumerate([
+                "Reasoning: Mark King is English, while Nick Hexum is an American singer [2].\nAnswer: Mark King",
+                "Reasoning: Mark King is a bassist, and Nick Hexum is an American singer [2].\nAnswer: Nick Hexum [2]",
+                "Reasoning: Both sing.\nAnswer: Mark King or Nick Hexum",
+                "Reasoning: Ibsen wrote it.\nAnswer: Henrik Ibsen", "{\"verdict\": \"yes\"}"]):
+            db.execute("INSERT INTO llm_cache VALUES (?, ?, 0)", (str(n), json.dumps(reply)))
+    sys.argv = ["choice_replies.py", "--data", str(tmp_path), str(index), str(index)]  # twice: counted once
+    bench.main()
+    out = capsys.readouterr().out
+    assert "1 questions offer two options; 3 distinct cached replies name both options of one: 1 agree with " \
+           "their reasoning, 1 contradict it (asked again), 1 not read" in out
