@@ -4,10 +4,15 @@ the other (methods/choice.py), and sub-questions that pose the question's own ch
 from __future__ import annotations
 
 import asyncio
+import json
+import sqlite3
+import sys
+from contextlib import closing
+from pathlib import Path
 
 import pytest
 
-from support import scripted_llm
+from support import load_benchmark, scripted_llm
 from thinkgraph.methods.choice import contradicted_choice, reasoned_option, same_choice
 from thinkgraph.methods.replies import ask_answer
 from thinkgraph.models import AnswerStatus
@@ -32,6 +37,20 @@ TEMPLATE = "Answer the question using only the numbered passages below.\n{passag
     # a negated question is not read ("which is not ..."), nor one without two options
     ("Reasoning: Mark King is an American singer.", "Which singer is not American, Mark King or Nick Hexum?", None),
     ("Reasoning: Mark King is an American singer.", "Which singer is American?", None),
+    ("Reasoning: yes, Mark King is an American singer.", "Is Mark King an American singer, yes or no?", None),
+    # what the question asks before its options is all of it, commas and all
+    ("Mark King is an English singer. Nick Hexum is American, born in 1970.",
+     "Which singer, born in 1970, is American, Mark King or Nick Hexum?", None),
+    # the asked words in a tail, a question, a claim taken back, a conditional: nothing read
+    ("Mark King is a British singer who toured American cities.", SINGER, None),
+    ("Mark King, an English singer, became popular with American audiences. Nick Hexum is from Wisconsin.",
+     SINGER, None),
+    ("Is Mark King an American singer? Nick Hexum is.", SINGER, None),
+    ("Mark King is an American singer. Wait, that is wrong: Mark King is English. So Nick Hexum.", SINGER, None),
+    ("Mark King would be the American singer if he were born in Ohio, but he was born on the Isle of Wight.",
+     SINGER, None),
+    # a line break ends a clause
+    ("Reasoning: Mark King is English\nNick Hexum is an American singer [2]", SINGER, "Nick Hexum"),
 ])
 def test_reasoned_option(reasoning: str, question: str, option: str | None) -> None:
     found = reasoned_option(reasoning, question)
@@ -47,6 +66,8 @@ def test_contradicted_choice_only_when_the_answer_names_the_other_option() -> No
     assert contradicted_choice("Mark King and Nick Hexum", reasoning, SINGER) is None  # not one option
     assert contradicted_choice("Level 42", reasoning, SINGER) is None
     assert contradicted_choice("Mark King", None, SINGER) is None
+    assert contradicted_choice("Not Mark King", reasoning, SINGER) is None  # a negated answer agrees
+    assert contradicted_choice("Mark King is not American", reasoning, SINGER) is None
 
 
 @pytest.mark.parametrize(("sub_query", "same"), [
@@ -54,9 +75,12 @@ def test_contradicted_choice_only_when_the_answer_names_the_other_option() -> No
     ("Which of them is an American singer, nick hexum or mark king?", True),  # either order, any case
     ("Is Mark King American?", False),
     ("Which singer is American, Mark King or Sting?", False),
+    ("Which singer is not American, Mark King or Nick Hexum?", False),  # the opposite question
+    ("When were they born, Mark King or Nick Hexum?", False),  # something else of the same two
 ])
 def test_same_choice(sub_query: str, same: bool) -> None:
     assert same_choice(sub_query, SINGER) is same
+    assert not same_choice("Is Mark King British, yes or no?", "Is Nick Hexum American, yes or no?")
 
 
 def test_an_answer_against_its_own_reasoning_is_asked_again_once_shown_the_clause() -> None:
@@ -83,28 +107,50 @@ def test_an_answer_that_follows_its_reasoning_costs_no_repair() -> None:
     assert asked.read.text == "Nick Hexum" and len(backend.requests) == 1 and llm.meter.repairs == 0
 
 
-def test_the_choice_replies_benchmark_counts_cached_replies(tmp_path, capsys) -> None:  # type: ignore[no-untyped-def]
-    import json
-    import sqlite3
-    import sys
-
-    from support import load_benchmark
-
+def test_the_choice_replies_benchmark_counts_cached_replies(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                            monkeypatch: pytest.MonkeyPatch) -> None:
     bench = load_benchmark("choice_replies")
     (tmp_path / "hotpotqa").mkdir()
     (tmp_path / "hotpotqa" / "questions_dev.jsonl").write_text(
-        json.dumps({"question": SINGER}) + "\n" + json.dumps({"question": "Who wrote Brand?"}) + "\n")
-    index = tmp_path / "index.db"
-    with sqlite3.connect(index) as db:
+        json.dumps({"question": SINGER}) + "\n{bad\n" + json.dumps({"question": "Who wrote Brand?"}) + "\n")
+    index = tmp_path / "a#b" / "index.db"  # a '#' in the path is a file name's, not a URI fragment
+    index.parent.mkdir()
+    with closing(sqlite3.connect(index)) as db, db:
         db.execute("CREATE TABLE llm_cache (key TEXT PRIMARY KEY, value TEXT NOT NULL, created REAL NOT NULL)")
         for n, reply in enumerate([
                 "Reasoning: Mark King is English, while Nick Hexum is an American singer [2].\nAnswer: Mark King",
                 "Reasoning: Mark King is a bassist, and Nick Hexum is an American singer [2].\nAnswer: Nick Hexum [2]",
-                "Reasoning: Both sing.\nAnswer: Mark King or Nick Hexum",
+                "Reasoning: Mark King is a bassist, and Nick Hexum is an American singer [2].\nAnswer: Level 42",
+                "Reasoning: Mark King and Nick Hexum both sing.\nAnswer: Nick Hexum",
                 "Reasoning: Ibsen wrote it.\nAnswer: Henrik Ibsen", "{\"verdict\": \"yes\"}"]):
             db.execute("INSERT INTO llm_cache VALUES (?, ?, 0)", (str(n), json.dumps(reply)))
-    sys.argv = ["choice_replies.py", "--data", str(tmp_path), str(index), str(index)]  # twice: counted once
-    bench.main()
-    out = capsys.readouterr().out
-    assert "1 questions offer two options; 3 distinct cached replies name both options of one: 1 agree with " \
-           "their reasoning, 1 contradict it (asked again), 1 not read" in out
+    monkeypatch.setattr(sys, "argv", ["choice_replies.py", "--data", str(tmp_path), str(index), str(index)])
+    bench.main()  # the same index twice: each reply counted once
+    assert "1 questions offer two options; 4 distinct cached replies name both options of one: 1 agree with " \
+           "their reasoning, 1 contradict it (asked again), 1 name no one option, 1 not read" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("bad", ["missing", "empty", "not-a-db"])
+def test_the_choice_replies_benchmark_refuses_a_bad_index_in_one_line(tmp_path: Path, bad: str,
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    bench = load_benchmark("choice_replies")
+    (tmp_path / "d" / "hotpotqa").mkdir(parents=True)
+    (tmp_path / "d" / "hotpotqa" / "questions_dev.jsonl").write_text(json.dumps({"question": SINGER}) + "\n")
+    index = tmp_path / "index.db"
+    if bad == "empty":
+        index.write_bytes(b"")
+    elif bad == "not-a-db":
+        index.write_text("not a database, " * 100)
+    monkeypatch.setattr(sys, "argv", ["choice_replies.py", "--data", str(tmp_path / "d"), str(index)])
+    with pytest.raises(SystemExit) as stop:
+        bench.main()
+    assert str(index) in str(stop.value.code) and "\n" not in str(stop.value.code)
+
+
+def test_the_choice_replies_benchmark_refuses_a_data_folder_without_questions(tmp_path: Path,
+                                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    bench = load_benchmark("choice_replies")
+    monkeypatch.setattr(sys, "argv", ["choice_replies.py", "--data", str(tmp_path), str(tmp_path / "index.db")])
+    with pytest.raises(SystemExit) as stop:
+        bench.main()
+    assert stop.value.code == 2

@@ -210,7 +210,7 @@ def _picked_option(answer: str, question: str) -> str | None:
     None otherwise, and for a negated question ("Which is not a plant, ...?"), where a sentence naming
     one option may say it is the other."""
     offered = offered_options(question)
-    if offered is None or _NEGATION.search(offered[0]):
+    if offered is None or is_negated(offered[0]):
         return None
     found = named_options(answer, offered[1])
     asked = {w.casefold() for w in _WORD.findall(offered[0])}
@@ -231,6 +231,15 @@ def offered_options(question: str) -> tuple[str, tuple[str, str]] | None:
     if not sep or len(clauses) < 2:
         return None
     return clauses[0], (_LOWER_ARTICLE.sub("", left).strip(), _LOWER_ARTICLE.sub("", right).strip())
+
+
+def before_options(question: str) -> str:
+    """All of ``question`` before its last clause ("Which singer, born in 1970, is American" of "..., A or
+    B?"); the asking clause of ``offered_options`` is its first clause alone, where an option with a comma
+    in it ("Sammy Davis, Jr.") would otherwise be read as asked."""
+    text = question.strip().rstrip("?").strip()
+    ends = [m.start() for m in _LAST_CLAUSE.finditer(text)]
+    return text[:ends[-1]] if ends else text
 
 
 def is_negated(text: str) -> bool:
