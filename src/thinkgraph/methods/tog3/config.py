@@ -80,9 +80,9 @@ class ToG3Config(BaseModel):
     # When spent, the loop stops and the final answer is synthesised from the trajectory so far.
     max_calls: int | None = Field(80, ge=1)
     # A next question that restates the original one (the same content words, asking for the same kind of
-    # thing, or, since the nineteenth session, the question's own two options of "..., A or B?": "Who is
-    # American, Mark King or Nick Hexum?"; Fig. 14 allows "the same as the original question"; its answer is
-    # not shown to the reader as known) is asked again once, told why (ours): it
+    # thing, or, since the nineteenth session, the question's own two options of "..., A or B?", asking the
+    # same or a part of it: "Who is American, Mark King or Nick Hexum?"; Fig. 14 allows "the same as the
+    # original question"; its answer is not shown to the reader as known) is asked again once, told why (ours): it
     # retrieves the same subgraph, so the round finds nothing new. A STOP or a copy of the prompt in reply
     # leaves the restated question standing, so this never ends the loop earlier than the paper's prompt.
     # Qwen2.5-1.5B restated the question in 20 of 33 evolutions on the first 20 + 20 dev questions; asked
