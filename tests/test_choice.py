@@ -49,6 +49,11 @@ TEMPLATE = "Answer the question using only the numbered passages below.\n{passag
     ("Mark King is an American singer. Wait, that is wrong: Mark King is English. So Nick Hexum.", SINGER, None),
     ("Mark King would be the American singer if he were born in Ohio, but he was born on the Isle of Wight.",
      SINGER, None),
+    # the option's own name says nothing of it: "bank" is Bank of America's name
+    ("Bank of America is older than most banks. Wells Fargo is a bank founded in 1852.",
+     "Which bank is older, Bank of America or Wells Fargo?", None),
+    ("The Who is a British band, while The Band is Canadian-American.", "Which band is British, The Who or The Band?",
+     "The Who"),
     # a line break ends a clause
     ("Reasoning: Mark King is English\nNick Hexum is an American singer [2]", SINGER, "Nick Hexum"),
 ])

@@ -84,7 +84,7 @@ def reasoned_option(reasoning: str, question: str) -> tuple[str, str] | None:
         named = answer_shape.named_options(clause, posed[1])
         if len(named) != 1 or clause.endswith("?") or answer_shape.is_negated(clause) or _CONDITIONAL.search(clause):
             continue
-        if wanted <= stems(_before_tail(clause, named[0][0])):
+        if wanted <= stems(_said_of(clause, named[0][0])):
             found.setdefault(named[0][0], clause)
     return next(iter(found.items())) if len(found) == 1 else None
 
@@ -106,12 +106,16 @@ def _clauses(reasoning: str) -> list[str]:
     return [c.strip(" ,.") for c in _CLAUSE_END.split(text) if c and c.strip(" ,.")]
 
 
-def _before_tail(clause: str, option: str) -> str:
-    """``clause`` up to the first relative or prepositional word after ``option`` (all of it without one)."""
+def _said_of(clause: str, option: str) -> str:
+    """What ``clause`` says of ``option``: the clause up to the first relative or prepositional word after the
+    option (all of it without one), the option's own words left out ("Bank of America is older" says only
+    "is older": "bank" is the option's name, not said of it)."""
     at = clause.casefold().find(option.casefold())
-    start = at + len(option) if at >= 0 else 0
-    tail = _TAIL.search(clause, start)
-    return clause if tail is None else clause[:tail.start()]
+    if at < 0:
+        return clause
+    tail = _TAIL.search(clause, at + len(option))
+    said = clause if tail is None else clause[:tail.start()]
+    return said[:at] + " " + said[at + len(option):]
 
 
 def _folded(options: tuple[str, str]) -> frozenset[str]:
