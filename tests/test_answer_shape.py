@@ -87,7 +87,8 @@ DURANT = "What river flows through the city Kevin Durant played for before Golde
     ("The Who has more members.", "Which band has more members, The Who or Queen?", "The Who"),  # a name's article
     # a comma inside an option makes the options unclear: the rest of the answer is new, no pick
     ("Paris, Texas is larger.", "Which city is larger, Paris, Texas or Austin?", "Paris, Texas is larger."),
-    ("Sammy Davis Jr.", "Who was born first, Sammy Davis, Jr. or Frank Sinatra?", "Sammy Davis Jr."),
+    # but a name's suffix after its comma ("Jr.") is part of the option, given as the question writes it
+    ("Sammy Davis Jr.", "Who was born first, Sammy Davis, Jr. or Frank Sinatra?", "Sammy Davis, Jr."),
     # a negated question: a sentence naming one option may say it is the other
     ("The Pterocarya is a plant.", "Which is not a plant, the Pterocarya or the Cotula?", "The Pterocarya is a plant."),
     ("Tom was born in Paris.", "Which of them wasn't born in Paris, Tom or Ann?", "Tom was born in Paris."),

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from support import load_benchmark, scripted_llm
-from thinkgraph.methods.choice import contradicted_choice, reasoned_option, same_choice
+from thinkgraph.methods.choice import contradicted_choice, offered, reasoned_option, same_choice
 from thinkgraph.methods.replies import ask_answer
 from thinkgraph.models import AnswerStatus
 
@@ -56,6 +56,17 @@ TEMPLATE = "Answer the question using only the numbered passages below.\n{passag
      "The Who"),
     # a line break ends a clause
     ("Reasoning: Mark King is English\nNick Hexum is an American singer [2]", SINGER, "Nick Hexum"),
+    # the option must be what the clause is about: its subject, followed by a form of "be"
+    ("So, Nick Hexum is the American singer.", SINGER, "Nick Hexum"),
+    ("An American singer praised Nick Hexum.", SINGER, None),
+    ("Nick Hexum admires an American singer.", SINGER, None),
+    ("Nick Hexum's mother is an American singer.", SINGER, None),
+    ("Someone older trained Ilse Brandt.", "Who is older, Adela Morrow or Ilse Brandt?", None),
+    # denials is_negated leaves alone
+    ("Nick Hexum is hardly an American singer.", SINGER, None),
+    ("Nick Hexum is a non-American singer.", SINGER, None),
+    ("It is false that Nick Hexum is an American singer.", SINGER, None),
+    ("Nick Hexum is an American singer, said nobody.", SINGER, None),
 ])
 def test_reasoned_option(reasoning: str, question: str, option: str | None) -> None:
     found = reasoned_option(reasoning, question)
@@ -73,6 +84,18 @@ def test_contradicted_choice_only_when_the_answer_names_the_other_option() -> No
     assert contradicted_choice("Mark King", None, SINGER) is None
     assert contradicted_choice("Not Mark King", reasoning, SINGER) is None  # a negated answer agrees
     assert contradicted_choice("Mark King is not American", reasoning, SINGER) is None
+
+
+@pytest.mark.parametrize(("question", "options"), [
+    ("Which is bigger, Washington, D.C. or Paris?", ("Washington, D.C.", "Paris")),
+    ("Who was born first, Sammy Davis, Jr. or Dean Martin?", ("Sammy Davis, Jr.", "Dean Martin")),
+    ("Which singer, born in 1970, is American, Mark King or Nick Hexum?", ("Mark King", "Nick Hexum")),
+])
+def test_an_option_with_a_comma_in_its_name_is_one_option(question: str, options: tuple[str, str]) -> None:
+    found = offered(question)
+    assert found is not None and found[1] == options
+    # an answer and a reasoning that agree: "Washington" is not a clause about "D.C."
+    assert contradicted_choice("Washington, D.C.", "Washington is bigger than Paris.", question) is None
 
 
 @pytest.mark.parametrize(("sub_query", "same"), [

@@ -77,7 +77,8 @@ _OPENERS = "([{\"'“‘"
 # The options of "Which plant is larger, the Pterocarya or the Cotula?": the question's last clause after a
 # comma, colon or semicolon and a space (so that "1,000" stays one number), split at its last "or"; the
 # first clause is what is asked.
-_LAST_CLAUSE = re.compile(r"[,;:]\s+")
+# a clause ends at a comma, save one inside a name: "Sammy Davis, Jr.", "Washington, D.C.", "Acme, Inc."
+_LAST_CLAUSE = re.compile(r"[,;:]\s+(?!(?:Jr|Sr|Inc|Ltd|Co|Corp|LLC|D\.C|II|III|IV)\b\.?(?:\s|$|[,?]))")
 _LOWER_ARTICLE = re.compile(r"^\s*(?:the|a|an)\s+")  # "the Pterocarya"; "The Who" is a name
 _NEGATION = re.compile(r"\b(?:not|never|neither|nor|least|fewest|no)\b|n't\b", re.IGNORECASE)
 

@@ -9,12 +9,15 @@ again once (``replies.second_look``), shown the sentence that says otherwise.
 
 The reading is deliberately narrow, so that it only fires on a plain contradiction: a clause of the
 reasoning that names one option and not the other, states something (no question, no "if" or "would"),
-is not negated, and holds every content word of what the question asks before its options ("singer",
-"American") between its start and the first relative or prepositional tail after the option ("... who
-toured American cities" is a tail), where no such clause names the other option, and the reasoning does
-not take anything back ("wait", "actually", "however", "wrong"). A comparison ("The Exies were formed in
-1997, while Circus Diablo was formed in 2006" for "Which band was formed first?") holds no such clause,
-and nothing is read from it.
+is not negated ("not", "hardly", "non-", "nobody"), has the option as its subject ("Nick Hexum is ...":
+the option opens the clause, after a joining word at most, and a form of "be" follows it; "An American
+singer praised Nick Hexum", "Nick Hexum admires an American singer" and "Nick Hexum's mother is ..." say
+nothing of him), and holds every content word of what the question asks before its options ("singer",
+"American") between that verb and the first relative or prepositional tail after it ("... who toured
+American cities" is a tail), where no such clause names the other option, and the reasoning does not take
+anything back ("wait", "actually", "however", "wrong"). A comparison ("The Exies were formed in 1997,
+while Circus Diablo was formed in 2006" for "Which band was formed first?") holds no such clause, and
+nothing is read from it.
 """
 
 from __future__ import annotations
@@ -38,6 +41,12 @@ _CONDITIONAL = re.compile(r"\b(?:if|would|might|could|unless|whether|suppose|ass
 # say something of another thing ("who toured American cities", "popular with American audiences").
 _TAIL = re.compile(r"\b(?:who|whom|whose|which|that|with|to|for|in|from|at|by|on|of|after|before|during|than)\b",
                    re.IGNORECASE)
+# What may open a clause before its subject, and the verbs that say what the subject is.
+_LEAD = re.compile(r"(?:(?:so|thus|therefore|hence|and|but|then|clearly|only)\b[\s,]*)*(?:the\s+)?", re.IGNORECASE)
+_BE = re.compile(r"\s*(?:is|was|are|were|has\s+been|have\s+been|had\s+been|became|becomes|remains|remained)\b",
+                 re.IGNORECASE)
+# Negations answer_shape.is_negated leaves to a sentence's other readers: here they would turn a claim over.
+_DENIED = re.compile(r"\b(?:hardly|scarcely|barely|nobody|false|untrue)\b|\bnon-", re.IGNORECASE)
 # "..., yes or no?" offers no two things to choose between.
 _NOT_OPTIONS = (frozenset(("yes", "no")), frozenset(("true", "false")))
 
@@ -82,9 +91,10 @@ def reasoned_option(reasoning: str, question: str) -> tuple[str, str] | None:
     found: dict[str, str] = {}
     for clause in _clauses(reasoning):
         named = answer_shape.named_options(clause, posed[1])
-        if len(named) != 1 or clause.endswith("?") or answer_shape.is_negated(clause) or _CONDITIONAL.search(clause):
+        if len(named) != 1 or clause.endswith("?") or _denies(clause) or _CONDITIONAL.search(clause):
             continue
-        if wanted <= stems(_said_of(clause, named[0][0])):
+        said = _said_of(clause, named[0][0])
+        if said is not None and wanted <= stems(said):
             found.setdefault(named[0][0], clause)
     return next(iter(found.items())) if len(found) == 1 else None
 
@@ -106,16 +116,23 @@ def _clauses(reasoning: str) -> list[str]:
     return [c.strip(" ,.") for c in _CLAUSE_END.split(text) if c and c.strip(" ,.")]
 
 
-def _said_of(clause: str, option: str) -> str:
-    """What ``clause`` says of ``option``: the clause up to the first relative or prepositional word after the
-    option (all of it without one), the option's own words left out ("Bank of America is older" says only
-    "is older": "bank" is the option's name, not said of it)."""
+def _denies(clause: str) -> bool:
+    return answer_shape.is_negated(clause) or bool(_DENIED.search(clause))
+
+
+def _said_of(clause: str, option: str) -> str | None:
+    """What ``clause`` says ``option`` is: from the form of "be" right after the option up to the first
+    relative or prepositional word after it (the rest of the clause without one); None unless the option is
+    the clause's subject (see the module). The option's own words are never part of it ("Bank of America is
+    older" says only "older": "bank" is the option's name, not said of it)."""
     at = clause.casefold().find(option.casefold())
-    if at < 0:
-        return clause
-    tail = _TAIL.search(clause, at + len(option))
-    said = clause if tail is None else clause[:tail.start()]
-    return said[:at] + " " + said[at + len(option):]
+    if at < 0 or _LEAD.fullmatch(clause[:at]) is None:
+        return None
+    verb = _BE.match(clause, at + len(option))
+    if verb is None:
+        return None
+    tail = _TAIL.search(clause, verb.end())
+    return clause[verb.end():] if tail is None else clause[verb.end():tail.start()]
 
 
 def _folded(options: tuple[str, str]) -> frozenset[str]:
