@@ -384,10 +384,14 @@ def test_sqlite_refuses_corrupt_foreign_and_directories(tmp_path: Path) -> None:
     foreign = tmp_path / "foreign.db"
     con = sqlite3.connect(foreign)
     con.execute("CREATE TABLE people(name TEXT)")
+    con.execute("INSERT INTO people VALUES ('Ada')")
     con.commit()
     con.close()
+    before = foreign.read_bytes()
     with pytest.raises(IndexFileError, match="not a thinkgraph index"):
         SQLiteStore(foreign)
+    assert foreign.read_bytes() == before  # refused before the switch to WAL could rewrite its header
+    assert not (tmp_path / "foreign.db-wal").exists()
     with pytest.raises(IndexFileError, match="directory"):
         SQLiteStore(tmp_path)
 

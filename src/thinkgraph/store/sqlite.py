@@ -8,7 +8,7 @@ import sqlite3
 import threading
 import time
 from collections.abc import Iterable, Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import closing, contextmanager
 from pathlib import Path
 
 from thinkgraph.errors import IndexFileError
@@ -31,7 +31,7 @@ from thinkgraph.store.common import (
     provenance_row,
 )
 from thinkgraph.store.sqlite_bookkeeping import SQLiteBookkeeping
-from thinkgraph.store.sqlite_connect import connect_index
+from thinkgraph.store.sqlite_connect import BUSY_TIMEOUT_S, connect_index
 from thinkgraph.store.sqlite_edges import SQLiteEdgeQueries
 from thinkgraph.store.sqlite_schema import create_schema, missing_indexes, upgrade_indexes
 from thinkgraph.store.sqlite_vectors import SQLiteVectors
@@ -60,6 +60,8 @@ class SQLiteStore(SQLiteEdgeQueries, SQLiteVectors, SQLiteBookkeeping, Revisions
         self._lock = threading.RLock()
         self._depth = 0
         try:
+            if not self.read_only and self.path.exists():
+                self._refuse_foreign_file()
             self._db = connect_index(self.path, read_only=self.read_only)
             self._check_or_init()
         except sqlite3.DatabaseError as exc:
@@ -73,6 +75,16 @@ class SQLiteStore(SQLiteEdgeQueries, SQLiteVectors, SQLiteBookkeeping, Revisions
             raise IndexFileError(f"{self.path} is not a thinkgraph index (corrupt or foreign file: {exc})") from exc
 
     # manifest ---------------------------------------------------------------
+    def _refuse_foreign_file(self) -> None:
+        """Refuses another program's SQLite file before the writable connection switches it to WAL (which
+        would rewrite its header), reading it through a read-only connection."""
+        uri = self.path.resolve().as_uri() + "?mode=ro"
+        with closing(sqlite3.connect(uri, uri=True, timeout=BUSY_TIMEOUT_S)) as probe:
+            tables = {r[0] for r in probe.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+            app = probe.execute("SELECT value FROM meta WHERE key='app'").fetchone() if "meta" in tables else None
+        if tables and (app is None or app[0] != APP_MARKER):
+            raise IndexFileError(f"{self.path} is an SQLite file but not a thinkgraph index")
+
     def _check_or_init(self) -> None:
         tables = {r[0] for r in self._db.execute("SELECT name FROM sqlite_master WHERE type='table'")}
         if not tables:
