@@ -167,7 +167,7 @@ class RetrievalSettings(_Section):
     """Graph-aware evidence retrieval used by `ask` (HippoRAG-style PPR over entities and passages).
     Every lever is a switch so that `eval -m ppr:KEY=VALUE` measures it on and off."""
 
-    top_k: int = 5
+    top_k: int = Field(5, ge=1)
     entity_seeds: int = 5  # facts whose entities seed the walk (HippoRAG 2's link_top_k = 5)
     # When the facts seed the walk beside the linked question entities. HippoRAG 2 seeds on facts
     # after an LLM recognition filter drops the irrelevant ones; without that filter the best facts
