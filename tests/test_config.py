@@ -48,6 +48,7 @@ def test_api_key_from_named_variable_only(tmp_path: Path) -> None:
     ("[nope]\nx = 1\n", "nope"),
     ("[retrieval]\ntop_k = -3\n", "retrieval.top_k"),  # no evidence at all is not a setting
     ("[retrieval]\ntop_k = 0\n", "retrieval.top_k"),
+    ("[llm]\nbase_url = 'not-a-url'\n", "llm.base_url.*http://"),  # refused at once, not retried
 ])
 def test_invalid_files_are_one_line_errors(tmp_path: Path, content: str, message: str) -> None:
     cfg = tmp_path / "c.toml"

@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator, model_validator
 
 from thinkgraph.errors import ConfigError
 
@@ -96,6 +96,14 @@ class LLMSettings(_Section):
     @property
     def configured(self) -> bool:
         return bool(self.base_url)
+
+    @field_validator("base_url")
+    @classmethod
+    def _an_http_url(cls, value: str | None) -> str | None:
+        # anything else would be retried as a network failure before it is reported
+        if value and not value.strip().lower().startswith(("http://", "https://")):
+            raise ValueError(f"an http:// or https:// address such as http://127.0.0.1:8000/v1 (given {value!r})")
+        return value
 
 
 class EmbeddingSettings(_Section):
