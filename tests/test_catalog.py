@@ -61,6 +61,11 @@ def test_unknown_names_and_bad_options_are_one_line_errors() -> None:
         catalog.get("tog3").make_config(settings, {"restated_query_again": "maybe"})
     with pytest.raises(ConfigError, match=r"\(given 7\)$"):
         catalog.get("ppr").make_config(settings, {"damping": 7})
+    with pytest.raises(ConfigError, match=r"tog3 option horizon: Input should be a valid integer \(given True\)$"):
+        catalog.get("tog3").make_config(settings, {"horizon": True})  # pydantic alone reads true as 1
+    with pytest.raises(ConfigError, match=r"ppr option damping: Input should be a valid number \(given False\)$"):
+        catalog.get("ppr").make_config(settings, {"damping": False})
+    assert catalog.get("tog3").make_config(settings, {"horizon": 2, "restated_query_again": True}).horizon == 2  # type: ignore[attr-defined]
     with pytest.raises(ConfigError, match="kg-textrag option top_k"):
         catalog.get("kg-textrag").make_config(settings, {"top_k": 0})
     with pytest.raises(ConfigError, match="top_k must be at least 1"):

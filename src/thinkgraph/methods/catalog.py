@@ -75,6 +75,11 @@ class MethodRecord:
         run_settings(settings, options)  # the reader's options (every method's) checked, then left out
         model = self.config_model()
         base = getattr(settings, self.defaults_from).model_dump() if self.defaults_from else {}
+        for key, value in options.items():  # pydantic takes true for 1: "-o horizon=true" ran one round
+            annotation = model.model_fields[key].annotation if key in model.model_fields else None
+            if isinstance(value, bool) and annotation in (int, float):
+                kind = "integer" if annotation is int else "number"
+                raise ConfigError(f"{self.name} option {key}: Input should be a valid {kind} (given {value!r})")
         try:
             return model.model_validate({**base, **{k: v for k, v in options.items() if k not in READER_OPTIONS}})
         except ValidationError as exc:
