@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -60,6 +61,15 @@ def test_explicit_unsupported_file_and_missing_path(tmp_path: Path) -> None:
     assert isinstance(item, Skipped) and "unsupported file type '.png'" in item.reason
     with pytest.raises(InputError, match="no such file"):
         list(load_paths([tmp_path / "nope"]))
+
+
+def test_a_device_or_pipe_given_is_skipped_unread(tmp_path: Path) -> None:
+    pipe = tmp_path / "pipe"
+    os.mkfifo(pipe)  # reading it would wait for a writer forever
+    given = [pipe, Path(os.devnull)]  # /dev/null was called "no files in this folder"
+    skipped = list(load_paths(given))
+    assert all(isinstance(s, Skipped) and s.reason.startswith("not a file or folder") for s in skipped)
+    assert [s.source for s in skipped if isinstance(s, Skipped)] == [str(p) for p in given]
 
 
 def test_include_exclude_and_recursion(tmp_path: Path) -> None:

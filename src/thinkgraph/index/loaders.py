@@ -175,8 +175,10 @@ def load_paths(
             raise InputError(f"no such file or directory: {root}")
         if root.is_file():
             yield from _load_file(root, root.name, max_bytes, explicit=True)
-        else:
+        elif root.is_dir():
             yield from _load_folder(root, include, exclude, max_bytes, index_file)
+        else:  # a device, pipe or socket: never read (a pipe would wait for a writer)
+            yield Skipped(str(root), "not a file or folder (a device, pipe or socket)", UNSUPPORTED)
 
 
 def _load_file(path: Path, doc_id: str, max_bytes: int, *, explicit: bool) -> Iterator[SourceDocument | Skipped]:
