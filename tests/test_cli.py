@@ -54,6 +54,7 @@ def test_inspect_json_and_export(built_index: Path, tmp_path: Path) -> None:
     assert stats["embedding_dim"] == "384" and stats["nodes"]["community"] > 0
     human = run("-i", str(built_index), "inspect")
     assert "CO_OCCURS" in human.stdout and "LLM usage" in human.stdout
+    assert "(no LLM call yet)" in human.stdout  # the sample index is built without an LLM
     out = tmp_path / "g.graphml"
     assert run("-i", str(built_index), "export", "graphml", str(out)).returncode == 0
     assert out.stat().st_size > 1000

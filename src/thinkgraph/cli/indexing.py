@@ -174,6 +174,8 @@ def inspect(
     for step, u in stats["llm_usage"].items():
         usage.add_row(step, str(u["calls"]), str(u["prompt_tokens"]), str(u["completion_tokens"]),
                       f"{u['seconds']:.1f}")
+    if not stats["llm_usage"]:  # (an index built without an LLM; an empty table said nothing)
+        usage.add_row("(no LLM call yet)", "0", "0", "0", "0.0")
     out.print(usage)
     for endpoint, form in stats["llm_structured_output"].items():
         out.print(f"structured output with {escape(endpoint)}: {form}", highlight=False)
